@@ -1,0 +1,1 @@
+"""Lark grammars of streamparse, installed as the package ``streamparse.grammars``."""

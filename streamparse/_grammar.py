@@ -1,0 +1,30 @@
+"""Loading the Lark grammars in ``grammars/`` (installed as ``streamparse.grammars``).
+
+Each grammar is built once per process (LALR tables are the costly part) and
+then shared: Lark parsers are reusable and hold no per-parse state.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from lark import Lark
+
+
+def grammar_text(name: str) -> str:
+    return resources.files("streamparse.grammars").joinpath(f"{name}.lark").read_text(encoding="utf-8")
+
+
+class _PackageImports:
+    """Resolves ``%import relaxed_json.value`` to the packaged grammar file."""
+
+    def __call__(self, base_path, grammar_path):  # noqa: ANN001 - Lark's callback signature
+        name = grammar_path.removesuffix(".lark")
+        return name, grammar_text(name)
+
+
+@functools.cache
+def load_grammar(name: str) -> Lark:
+    start = "value" if name == "relaxed_json" else "start"
+    return Lark(grammar_text(name), parser="lalr", start=start, import_paths=[_PackageImports()])

@@ -1,0 +1,316 @@
+"""Arguments: strict JSON first, relaxed repair second, schema coercion last.
+
+The fast path is ``json.loads`` (C speed, ``strict=False`` so raw newlines in
+strings are accepted). Only when it fails do we repair: code fences are
+stripped, unclosed strings and brackets are closed, and the text is parsed with
+the relaxed-JSON Lark grammar (``grammars/relaxed_json.lark``: single quotes,
+unquoted keys, trailing commas, Python literals). Lark was chosen over an ad-hoc
+regex rewrite because a grammar states exactly what is accepted and cannot
+corrupt string contents the way quote-replacing regexes do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Mapping
+
+from lark import Transformer, v_args
+from lark.exceptions import LarkError
+
+from ._grammar import load_grammar
+
+
+class ArgumentError(ValueError):
+    """A block body that is not a usable call (not JSON even after repair, no name, ...)."""
+
+
+# --------------------------------------------------------------------------- JSON
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", "'": "'", '"': '"'}
+_ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+
+
+def _unescape(body: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] == "u" and len(e) == 5:
+            return chr(int(e[1:], 16))
+        return _ESCAPES.get(e, "\\" + e)
+
+    return _ESCAPE_RE.sub(one, body)
+
+
+def decode_string_token(token: str) -> str:
+    """Decode a quoted string token of either quote kind, tolerating unknown escapes."""
+    if token[0] == '"':
+        try:
+            return json.loads(token, strict=False)
+        except ValueError:
+            pass
+    return _unescape(token[1:-1])
+
+
+@v_args(inline=True)
+class RelaxedJsonToPython(Transformer):
+    """Tree of ``relaxed_json.lark`` -> plain Python values."""
+
+    def string(self, tok: Any) -> str:
+        return decode_string_token(str(tok))
+
+    def number(self, tok: Any) -> int | float:
+        text = str(tok).lstrip("+")
+        if re.fullmatch(r"-?\d+", text):
+            return int(text)
+        return float(text)
+
+    def true(self, _tok: Any) -> bool:
+        return True
+
+    def false(self, _tok: Any) -> bool:
+        return False
+
+    def null(self, _tok: Any) -> None:
+        return None
+
+    def bare_key(self, tok: Any) -> str:
+        return str(tok)
+
+    def pair(self, key: Any, value: Any) -> tuple[str, Any]:
+        return (str(key), value)
+
+    def object(self, *pairs: Any) -> dict[str, Any]:
+        return dict(p for p in pairs if p is not None)
+
+    def array(self, *items: Any) -> list[Any]:
+        # ``[x ("," x)*]`` yields a single None for an empty list.
+        if len(items) == 1 and items[0] is None:
+            return []
+        return list(items)
+
+
+_FENCE_RE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n?|\n?[ \t]*```\s*$")
+
+
+def close_open_brackets(text: str) -> str:
+    """Close what a truncated JSON text left open: a string, then brackets.
+
+    A dangling ``,`` or ``:`` at the end is dropped (``:`` gets ``null``).
+    """
+    stack: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack and stack[-1] == ch:
+            stack.pop()
+    if quote:
+        text += ("\\" if escaped else "") + quote
+    stripped = text.rstrip()
+    if stripped.endswith(","):
+        text = stripped[:-1]
+    elif stripped.endswith(":"):
+        text = stripped + " null"
+    return text + "".join(reversed(stack))
+
+
+def loads_relaxed(text: str) -> tuple[Any, bool]:
+    """Parse model-written JSON. Returns ``(value, repaired)``.
+
+    Raises ArgumentError when even the relaxed grammar cannot read it.
+    """
+    try:
+        return json.loads(text, strict=False), False
+    except ValueError:
+        pass
+    candidate = close_open_brackets(_FENCE_RE.sub("", text).strip())
+    try:
+        return json.loads(candidate, strict=False), True
+    except ValueError:
+        pass
+    try:
+        tree = load_grammar("relaxed_json").parse(candidate)
+    except LarkError as exc:
+        raise ArgumentError(f"not JSON, even relaxed: {first_line(exc)}") from None
+    return RelaxedJsonToPython().transform(tree), True
+
+
+def first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+# --------------------------------------------------------------------------- tools
+
+def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+    """Map tool name -> its parameters JSON schema.
+
+    Accepts OpenAI tools (``{"type": "function", "function": {...}}``), bare
+    function dicts (``{"name", "parameters"}``) and Anthropic tools
+    (``{"name", "input_schema"}``). ``None`` means "tools unknown".
+    """
+    if tools is None:
+        return None
+    schemas: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        fn = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise ValueError(f"a tool needs a name: {tool!r}")
+        schema = fn.get("parameters", fn.get("input_schema")) or {}
+        schemas[fn["name"]] = dict(schema) if isinstance(schema, Mapping) else {}
+    return schemas
+
+
+_ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
+
+
+def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
+    """Read ``(name, arguments)`` out of a decoded call object.
+
+    Understands ``{"name", "arguments"|"parameters"|"input"|"args"}`` and the
+    OpenAI shape ``{"type": "function", "function": {"name", "arguments"}}``.
+    Arguments given as a JSON string holding an object are decoded.
+    """
+    if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
+        obj = obj["function"]
+    if not isinstance(obj, dict):
+        raise ArgumentError("a call must be a JSON object")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ArgumentError("a call needs a non-empty string 'name'")
+    args: Any = {}
+    for key in _ARGUMENT_KEYS:
+        if key in obj:
+            args = obj[key]
+            break
+    if isinstance(args, str):
+        args = loads_relaxed(args)[0] if args.strip() else {}
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ArgumentError(f"arguments of {name!r} must be an object, not {type(args).__name__}")
+    return name.strip(), args
+
+
+# --------------------------------------------------------------------------- schema coercion
+
+def _declared_types(schema: Mapping[str, Any] | None) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [t for t in declared if isinstance(t, str)]
+    types: list[str] = []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or []:
+            types.extend(_declared_types(sub))
+    if not types and "enum" in schema:
+        types = sorted({_json_type(v) for v in schema["enum"]})
+    return types
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+_INT_RE = re.compile(r"[+-]?\d+")
+_NUM_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NO_VALUE = object()
+
+
+def _from_string(text: str, target: str) -> Any:
+    """Convert one string to ``target`` JSON type, or return _NO_VALUE."""
+    s = text.strip()
+    low = s.lower()
+    if target == "integer":
+        if _INT_RE.fullmatch(s):
+            return int(s)
+        if _NUM_RE.fullmatch(s) and float(s).is_integer():
+            return int(float(s))
+    elif target == "number":
+        if _INT_RE.fullmatch(s):
+            return int(s)
+        if _NUM_RE.fullmatch(s):
+            return float(s)
+    elif target == "boolean":
+        if low in ("true", "false"):
+            return low == "true"
+    elif target == "null":
+        if low in ("null", "none", ""):
+            return None
+    elif target in ("object", "array"):
+        try:
+            value, _ = loads_relaxed(s)
+        except ArgumentError:
+            return _NO_VALUE
+        if _json_type(value) == target:
+            return value
+    return _NO_VALUE
+
+
+def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """Bring one value to the type its schema declares, when that is unambiguous.
+
+    Strings are converted to integer/number/boolean/null/object/array; numbers
+    and booleans declared as strings become their text. A value whose type
+    is already allowed (or that cannot be converted) is returned unchanged.
+    Objects and arrays are coerced member by member.
+    """
+    types = _declared_types(schema)
+    actual = _json_type(value)
+    if types and actual not in types and not (actual == "integer" and "number" in types):
+        if actual == "string":
+            for target in ("integer", "number", "boolean", "null", "object", "array"):
+                if target in types:
+                    converted = _from_string(value, target)
+                    if converted is not _NO_VALUE:
+                        value, actual = converted, _json_type(converted)
+                        break
+        elif "string" in types and actual in ("integer", "number", "boolean"):
+            return json.dumps(value)
+    if isinstance(schema, Mapping):
+        if actual == "object" and isinstance(schema.get("properties"), Mapping):
+            props = schema["properties"]
+            return {k: coerce_value(v, props.get(k)) for k, v in value.items()}
+        if actual == "array" and isinstance(schema.get("items"), Mapping):
+            return [coerce_value(v, schema["items"]) for v in value]
+    return value
+
+
+def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
+    """A Qwen3-XML parameter value: raw text, typed only by the schema.
+
+    Without a schema, or when the schema allows a string, the text stays a string.
+    """
+    types = _declared_types(schema)
+    if not types or "string" in types:
+        return raw
+    return coerce_value(raw, schema)
+
+
+def missing_required(args: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:
+    """Names the schema requires that the call did not give."""
+    if not isinstance(schema, Mapping):
+        return []
+    return [k for k in schema.get("required") or [] if isinstance(k, str) and k not in args]

@@ -1,0 +1,68 @@
+"""Events produced by the streaming core.
+
+Every event has a ``type`` string so that callers can dispatch without
+isinstance checks. Whole calls (``ToolCall``) are the default output; the ids
+and indexes are allocated when a block is *recognised*, so a later option can
+announce a call (name first) and stream its arguments under the same id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+
+@dataclass(slots=True)
+class TextDelta:
+    """Plain text the model wrote, released as soon as it cannot be markup."""
+
+    text: str
+    type: ClassVar[str] = "text"
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    """Text inside ``<think>…</think>``: reasoning, never parsed for calls."""
+
+    text: str
+    type: ClassVar[str] = "reasoning"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One complete tool call.
+
+    ``arguments`` is the JSON text of an object (what OpenAI's wire format
+    carries); ``parsed_arguments`` gives it back as a dict.
+    """
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+    dialect: str = ""
+    type: ClassVar[str] = "tool_call"
+
+    @property
+    def parsed_arguments(self) -> dict[str, Any]:
+        return json.loads(self.arguments)
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    """Something worth knowing that changed nothing in the output's meaning:
+    a block that was repaired, rejected (and released as text), or cut by a limit.
+
+    ``code`` is a stable identifier: ``repaired``, ``rejected``, ``unknown_tool``,
+    ``missing_required``, ``block_too_large``, ``too_many_calls``, ``incomplete``.
+    """
+
+    code: str
+    message: str
+    dialect: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "diagnostic"
+
+
+Event = Union[TextDelta, ReasoningDelta, ToolCall, Diagnostic]
