@@ -1,0 +1,74 @@
+"""Built-in sample model outputs and tools, so the CLI (and demos) work on a fresh machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXAMPLE_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer"},
+                    "metric": {"type": "boolean"},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "description": "Write a text file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_recipes",
+            "description": "Search recipes",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        },
+    },
+]
+
+EXAMPLES: dict[str, str] = {
+    "qwen3_xml": (
+        "<think>The user wants the weather and a file.</think>"
+        "Let me check the weather first.\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nSão Paulo\n</parameter>\n"
+        "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n"
+        "And save the script:\n"
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nhello.py\n</parameter>\n"
+        "<parameter=content>\nif a < b and b > c:\n    print(\"hello & bye\")\n</parameter>\n"
+        "</function>\n</tool_call>"
+    ),
+    "hermes": (
+        "Sure, checking two cities.\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "metric": true}}\n</tool_call>\n'
+        "<tool_call>{'name': 'get_weather', 'arguments': {city: 'Oslo', days: '2',}}</tool_call>\n"
+        "Done; <b>HTML</b> and a < b stay text."
+    ),
+    "mixed": (
+        "Small models answer in many shapes:\n"
+        '<tools>[{"name": "get_weather", "arguments": {"city": "Rome"}}, '
+        '{"name": "search_recipes", "arguments": {"query": "carbonara"}}]</tools>\n'
+        '<search_recipes>{"query": "vegan pasta"}</function>\n'
+        "```json\n"
+        '{"name": "get_weather", "arguments": {"city": "Lima"}\n'
+        "```\n"
+        "That is all."
+    ),
+}
+DEFAULT_EXAMPLE = "qwen3_xml"

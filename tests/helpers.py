@@ -1,0 +1,67 @@
+"""Shared helpers for the tests: chunked feeding and comparable results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamparse as sp
+from streamparse.examples import EXAMPLE_TOOLS
+
+TOOLS = EXAMPLE_TOOLS + [
+    {"type": "function", "function": {"name": "server.method", "parameters": {"type": "object", "properties": {}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "configure",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "count": {"type": "integer"},
+                    "ratio": {"type": "number"},
+                    "enabled": {"type": "boolean"},
+                    "nothing": {"type": "null"},
+                    "options": {"type": "object"},
+                    "items": {"type": "array"},
+                    "code": {"type": "string"},
+                },
+            },
+        },
+    },
+]
+
+
+def feed_chunks(text: str, size: int | list[int], tools: Any = TOOLS, **options: Any) -> list[sp.Event]:
+    """Feed ``text`` in pieces (a fixed size, or a list of cut positions) and close."""
+    parser = sp.StreamParser(tools, **options)
+    if isinstance(size, int):
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    else:
+        cuts = [0, *sorted(c for c in size if 0 < c < len(text)), len(text)]
+        pieces = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    events: list[sp.Event] = []
+    for piece in pieces:
+        events += parser.feed(piece)
+    events += parser.close()
+    return events
+
+
+def summary(events: list[sp.Event]) -> tuple[str, list[tuple[str, Any]]]:
+    """(text, [(name, arguments as dict)]): what must not depend on chunking."""
+    result = sp.ParseResult(events)
+    return result.content, [(c.name, json.loads(c.arguments)) for c in result.tool_calls]
+
+
+def calls(text: str, tools: Any = TOOLS, **options: Any) -> list[tuple[str, Any]]:
+    return summary(feed_chunks(text, len(text) or 1, tools, **options))[1]
+
+
+def content(text: str, tools: Any = TOOLS, **options: Any) -> str:
+    return summary(feed_chunks(text, len(text) or 1, tools, **options))[0]
+
+
+def assert_chunking_invariant(text: str, tools: Any = TOOLS, **options: Any) -> tuple[str, list[tuple[str, Any]]]:
+    whole = summary(feed_chunks(text, max(len(text), 1), tools, **options))
+    for size in (1, 2, 3, 4, 7, 13):
+        assert summary(feed_chunks(text, size, tools, **options)) == whole, f"chunk size {size}"
+    return whole

@@ -1,0 +1,98 @@
+"""Relaxed JSON repair and schema coercion."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamparse.arguments import (
+    ArgumentError,
+    call_from_object,
+    close_open_brackets,
+    coerce_value,
+    coerce_xml_value,
+    loads_relaxed,
+    missing_required,
+    tool_schemas,
+)
+
+
+@pytest.mark.parametrize("text,expected,repaired", [
+    ('{"a": 1}', {"a": 1}, False),
+    ('{"a": "x\ny"}', {"a": "x\ny"}, False),
+    ("{'a': 'it\\'s'}", {"a": "it's"}, True),
+    ("{a: 1, b: [1, 2,],}", {"a": 1, "b": [1, 2]}, True),
+    ('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}, True),
+    ('{"a": {"b": [1, 2', {"a": {"b": [1, 2]}}, True),
+    ('{"a": "unterminated', {"a": "unterminated"}, True),
+    ('{"a": 1,', {"a": 1}, True),
+    ('{"a":', {"a": None}, True),
+    ('```json\n{"a": 1}\n```', {"a": 1}, True),
+    ("{'quote': \"say \\\"hi\\\"\", 'n': +5, 'f': .5}", {"quote": 'say "hi"', "n": 5, "f": 0.5}, True),
+    ("[]", [], False),
+    ("{}", {}, False),
+])
+def test_loads_relaxed(text: str, expected: object, repaired: bool) -> None:
+    assert loads_relaxed(text) == (expected, repaired)
+
+
+@pytest.mark.parametrize("text", ["{a b c}", "not json at all", "{'a': 1} trailing words"])
+def test_loads_relaxed_rejects_what_it_cannot_read(text: str) -> None:
+    with pytest.raises(ArgumentError):
+        loads_relaxed(text)
+
+
+def test_close_open_brackets_respects_strings() -> None:
+    assert close_open_brackets('{"a": "[{", "b": [') == '{"a": "[{", "b": []}'
+
+
+def test_call_from_object_shapes() -> None:
+    assert call_from_object({"name": "f", "arguments": {"a": 1}}) == ("f", {"a": 1})
+    assert call_from_object({"name": "f", "parameters": {"a": 1}}) == ("f", {"a": 1})
+    assert call_from_object({"name": "f", "input": {"a": 1}}) == ("f", {"a": 1})
+    assert call_from_object({"name": "f", "arguments": '{"a": 1}'}) == ("f", {"a": 1})
+    assert call_from_object({"name": "f"}) == ("f", {})
+    assert call_from_object({"type": "function", "function": {"name": "f", "arguments": "{}"}}) == ("f", {})
+    for bad in ({"arguments": {}}, {"name": ""}, {"name": "f", "arguments": [1]}, [1]):
+        with pytest.raises(ArgumentError):
+            call_from_object(bad)
+
+
+def test_tool_schemas_accepts_openai_bare_and_anthropic_shapes() -> None:
+    schemas = tool_schemas([
+        {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
+        {"name": "b", "parameters": {"type": "object", "required": ["x"]}},
+        {"name": "c", "input_schema": {"type": "object"}},
+    ])
+    assert set(schemas or {}) == {"a", "b", "c"}
+    assert tool_schemas(None) is None
+    with pytest.raises(ValueError):
+        tool_schemas([{"type": "function"}])
+
+
+@pytest.mark.parametrize("raw,schema,expected", [
+    ("5", {"type": "integer"}, 5),
+    ("5.0", {"type": "integer"}, 5),
+    ("5.5", {"type": "integer"}, "5.5"),
+    ("2.5", {"type": "number"}, 2.5),
+    ("TRUE", {"type": "boolean"}, True),
+    ("null", {"type": "null"}, None),
+    ("007", {"type": "string"}, "007"),
+    ("42", {"type": ["integer", "null"]}, 42),
+    ("42", {"anyOf": [{"type": "string"}, {"type": "integer"}]}, "42"),
+    ('{"a": "1"}', {"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": 1}),
+    ("[1, 2]", {"type": "array", "items": {"type": "string"}}, ["1", "2"]),
+    ("text", None, "text"),
+    ("maybe", {"type": "boolean"}, "maybe"),
+])
+def test_coerce_xml_value(raw: str, schema: dict | None, expected: object) -> None:
+    assert coerce_xml_value(raw, schema) == expected
+
+
+def test_coerce_value_keeps_allowed_types_and_recurses() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number"}, "s": {"type": "string"}, "l": {"type": "array", "items": {"type": "integer"}}}}
+    assert coerce_value({"n": 3, "s": 12, "l": ["1", 2], "extra": "x"}, schema) == {"n": 3, "s": "12", "l": [1, 2], "extra": "x"}
+
+
+def test_missing_required() -> None:
+    assert missing_required({"a": 1}, {"required": ["a", "b"]}) == ["b"]
+    assert missing_required({}, None) == []
