@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import streamparse as sp
-from workloads import TOOLS, PROSE, deltas, hermes_write, qwen3_write, tool_heavy
+from workloads import PROSE, PROSE_WITH_MARKUP, TOOLS, deltas, hermes_write, qwen3_write, tool_heavy
 
 
 def _run(pieces: list[str]) -> int:
@@ -31,6 +31,10 @@ def _bench(benchmark, text: str) -> None:
 
 def test_plain_text(benchmark) -> None:
     _bench(benchmark, PROSE)
+
+
+def test_prose_with_html_and_comparisons(benchmark) -> None:
+    _bench(benchmark, PROSE_WITH_MARKUP)
 
 
 def test_tool_heavy(benchmark) -> None:

@@ -8,7 +8,8 @@ from streamparse.examples import EXAMPLE_TOOLS
 
 TOOLS = EXAMPLE_TOOLS
 
-PROSE = ("The quick brown fox jumps over the lazy dog; a < b, and <b>bold</b> is HTML.\n" * 1000)[:64 * 1024]
+PROSE = ("The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun.\n" * 1000)[:64 * 1024]
+PROSE_WITH_MARKUP = ("The quick brown fox jumps over the lazy dog; a < b, and <b>bold</b> is HTML.\n" * 1000)[:64 * 1024]
 
 
 def code_text(size: int) -> str:

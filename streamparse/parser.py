@@ -60,7 +60,7 @@ class _Block:
 
     __slots__ = (
         "dialect", "kind", "opener", "fence", "tag_name", "end_tags", "raw_prefix", "parts",
-        "starts", "size", "depth", "quote", "value_end", "elem_start", "emitted", "last_end", "wrapped",
+        "starts", "size", "depth", "quote", "esc", "value_end", "elem_start", "emitted", "last_end", "wrapped",
     )
 
     def __init__(self, kind: str, opener: str, fence: str, tag_name: str | None, end_tags: tuple[str, ...]):
@@ -75,7 +75,8 @@ class _Block:
         self.starts: list[int] = []
         self.size = 0
         self.depth = 0
-        self.quote = ""
+        self.quote = ""  # the open string's quote character, if inside one
+        self.esc = False  # inside a string, the previous piece ended with a lone backslash
         self.value_end = -1  # body offset just after the balanced JSON value
         self.elem_start = -1  # body offset of the array element being read
         self.emitted = 0  # calls already emitted from this block (arrays)
@@ -210,17 +211,37 @@ class StreamParser:
 
     def feed(self, delta: str) -> list[Event]:
         """Consume one text delta; return the events it completes (maybe none)."""
-        if self._mode == _TEXT and not self._held and not self._trigger_search(delta):
-            if self._closed:
-                raise RuntimeError("feed() after close()")
-            if not delta:
-                if not isinstance(delta, str):
-                    raise TypeError(f"delta must be str, not {type(delta).__name__}")
-                return []
-            self._track_line(delta)
-            return [TextDelta(delta)]
+        mode = self._mode
+        if not self._held and not self._closed:
+            # Fast paths for the two common cases: prose with no markup character,
+            # and the inside of a long argument with no character that could end it.
+            if mode == _TEXT:
+                if not self._trigger_search(delta):
+                    if not delta:
+                        return []
+                    self._track_line(delta)
+                    return [TextDelta(delta)]
+            elif mode == _XML or mode == _JSON:
+                b = self._block
+                if b.size + len(delta) <= self._max_block:
+                    if mode == _XML:
+                        fast = "<" not in delta
+                    elif b.quote == '"':
+                        end = _string_end(delta, 1 if b.esc else 0)
+                        fast = end < 0
+                        if fast:
+                            b.esc = end == _ESCAPE_PENDING
+                    else:
+                        fast = False
+                    if fast:
+                        b.starts.append(b.size)
+                        b.parts.append(delta)
+                        b.size += len(delta)
+                        return []
         if self._closed:
             raise RuntimeError("feed() after close()")
+        if not isinstance(delta, str):
+            raise TypeError(f"delta must be str, not {type(delta).__name__}")
         return self._run(self._held + delta, final=False)
 
     def close(self) -> list[Event]:
@@ -476,20 +497,11 @@ class StreamParser:
         tagged = bool(b.end_tags)
         while i < n:
             if b.quote:
-                m = (_IN_DQ if b.quote == '"' else _IN_SQ).search(text, i)
-                if m is None:
+                j = _string_end(text, i + 1 if b.esc else i, _IN_DQ if b.quote == '"' else _IN_SQ)
+                b.esc = j == _ESCAPE_PENDING
+                if j < 0:
                     i = n
                     break
-                j = m.start()
-                if text[j] == "\\":
-                    if j + 1 < n:
-                        i = j + 2
-                        continue
-                    if final:
-                        i = n
-                        break
-                    b.add(text[pos:j])
-                    return self._check_size(j)  # hold the lone backslash
                 b.quote = ""
                 i = j + 1
                 continue
@@ -790,6 +802,25 @@ class StreamParser:
                 self._reject(b, b.raw(), "incomplete", "block still open at end of stream: kept as text")
         self._mode = _TEXT
         self._block = None
+
+
+_STRING_OPEN = -1
+_ESCAPE_PENDING = -2
+
+
+def _string_end(text: str, start: int, pattern: re.Pattern[str] = _IN_DQ) -> int:
+    """Inside a JSON string from ``start``: the index of its closing quote, or
+    _STRING_OPEN (still open), or _ESCAPE_PENDING (open, and the last character is a lone backslash)."""
+    search = pattern.search
+    m = search(text, start)
+    while m is not None:
+        j = m.start()
+        if text[j] != "\\":
+            return j
+        if j + 1 == len(text):
+            return _ESCAPE_PENDING
+        m = search(text, j + 2)
+    return _STRING_OPEN
 
 
 def _partial_tail(text: str, pos: int, markers: tuple[str, ...]) -> int:
