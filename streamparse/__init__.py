@@ -3,6 +3,7 @@
 The core is sans-I/O: :class:`StreamParser` takes text deltas and returns events.
 """
 
+from .aio import aparse, iparse
 from .dialects import DIALECTS, Dialect
 from .events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall
 from .parser import ParseResult, StreamParser, parse
@@ -17,6 +18,8 @@ __all__ = [
     "StreamParser",
     "TextDelta",
     "ToolCall",
+    "aparse",
+    "iparse",
     "parse",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,239 @@
+"""OpenAI wire format: rewrite ``chat.completion.chunk`` streams and ``chat.completion`` responses.
+
+:class:`ChunkRewriter` is the sans-I/O piece (chunk dicts in, chunk dicts out);
+``rewrite_stream`` / ``rewrite_stream_sync`` wrap it around async / sync
+iterators, and ``rewrite_completion`` handles non-streaming responses. Only
+``content`` is owned by the parser: every other field (role, reasoning,
+logprobs, usage, native ``tool_calls``) passes through untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+
+from .events import Event, ReasoningDelta, TextDelta, ToolCall
+from .parser import StreamParser
+
+__all__ = ["ChunkRewriter", "rewrite_stream", "rewrite_stream_sync", "rewrite_completion", "tools_from"]
+
+Tools = Sequence[Mapping[str, Any]] | None
+
+
+def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
+    """The tools to parse with: given explicitly, else the request body's ``tools``."""
+    if tools is None and request is not None:
+        found = request.get("tools")
+        return found if isinstance(found, list) else None
+    return tools
+
+
+def _tool_call_dict(call: ToolCall, index: int) -> dict[str, Any]:
+    return {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+class _Choice:
+    """Per-choice state: its own parser and call numbering (after any native calls)."""
+
+    __slots__ = ("parser", "next_index", "ours", "finished")
+
+    def __init__(self, tools: Tools, options: Mapping[str, Any]):
+        self.parser = StreamParser(tools, **options)
+        self.next_index = 0  # next tool_calls index to hand out
+        self.ours = 0  # calls this choice got from the parser
+        self.finished = False
+
+    def note_native(self, tool_calls: Any) -> None:
+        for tc in tool_calls if isinstance(tool_calls, list) else ():
+            if isinstance(tc, Mapping) and isinstance(tc.get("index"), int):
+                self.next_index = max(self.next_index, tc["index"] + 1)
+
+    def segments(self, events: list[Event]) -> list[dict[str, Any]]:
+        """Events -> ordered delta pieces: runs of text, of reasoning, of calls."""
+        pieces: list[dict[str, Any]] = []
+        for ev in events:
+            if isinstance(ev, TextDelta):
+                key, value = "content", ev.text
+            elif isinstance(ev, ReasoningDelta):
+                key, value = "reasoning_content", ev.text
+            elif isinstance(ev, ToolCall):
+                key, value = "tool_calls", _tool_call_dict(ev, self.next_index)
+                self.next_index += 1
+                self.ours += 1
+            else:
+                continue  # diagnostics are not part of the wire format
+            if pieces and key in pieces[-1] and len(pieces[-1]) == 1:
+                if key == "tool_calls":
+                    pieces[-1][key].append(value)
+                else:
+                    pieces[-1][key] += value
+            else:
+                pieces.append({key: [value] if key == "tool_calls" else value})
+        return pieces
+
+
+class ChunkRewriter:
+    """Rewrites a stream of ``chat.completion.chunk`` dicts, one chunk at a time.
+
+    ``feed(chunk)`` returns the chunks to send on (zero, one or several);
+    ``close()`` returns what is still held when the upstream ends without a
+    finish chunk. Each choice index has its own parser.
+    """
+
+    def __init__(self, tools: Tools = None, *, request: Mapping[str, Any] | None = None, **parser_options: Any):
+        self._tools = tools_from(tools, request)
+        self._options = parser_options
+        self._choices: dict[int, _Choice] = {}
+        self._template: dict[str, Any] | None = None
+
+    def _choice(self, index: int) -> _Choice:
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _Choice(self._tools, self._options)
+        return state
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if not isinstance(chunk, Mapping):
+            raise ValueError(f"a chat.completion.chunk must be a JSON object, not {type(chunk).__name__}")
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return [dict(chunk)]  # usage-only chunk, or something we do not own: untouched
+        self._template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
+        out: list[dict[str, Any]] = []
+        for position, choice in enumerate(choices):
+            out.extend(self._rewrite_choice(chunk, position, choice))
+        if "usage" in chunk:
+            if out:
+                out[-1]["usage"] = chunk["usage"]
+            else:
+                out.append({**self._template, "choices": [], "usage": chunk["usage"]})
+        return out
+
+    def _rewrite_choice(self, chunk: Mapping[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
+        if not isinstance(choice, Mapping):
+            raise ValueError(f"choices[{position}] must be a JSON object")
+        index = choice.get("index", position)
+        delta = choice.get("delta")
+        if not isinstance(index, int) or not isinstance(delta, Mapping):
+            return [self._chunk(chunk, dict(choice))]  # not ours to understand: untouched
+        content = delta.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
+        state = self._choice(index)
+        state.note_native(delta.get("tool_calls"))
+        events = state.parser.feed(content) if content else []
+        finish = choice.get("finish_reason")
+        if finish is not None and not state.finished:
+            events += state.parser.close()
+            state.finished = True
+        pieces = state.segments(events)
+        # Everything but content rides on the first piece; finish_reason on the last.
+        passthrough = {k: v for k, v in delta.items() if k != "content"}
+        if pieces:
+            pieces[0] = {**passthrough, **_merge_first(passthrough, pieces[0])}
+        elif passthrough or finish is not None or choice.get("logprobs") is not None:
+            pieces = [passthrough]
+        else:
+            return []  # the content was held back: no empty chunk
+        extra = {k: v for k, v in choice.items() if k not in ("index", "delta", "finish_reason")}
+        out = []
+        for n, piece in enumerate(pieces):
+            new_choice: dict[str, Any] = {"index": index, "delta": piece}
+            if n == 0:
+                new_choice.update(extra)
+            new_choice["finish_reason"] = None
+            if n == len(pieces) - 1:
+                new_choice["finish_reason"] = _finish_reason(finish, state)
+            out.append(self._chunk(chunk, new_choice))
+        return out
+
+    def _chunk(self, chunk: Mapping[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in chunk.items() if k not in ("choices", "usage")}, "choices": [choice]}
+
+    def close(self) -> list[dict[str, Any]]:
+        """Upstream ended: release what each unfinished choice still holds."""
+        out: list[dict[str, Any]] = []
+        template = self._template or {"object": "chat.completion.chunk"}
+        for index, state in sorted(self._choices.items()):
+            if state.finished:
+                continue
+            state.finished = True
+            for piece in state.segments(state.parser.close()):
+                out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
+        return out
+
+
+def _merge_first(passthrough: Mapping[str, Any], piece: dict[str, Any]) -> dict[str, Any]:
+    """Our first piece joined with the upstream's other delta fields (native calls first)."""
+    merged = dict(piece)
+    for key in ("tool_calls", "reasoning_content"):
+        if key in passthrough and key in merged:
+            upstream = passthrough[key]
+            merged[key] = (list(upstream) + merged[key]) if key == "tool_calls" else (upstream or "") + merged[key]
+    return merged
+
+
+def _finish_reason(upstream: Any, state: _Choice) -> Any:
+    if upstream in ("stop", "tool_calls", "function_call") and state.ours:
+        return "tool_calls"
+    return upstream
+
+
+def rewrite_stream_sync(
+    chunks: Iterable[Mapping[str, Any]], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+) -> Iterator[dict[str, Any]]:
+    """Rewrite a sync iterable of chunk dicts."""
+    rewriter = ChunkRewriter(tools, request=request, **options)
+    for chunk in chunks:
+        yield from rewriter.feed(chunk)
+    yield from rewriter.close()
+
+
+async def rewrite_stream(
+    chunks: AsyncIterable[Mapping[str, Any]], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+) -> AsyncIterator[dict[str, Any]]:
+    """Rewrite an async iterable of chunk dicts (any anyio backend: asyncio or trio)."""
+    rewriter = ChunkRewriter(tools, request=request, **options)
+    async for chunk in chunks:
+        for out in rewriter.feed(chunk):
+            yield out
+    for out in rewriter.close():
+        yield out
+
+
+def rewrite_completion(
+    completion: Mapping[str, Any], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+) -> dict[str, Any]:
+    """Rewrite a non-streaming ``chat.completion`` dict (a new dict; the input is not modified)."""
+    if not isinstance(completion, Mapping):
+        raise ValueError(f"a chat.completion must be a JSON object, not {type(completion).__name__}")
+    tools = tools_from(tools, request)
+    result = copy.deepcopy(dict(completion))
+    choices = result.get("choices")
+    if not isinstance(choices, list):
+        return result
+    for position, choice in enumerate(choices):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if content is None:
+            continue
+        if not isinstance(content, str):
+            raise ValueError(f"choices[{position}].message.content must be a string or null, not {type(content).__name__}")
+        parser = StreamParser(tools, **options)
+        events = parser.feed(content) + parser.close()
+        text = "".join(e.text for e in events if isinstance(e, TextDelta))
+        reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+        calls = [e for e in events if isinstance(e, ToolCall)]
+        message["content"] = text if text.strip() else None
+        if reasoning:
+            message["reasoning_content"] = (message.get("reasoning_content") or "") + reasoning
+        if calls:
+            native = list(message.get("tool_calls") or [])
+            message["tool_calls"] = native + [
+                {k: v for k, v in _tool_call_dict(c, len(native) + n).items() if k != "index"} for n, c in enumerate(calls)
+            ]
+            if choice.get("finish_reason") in ("stop", None, "tool_calls"):
+                choice["finish_reason"] = "tool_calls"
+    return result

@@ -1,0 +1,211 @@
+"""OpenAI wire format: chunk streams and completions, validated with the real openai types."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Iterable
+
+import pytest
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from helpers import TOOLS
+from streamparse import aparse
+from streamparse import openai as sp_openai
+
+HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+QWEN3 = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"
+TEXT = "Checking both.\n" + HERMES + "\nand\n" + QWEN3 + "\nDone."
+
+
+def make_chunks(text: str, size: int = 3, *, index: int = 0, finish: str = "stop", usage: bool = False,
+                extra_delta: dict | None = None) -> list[dict[str, Any]]:
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "qwen",
+            "system_fingerprint": "fp_1"}
+    chunks = [{**base, "choices": [{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    for i in range(0, len(text), size):
+        delta = {"content": text[i : i + size]}
+        if extra_delta and i == 0:
+            delta.update(extra_delta)
+        chunks.append({**base, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": None}]})
+    chunks.append({**base, "choices": [{"index": index, "delta": {}, "finish_reason": finish}]})
+    if usage:
+        chunks.append({**base, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}})
+    return chunks
+
+
+def completion_for(text: str, finish: str = "stop") -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "qwen",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}]}
+
+
+def accumulate(chunks: Iterable[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Fold streamed deltas the way client SDKs do: per choice, content joined, calls by index."""
+    result: dict[int, dict[str, Any]] = {}
+    for raw in chunks:
+        chunk = ChatCompletionChunk.model_validate(raw)
+        for choice in chunk.choices:
+            acc = result.setdefault(choice.index, {"content": "", "tool_calls": {}, "finish_reason": None, "role": None})
+            d = choice.delta
+            acc["role"] = acc["role"] or d.role
+            acc["content"] += d.content or ""
+            for tc in d.tool_calls or []:
+                slot = acc["tool_calls"].setdefault(tc.index, {"id": None, "name": "", "arguments": ""})
+                slot["id"] = slot["id"] or tc.id
+                slot["name"] += (tc.function.name or "") if tc.function else ""
+                slot["arguments"] += (tc.function.arguments or "") if tc.function else ""
+            if choice.finish_reason:
+                acc["finish_reason"] = choice.finish_reason
+    return result
+
+
+def test_stream_matches_non_streaming_and_validates() -> None:
+    out = list(sp_openai.rewrite_stream_sync(make_chunks(TEXT), TOOLS))
+    acc = accumulate(out)[0]
+    full = ChatCompletion.model_validate(sp_openai.rewrite_completion(completion_for(TEXT), TOOLS))
+    message = full.choices[0].message
+    assert acc["content"] == message.content == "Checking both.\n\nand\n\nDone."
+    streamed = [(c["name"], json.loads(c["arguments"])) for _, c in sorted(acc["tool_calls"].items())]
+    assert streamed == [(tc.function.name, json.loads(tc.function.arguments)) for tc in message.tool_calls]
+    assert streamed == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo", "days": 2})]
+    assert acc["finish_reason"] == full.choices[0].finish_reason == "tool_calls"
+    assert acc["role"] == "assistant"
+    assert all(c["id"] and c["id"].startswith("call_") for c in acc["tool_calls"].values())
+
+
+def test_upstream_metadata_is_kept() -> None:
+    for chunk in sp_openai.rewrite_stream_sync(make_chunks(TEXT), TOOLS):
+        assert (chunk["id"], chunk["object"], chunk["created"], chunk["model"], chunk["system_fingerprint"]) == (
+            "chatcmpl-1", "chat.completion.chunk", 1700000000, "qwen", "fp_1")
+
+
+def test_no_empty_chunks_but_finish_and_usage_always_pass() -> None:
+    chunks = make_chunks(HERMES, size=2, usage=True)
+    out = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
+    # role chunk, one call chunk, finish chunk, usage chunk: the held-back pieces produced nothing.
+    assert len(out) == 4
+    assert out[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert out[2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert out[3] == chunks[-1]
+
+
+def test_reasoning_logprobs_and_role_pass_through() -> None:
+    chunks = make_chunks("Hello there", extra_delta={"reasoning_content": "thinking"})
+    chunks[1]["choices"][0]["logprobs"] = {"content": []}
+    out = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
+    assert out[0]["choices"][0]["delta"] == {"role": "assistant"}
+    assert out[1]["choices"][0]["delta"] == {"reasoning_content": "thinking", "content": "Hel"}
+    assert out[1]["choices"][0]["logprobs"] == {"content": []}
+    assert accumulate(out)[0]["content"] == "Hello there"
+
+
+def test_think_markup_in_content_becomes_reasoning_content() -> None:
+    out = list(sp_openai.rewrite_stream_sync(make_chunks("<think>hmm</think>Answer"), TOOLS))
+    reasoning = "".join(c["choices"][0]["delta"].get("reasoning_content", "") for c in out if c["choices"])
+    assert reasoning == "hmm" and accumulate(out)[0]["content"] == "Answer"
+
+
+def test_native_tool_calls_untouched_and_ours_numbered_after() -> None:
+    native = {"index": 0, "id": "call_native", "type": "function", "function": {"name": "search_recipes", "arguments": "{}"}}
+    chunks = make_chunks(HERMES, extra_delta={"tool_calls": [native]})
+    out = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
+    calls = accumulate(out)[0]["tool_calls"]
+    assert calls[0]["id"] == "call_native" and calls[0]["name"] == "search_recipes"
+    assert calls[1]["name"] == "get_weather"
+
+
+def test_two_choices_interleaved_each_with_its_own_parser() -> None:
+    a = make_chunks("A: " + HERMES, size=4, index=0)
+    b = make_chunks("B: " + QWEN3, size=5, index=1)
+    interleaved = [c for pair in zip(a, b) for c in pair] + a[len(b):] + b[len(a):]
+    acc = accumulate(sp_openai.rewrite_stream_sync(interleaved, TOOLS))
+    assert acc[0]["content"] == "A: " and acc[1]["content"] == "B: "
+    assert acc[0]["tool_calls"][0]["name"] == acc[1]["tool_calls"][0]["name"] == "get_weather"
+    assert json.loads(acc[1]["tool_calls"][0]["arguments"]) == {"city": "Oslo", "days": 2}
+    assert acc[0]["finish_reason"] == acc[1]["finish_reason"] == "tool_calls"
+
+
+def test_length_finish_keeps_length_and_truncated_call_is_text() -> None:
+    truncated = "Sure " + HERMES[:40]
+    acc = accumulate(sp_openai.rewrite_stream_sync(make_chunks(truncated, finish="length"), TOOLS))[0]
+    assert acc["finish_reason"] == "length"
+    assert acc["content"] == truncated and acc["tool_calls"] == {}
+
+
+def test_stream_without_finish_chunk_still_flushes() -> None:
+    chunks = make_chunks("tail <tool_", size=3)[:-1]
+    acc = accumulate(sp_openai.rewrite_stream_sync(chunks, TOOLS))[0]
+    assert acc["content"] == "tail <tool_"
+
+
+def test_tools_from_request() -> None:
+    request = {"model": "m", "messages": [], "tools": TOOLS}
+    text = '<search_recipes>{"query": "x"}</function>'
+    acc = accumulate(sp_openai.rewrite_stream_sync(make_chunks(text), request=request))[0]
+    assert acc["tool_calls"][0]["name"] == "search_recipes"
+    full = sp_openai.rewrite_completion(completion_for(text), request=request)
+    assert full["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "search_recipes"
+
+
+def test_completion_content_none_when_only_whitespace_and_input_untouched() -> None:
+    original = completion_for("\n" + HERMES + "\n")
+    snapshot = json.dumps(original)
+    result = sp_openai.rewrite_completion(original, TOOLS)
+    ChatCompletion.model_validate(result)
+    assert result["choices"][0]["message"]["content"] is None
+    assert result["choices"][0]["finish_reason"] == "tool_calls"
+    assert json.dumps(original) == snapshot
+
+
+def test_completion_without_calls_is_unchanged_in_meaning() -> None:
+    result = sp_openai.rewrite_completion(completion_for("plain <b>answer</b>"), TOOLS)
+    assert result["choices"][0]["message"] == {"role": "assistant", "content": "plain <b>answer</b>"}
+    assert result["choices"][0]["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize("bad,match", [
+    ("not a dict", "JSON object"),
+    ({"choices": [{"index": 0, "delta": {"content": 5}}]}, r"delta.content must be a string"),
+    ({"choices": ["x"]}, r"choices\[0\] must be a JSON object"),
+])
+def test_malformed_chunks_raise_clear_errors(bad: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        list(sp_openai.rewrite_stream_sync([bad], TOOLS))
+
+
+def test_chunks_we_do_not_own_pass_untouched() -> None:
+    odd = [{"id": "x", "object": "chat.completion.chunk"}, {"choices": [{"index": 0, "finish_reason": "stop"}]}]
+    assert list(sp_openai.rewrite_stream_sync(odd, TOOLS)) == odd
+
+
+def test_malformed_completion() -> None:
+    with pytest.raises(ValueError, match="message.content"):
+        sp_openai.rewrite_completion({"choices": [{"message": {"content": 3}}]})
+
+
+# ---------------------------------------------------------------- async, on both anyio backends
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+async def _aiter(items: Iterable[Any]) -> AsyncIterator[Any]:
+    for item in items:
+        yield item
+
+
+@pytest.mark.anyio
+async def test_rewrite_stream_async_equals_sync(anyio_backend: str) -> None:
+    chunks = make_chunks(TEXT, size=2, usage=True)
+    out = [c async for c in sp_openai.rewrite_stream(_aiter(chunks), TOOLS)]
+    sync = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
+    strip = lambda cs: json.dumps([accumulate(cs)[0] | {"tool_calls": {k: {**v, "id": None} for k, v in accumulate(cs)[0]["tool_calls"].items()}}])  # noqa: E731
+    assert strip(out) == strip(sync)
+    assert out[-1]["usage"]["total_tokens"] == 12
+
+
+@pytest.mark.anyio
+async def test_aparse_async_text_deltas(anyio_backend: str) -> None:
+    events = [e async for e in aparse(_aiter([TEXT[i : i + 5] for i in range(0, len(TEXT), 5)]), TOOLS)]
+    assert [e.name for e in events if e.type == "tool_call"] == ["get_weather", "get_weather"]
+    assert "".join(e.text for e in events if e.type == "text") == "Checking both.\n\nand\n\nDone."
