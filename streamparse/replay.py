@@ -1,0 +1,114 @@
+"""A built-in upstream that replays recorded model outputs as an OpenAI-compatible server.
+
+It streams token by token the way a llama.cpp server does — a first event
+holding only the role, ``: ping`` comment lines between events, ``\\u``-escaped
+non-ASCII, one token per event (so markers are split across events), a last
+event with an empty delta and ``finish_reason``, and no usage unless asked for.
+The request's ``model`` picks the recording (see ``examples.EXAMPLES``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, AsyncIterator, Callable, Iterator, Mapping
+
+import anyio
+from anyio.lowlevel import checkpoint
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .examples import DEFAULT_EXAMPLE, EXAMPLES
+
+__all__ = ["create_replay_app", "tokens", "completion_chunks", "sse_frames", "Script"]
+
+# (request body, choice index) -> the text that choice "generates".
+Script = Callable[[Mapping[str, Any], int], str]
+
+_TOKEN = re.compile(r"\s+|\w{1,4}|[^\w\s]")
+
+
+def tokens(text: str) -> list[str]:
+    """Split text roughly the way a tokenizer does: short word pieces, punctuation alone."""
+    return _TOKEN.findall(text)
+
+
+def example_script(outputs: Mapping[str, str] = EXAMPLES) -> Script:
+    def script(request: Mapping[str, Any], _choice: int) -> str:
+        return outputs.get(str(request.get("model")), outputs.get(DEFAULT_EXAMPLE, next(iter(outputs.values()))))
+
+    return script
+
+
+def completion_chunks(texts: list[str], model: str, *, include_usage: bool = False, finish_reason: str = "stop",
+                      created: int | None = None) -> Iterator[dict[str, Any]]:
+    """The chunk dicts a llama.cpp-like server sends for one completion with ``len(texts)`` choices."""
+    base = {"id": f"chatcmpl-replay{int(time.time() * 1000)}", "object": "chat.completion.chunk",
+            "created": created or int(time.time()), "model": model}
+    streams = [tokens(t) for t in texts]
+    for i in range(len(texts)):
+        yield {**base, "choices": [{"index": i, "delta": {"role": "assistant", "content": None}, "finish_reason": None}]}
+    for step in range(max((len(s) for s in streams), default=0)):
+        for i, stream in enumerate(streams):
+            if step < len(stream):
+                yield {**base, "choices": [{"index": i, "delta": {"content": stream[step]}, "finish_reason": None}]}
+    for i in range(len(texts)):
+        yield {**base, "choices": [{"index": i, "delta": {}, "finish_reason": finish_reason}]}
+    if include_usage:
+        n = sum(len(s) for s in streams)
+        yield {**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n}}
+
+
+def sse_frames(chunks: Iterator[dict[str, Any]], *, ping_every: int = 8) -> Iterator[bytes]:
+    """Chunk dicts -> SSE bytes, llama.cpp style (ASCII-escaped JSON, periodic comment pings, [DONE])."""
+    for n, chunk in enumerate(chunks):
+        if ping_every and n and n % ping_every == 0:
+            yield f": ping - {time.strftime('%a %b %d %H:%M:%S %Y')}\n\n".encode()
+        yield b"data: " + json.dumps(chunk, ensure_ascii=True).encode() + b"\n\n"
+    yield b"data: [DONE]\n\n"
+
+
+def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0, ping_every: int = 8) -> Starlette:
+    """An OpenAI-compatible upstream that replays ``script``'s text (default: the built-in examples)."""
+    script = script or example_script()
+
+    async def chat(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"error": {"message": "body is not JSON", "type": "invalid_request_error"}}, 400)
+        n = int(body.get("n") or 1)
+        texts = [script(body, i) for i in range(n)]
+        model = str(body.get("model") or DEFAULT_EXAMPLE)
+        if not body.get("stream"):
+            return JSONResponse({
+                "id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()), "model": model,
+                "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+                            for i, t in enumerate(texts)],
+                "usage": {"prompt_tokens": 10, "completion_tokens": sum(len(tokens(t)) for t in texts),
+                          "total_tokens": 10 + sum(len(tokens(t)) for t in texts)},
+            })
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage), ping_every=ping_every)
+
+        async def paced() -> AsyncIterator[bytes]:
+            for frame in frames:
+                yield frame
+                if token_delay:
+                    await anyio.sleep(token_delay)
+                else:
+                    await checkpoint()
+
+        return StreamingResponse(paced(), media_type="text/event-stream")
+
+    async def models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [
+            {"id": name, "object": "model", "created": 0, "owned_by": "streamparse-replay"} for name in EXAMPLES]})
+
+    return Starlette(routes=[
+        Route("/v1/chat/completions", chat, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+    ])

@@ -1,0 +1,49 @@
+"""Running ASGI apps under uvicorn: in the foreground (``streamparse serve``) or in a
+background thread on a free loopback port (the demo, the tests, the benchmarks)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+__all__ = ["ServerThread", "serve_forever"]
+
+
+def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> None:
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+
+
+class ServerThread:
+    """``with ServerThread(app) as server: server.url`` — uvicorn in a thread, stopped on exit."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"):
+        self.host = host
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self.port = self._sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> "ServerThread":
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=15)
+        self._sock.close()

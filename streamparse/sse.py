@@ -1,0 +1,154 @@
+"""Server-sent events, sans-I/O: decode an upstream byte stream into events, and
+rewrite a chat-completion SSE stream event by event.
+
+Used by the proxy (``server.py``, reading the upstream with httpx) and by the
+ASGI middleware (``asgi.py``, reading the wrapped app's body), so both handle
+the same upstream quirks: comment lines (``: ping``), ``\\r\\n`` line ends,
+multi-line ``data:``, a missing final blank line, ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .openai import ChunkRewriter
+
+__all__ = ["SSEEvent", "SSEDecoder", "ChatStreamRewriter", "encode_event", "error_body"]
+
+
+@dataclass(slots=True)
+class SSEEvent:
+    data: str | None = None  # None for a comment-only event
+    event: str | None = None
+    id: str | None = None
+    comment: str | None = None
+
+
+class SSEDecoder:
+    """Bytes in, complete events out. Incomplete lines are kept for the next feed."""
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._partial: list[str] = []  # the current line so far (kept as pieces: lines can be huge)
+        self._data: list[str] = []
+        self._event: str | None = None
+        self._id: str | None = None
+
+    def feed(self, data: bytes | str) -> list[SSEEvent]:
+        text = self._utf8.decode(data) if isinstance(data, bytes) else data
+        k = text.rfind("\n")
+        if k < 0:
+            if text:
+                self._partial.append(text)
+            return []
+        complete = "".join(self._partial) + text[:k]
+        self._partial = [text[k + 1 :]] if k + 1 < len(text) else []
+        out: list[SSEEvent] = []
+        for line in complete.split("\n"):
+            self._line(line.rstrip("\r"), out)
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        """End of the byte stream: a last line without its newline still counts."""
+        out: list[SSEEvent] = []
+        rest = "".join(self._partial) + self._utf8.decode(b"", final=True)
+        self._partial = []
+        if rest:
+            self._line(rest.rstrip("\r"), out)
+        self._dispatch(out)
+        return out
+
+    def _line(self, line: str, out: list[SSEEvent]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        if line.startswith(":"):
+            out.append(SSEEvent(comment=line[1:].lstrip()))
+            return
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "data":
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+        elif field == "id":
+            self._id = value
+
+    def _dispatch(self, out: list[SSEEvent]) -> None:
+        if self._data:
+            out.append(SSEEvent(data="\n".join(self._data), event=self._event, id=self._id))
+        self._data, self._event, self._id = [], None, None
+
+
+def encode_event(data: str | None = None, *, comment: str | None = None, event: str | None = None) -> bytes:
+    """One SSE frame."""
+    lines = []
+    if comment is not None:
+        lines.append(f": {comment}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    if data is not None:
+        lines.extend(f"data: {line}" for line in data.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def error_body(message: str, *, type_: str = "upstream_error", code: Any = None) -> dict[str, Any]:
+    """OpenAI-style error object."""
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+class ChatStreamRewriter:
+    """Upstream chat-completion SSE events -> rewritten events, as JSON text (or None for comments).
+
+    ``feed(event)`` returns a list of items: ``("data", json_text)``,
+    ``("comment", text)``, ``("done", "[DONE]")`` or ``("error", json_text)``.
+    A broken upstream (invalid JSON) flushes what the parser held, reports an
+    error and ends the stream: ``finished`` becomes True.
+    """
+
+    def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None, **options: Any):
+        self._rewriter = ChunkRewriter(tools, request=request, **options)
+        self.finished = False
+
+    def feed(self, event: SSEEvent) -> list[tuple[str, str]]:
+        if self.finished:
+            return []
+        if event.data is None:
+            return [("comment", event.comment or "")]
+        if event.data.strip() == "[DONE]":
+            return self._end()
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            return self._fail(f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
+        if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
+            return self._flush() + [("error", json.dumps(chunk))] + self._end()
+        try:
+            chunks = self._rewriter.feed(chunk)
+        except ValueError as exc:
+            return self._fail(f"upstream sent a malformed chunk: {exc}")
+        return [("data", json.dumps(c, ensure_ascii=False)) for c in chunks]
+
+    def close(self) -> list[tuple[str, str]]:
+        """The upstream stream ended without ``[DONE]``: flush and finish."""
+        return self._end() if not self.finished else []
+
+    def fail(self, message: str) -> list[tuple[str, str]]:
+        """The upstream broke (disconnect, read error): flush, report, finish."""
+        return self._fail(message) if not self.finished else []
+
+    def _flush(self) -> list[tuple[str, str]]:
+        return [("data", json.dumps(c, ensure_ascii=False)) for c in self._rewriter.close()]
+
+    def _end(self) -> list[tuple[str, str]]:
+        items = self._flush() + [("done", "[DONE]")]
+        self.finished = True
+        return items
+
+    def _fail(self, message: str) -> list[tuple[str, str]]:
+        items = self._flush() + [("error", json.dumps(error_body(message)))]
+        self.finished = True
+        return items
