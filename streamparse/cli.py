@@ -57,6 +57,96 @@ def run_parse(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def run_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from .config import ConfigError, ProxyConfig, load_config
+    from .runner import ServerThread, serve_forever
+    from .server import create_app
+
+    try:
+        if args.config:
+            config = load_config(args.config)
+        elif args.upstream:
+            config = ProxyConfig.single(args.upstream)
+        elif not args.demo:
+            print("streamparse serve: give --upstream URL, --config FILE or --demo", file=sys.stderr)
+            return 2
+        else:
+            config = None
+    except ConfigError as exc:
+        print(f"streamparse serve: {exc}", file=sys.stderr)
+        return 2
+    host = args.host or (config.host if config else "127.0.0.1")
+    port = args.port if args.port is not None else (config.port if config else 8080)
+    if args.demo:
+        from .replay import create_replay_app
+
+        with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
+            config = ProxyConfig.single(upstream.url + "/v1")
+            print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
+            print(f"streamparse: proxy on http://{host}:{port}/v1", file=out, flush=True)
+            serve_forever(create_app(config), host, port, args.log_level)
+        return 0
+    assert config is not None
+    print(f"streamparse: proxy on http://{host}:{port}/v1 -> " + ", ".join(b.upstream for b in config.backends), file=out, flush=True)
+    serve_forever(create_app(config), host, port, args.log_level)
+    return 0
+
+
+def run_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from .replay import create_replay_app
+    from .runner import serve_forever
+
+    print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
+    serve_forever(create_replay_app(token_delay=args.delay), args.host, args.port, args.log_level)
+    return 0
+
+
+def run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """The whole path on one machine: replay upstream -> streamparse proxy -> a streaming client."""
+    import httpx
+
+    from .config import ProxyConfig
+    from .replay import create_replay_app
+    from .runner import ServerThread
+    from .server import create_app
+    from .sse import SSEDecoder
+
+    with ServerThread(create_replay_app(token_delay=args.delay)) as upstream, \
+            ServerThread(create_app(ProxyConfig.single(upstream.url + "/v1"))) as proxy:
+        print(f"# upstream (replays recorded model output, token by token): {upstream.url}/v1", file=out)
+        print(f"# streamparse proxy in front of it:                          {proxy.url}/v1", file=out)
+        request = {"model": args.example, "stream": True, "tools": EXAMPLE_TOOLS,
+                   "messages": [{"role": "user", "content": "Weather in Sao Paulo, and write hello.py"}]}
+        print(f"# POST /v1/chat/completions model={args.example!r} stream=true, {len(EXAMPLE_TOOLS)} tools\n", file=out)
+        decoder = SSEDecoder()
+        finish = None
+        thinking = False
+        with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=request, timeout=60) as resp:
+            resp.raise_for_status()
+            for raw in resp.iter_bytes():
+                for event in decoder.feed(raw):
+                    if event.data is None or event.data == "[DONE]":
+                        continue
+                    for choice in json.loads(event.data).get("choices", []):
+                        delta = choice.get("delta", {})
+                        if delta.get("reasoning_content"):
+                            if not thinking:
+                                print("(reasoning) ", end="", file=out)
+                            thinking = True
+                            print(delta["reasoning_content"], end="", file=out, flush=True)
+                        if delta.get("content"):
+                            if thinking:
+                                print("\n(answer) ", end="", file=out)
+                            thinking = False
+                            print(delta["content"], end="", file=out, flush=True)
+                        for call in delta.get("tool_calls") or []:
+                            fn = call["function"]
+                            print(f"\n[tool_call {call['index']}] {fn['name']}({fn['arguments']})  id={call['id']}", file=out, flush=True)
+                        finish = choice.get("finish_reason") or finish
+        print(f"\n\n# finish_reason: {finish}", file=out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="streamparse", description=__doc__)
     sub = ap.add_subparsers(dest="command")
@@ -68,13 +158,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=int, default=4, help="characters per delta (default 4)")
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(func=run_parse)
+
+    s = sub.add_parser("serve", help="run the proxy in front of an OpenAI-compatible server")
+    s.add_argument("--upstream", help="upstream base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1")
+    s.add_argument("--config", help="TOML file with several backends (see streamparse.config)")
+    s.add_argument("--demo", action="store_true", help="use the built-in replay upstream (no model server needed)")
+    s.add_argument("--host", default=None, help="default 127.0.0.1")
+    s.add_argument("--port", type=int, default=None, help="default 8080")
+    s.add_argument("--log-level", default="info")
+    s.set_defaults(func=run_serve)
+
+    r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")
+    r.add_argument("--host", default="127.0.0.1")
+    r.add_argument("--port", type=int, default=8000)
+    r.add_argument("--delay", type=float, default=0.02, help="seconds between tokens")
+    r.add_argument("--log-level", default="info")
+    r.set_defaults(func=run_replay)
+
+    d = sub.add_parser("demo", help="replay upstream + proxy + streaming client, all on loopback, then exit")
+    d.add_argument("--example", choices=sorted(EXAMPLES), default=DEFAULT_EXAMPLE)
+    d.add_argument("--delay", type=float, default=0.01, help="seconds between upstream tokens")
+    d.set_defaults(func=run_demo)
     return ap
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = build_parser()
-    commands = {"parse"}
+    commands = {"parse", "serve", "replay", "demo"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
         argv.insert(0, "parse")
     args = ap.parse_args(argv)
