@@ -1,0 +1,113 @@
+"""Upstream test servers: a scripted OpenAI-compatible server (the replay app with test scripts)
+and a faulty one (error statuses, broken streams, invalid JSON, slow and endless streams)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any, AsyncIterator, Mapping
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from streamparse.replay import completion_chunks, create_replay_app, sse_frames
+
+HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+QWEN3 = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"
+
+SCRIPTS: dict[str, Any] = {
+    "hermes": "Let me look.\n" + HERMES + "\nDone.",
+    "qwen3": "Checking " + QWEN3 + " now.",
+    "name_tag": '<search_recipes>{"query": "vegan pasta"}</function>\nEnjoy!',
+    "bare_json": '```json\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "ünïcode ✓"}}\n```',
+    "plain": "Just text, with <b>html</b> and a < b.",
+    "two": ["First " + HERMES, "Second " + QWEN3],
+}
+
+
+def script(request: Mapping[str, Any], choice: int) -> str:
+    value = SCRIPTS[str(request.get("model"))]
+    return value[choice] if isinstance(value, list) else value
+
+
+def scripted_upstream() -> Starlette:
+    return create_replay_app(script)
+
+
+class FaultLog:
+    """What the faulty upstream saw (read by the tests, written from the server thread)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open_streams = 0
+        self.cancelled = 0
+        self.requests: list[dict[str, Any]] = []
+
+
+def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {} if content is None else {"content": content}
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def faulty_upstream(log: FaultLog) -> Starlette:
+    async def chat(request: Request) -> Response:
+        body = json.loads(await request.body())
+        with log.lock:
+            log.requests.append({"body": body, "headers": dict(request.headers)})
+        mode = body.get("model")
+        if mode == "status500":
+            return JSONResponse({"error": {"message": "model crashed", "type": "server_error"}}, status_code=500)
+        if mode == "status404text":
+            return PlainTextResponse("no such model here", status_code=404)
+        if mode == "echo_headers":
+            text = json.dumps({k: v for k, v in request.headers.items() if k in ("authorization", "x-custom", "connection")})
+            return StreamingResponse(sse_frames(completion_chunks([text], "m")), media_type="text/event-stream")
+
+        async def stream() -> AsyncIterator[bytes]:
+            with log.lock:
+                log.open_streams += 1
+            try:
+                yield _chunk("Hello ")
+                yield _chunk("<tool_")
+                if mode == "invalid_json":
+                    yield b"data: {this is not json\n\n"
+                    yield _chunk("never seen")
+                    return
+                if mode == "broken":
+                    raise RuntimeError("upstream died mid-stream")
+                if mode in ("slow", "endless"):
+                    for i in range(10_000 if mode == "endless" else 5):
+                        await anyio.sleep(0.2)
+                        yield _chunk(f" tick{i}")
+                yield _chunk(None, "stop")
+                yield b"data: [DONE]\n\n"
+            except BaseException:
+                with log.lock:
+                    log.cancelled += 1
+                raise
+            finally:
+                with log.lock:
+                    log.open_streams -= 1
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    async def other(request: Request) -> Response:
+        return JSONResponse({"path": request.url.path, "query": request.url.query, "method": request.method})
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                             Route("/v1/{rest:path}", other, methods=["GET", "POST"])])
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
