@@ -90,12 +90,12 @@ class ProxyConfig:
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
+    if "api_key" in raw:
+        raise ConfigError(f"backend {name!r}: put the key in an environment variable and name it in api_key_env")
     known = set(Backend.__dataclass_fields__) - {"name"}
     unknown = set(raw) - known
     if unknown:
         raise ConfigError(f"backend {name!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
-    if "api_key" in raw:
-        raise ConfigError(f"backend {name!r}: put the key in an environment variable and name it in api_key_env")
     upstream = raw.get("upstream")
     if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
         raise ConfigError(f"backend {name!r}: 'upstream' must be an http(s) URL")

@@ -1,0 +1,64 @@
+"""ToolCallMiddleware around an OpenAI-compatible ASGI app, served by uvicorn, read by the openai client."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Iterator
+
+import httpx
+import pytest
+from openai import OpenAI
+
+from helpers import TOOLS
+from streamparse.asgi import ToolCallMiddleware
+from streamparse.replay import create_replay_app
+from streamparse.runner import ServerThread
+from streamparse.sse import SSEDecoder
+from upstreams import script
+
+MESSAGES = [{"role": "user", "content": "go"}]
+
+
+@pytest.fixture(scope="module")
+def wrapped() -> Iterator[ServerThread]:
+    with ServerThread(ToolCallMiddleware(create_replay_app(script, token_delay=0.01))) as server:
+        yield server
+
+
+def test_streaming_response_rewritten_in_place(wrapped: ServerThread) -> None:
+    client = OpenAI(base_url=wrapped.url + "/v1", api_key="k", max_retries=0)
+    with client.chat.completions.stream(model="hermes", messages=MESSAGES, tools=TOOLS) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    message = final.choices[0].message
+    assert message.content == "Let me look.\n\nDone."
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert final.choices[0].finish_reason == "tool_calls"
+
+
+def test_json_response_rewritten(wrapped: ServerThread) -> None:
+    client = OpenAI(base_url=wrapped.url + "/v1", api_key="k", max_retries=0)
+    result = client.chat.completions.create(model="qwen3", messages=MESSAGES, tools=TOOLS)
+    (call,) = result.choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == {"city": "Oslo", "days": 2}
+
+
+def test_stream_is_not_buffered(wrapped: ServerThread) -> None:
+    decoder = SSEDecoder()
+    start = time.monotonic()
+    first = None
+    with httpx.stream("POST", wrapped.url + "/v1/chat/completions", timeout=30,
+                      json={"model": "plain", "messages": MESSAGES, "stream": True}) as resp:
+        for raw in resp.iter_bytes():
+            for event in decoder.feed(raw):
+                if first is None and event.data and "content" in event.data:
+                    first = time.monotonic() - start
+    total = time.monotonic() - start
+    assert first is not None and first < total / 2
+
+
+def test_other_paths_untouched(wrapped: ServerThread) -> None:
+    r = httpx.get(wrapped.url + "/v1/models", timeout=10)
+    assert r.status_code == 200 and r.json()["object"] == "list"
