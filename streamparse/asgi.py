@@ -15,20 +15,15 @@ import json
 from typing import Any, Awaitable, Callable, MutableMapping
 
 from .openai import rewrite_completion
-from .sse import ChatStreamRewriter, SSEDecoder, encode_event
+from .sse import ChatStreamRewriter, SSEDecoder, encode_items
 
-__all__ = ["ToolCallMiddleware", "encode_items"]
+__all__ = ["ToolCallMiddleware"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def encode_items(items: list[tuple[str, str]]) -> bytes:
-    """``ChatStreamRewriter`` items -> SSE bytes."""
-    return b"".join(encode_event(comment=text) if kind == "comment" else encode_event(text) for kind, text in items)
 
 
 class ToolCallMiddleware:

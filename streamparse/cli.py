@@ -97,7 +97,7 @@ def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     from .runner import serve_forever
 
     print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
-    serve_forever(create_replay_app(token_delay=args.delay), args.host, args.port, args.log_level)
+    serve_forever(create_replay_app(token_delay=args.delay, stamp=args.stamp), args.host, args.port, args.log_level)
     return 0
 
 
@@ -172,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--host", default="127.0.0.1")
     r.add_argument("--port", type=int, default=8000)
     r.add_argument("--delay", type=float, default=0.02, help="seconds between tokens")
+    r.add_argument("--stamp", action="store_true", help="add x_sent (send time) to every chunk, for latency measurements")
     r.add_argument("--log-level", default="info")
     r.set_defaults(func=run_replay)
 

@@ -72,3 +72,20 @@ EXAMPLES: dict[str, str] = {
     ),
 }
 DEFAULT_EXAMPLE = "qwen3_xml"
+
+
+def long_output(steps: int = 4) -> str:
+    """A longer recording (a few hundred tokens): prose with a call of each common dialect."""
+    parts = []
+    for i in range(steps):
+        parts.append(f"Step {i + 1}: I look at the next part of the task and explain what I am about to do.\n")
+        if i % 3 == 0:
+            parts.append(f'<tool_call>\n{{"name": "get_weather", "arguments": {{"city": "City {i}", "days": {i % 5 + 1}}}}}\n</tool_call>\n')
+        elif i % 3 == 1:
+            parts.append(f"<tool_call>\n<function=write_file>\n<parameter=path>\nstep_{i}.py\n</parameter>\n"
+                         f"<parameter=content>\nprint('step {i}', 1 < 2)\n</parameter>\n</function>\n</tool_call>\n")
+    parts.append("All steps are done.")
+    return "".join(parts)
+
+
+EXAMPLES["long"] = long_output()

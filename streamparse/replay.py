@@ -62,16 +62,23 @@ def completion_chunks(texts: list[str], model: str, *, include_usage: bool = Fal
         yield {**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n}}
 
 
-def sse_frames(chunks: Iterator[dict[str, Any]], *, ping_every: int = 8) -> Iterator[bytes]:
-    """Chunk dicts -> SSE bytes, llama.cpp style (ASCII-escaped JSON, periodic comment pings, [DONE])."""
+def sse_frames(chunks: Iterator[dict[str, Any]], *, ping_every: int = 8, stamp: bool = False) -> Iterator[bytes]:
+    """Chunk dicts -> SSE bytes, llama.cpp style (ASCII-escaped JSON, periodic comment pings, [DONE]).
+
+    ``stamp`` adds ``x_sent`` (wall-clock seconds) to each chunk, produced lazily so
+    it is the send time: the load test measures added latency with it.
+    """
     for n, chunk in enumerate(chunks):
         if ping_every and n and n % ping_every == 0:
             yield f": ping - {time.strftime('%a %b %d %H:%M:%S %Y')}\n\n".encode()
+        if stamp:
+            chunk = {**chunk, "x_sent": time.time()}
         yield b"data: " + json.dumps(chunk, ensure_ascii=True).encode() + b"\n\n"
     yield b"data: [DONE]\n\n"
 
 
-def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0, ping_every: int = 8) -> Starlette:
+def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0, ping_every: int = 8,
+                      stamp: bool = False) -> Starlette:
     """An OpenAI-compatible upstream that replays ``script``'s text (default: the built-in examples)."""
     script = script or example_script()
 
@@ -92,7 +99,7 @@ def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0,
                           "total_tokens": 10 + sum(len(tokens(t)) for t in texts)},
             })
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage), ping_every=ping_every)
+        frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage), ping_every=ping_every, stamp=stamp)
 
         async def paced() -> AsyncIterator[bytes]:
             for frame in frames:

@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Mapping
 
 import anyio
 import httpx
-from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from .config import Backend, ProxyConfig
 from .openai import rewrite_completion
-from .sse import ChatStreamRewriter, SSEDecoder, error_body
+from .sse import ChatStreamRewriter, SSEDecoder, encode_items, error_body
 
 __all__ = ["create_app", "BadRequest"]
 
@@ -150,25 +150,24 @@ class Proxy:
         rewriter = ChatStreamRewriter(request=payload, **options)
         return EventSourceResponse(self._stream(resp, rewriter), ping=15, sep="\n")
 
-    async def _stream(self, resp: httpx.Response, rewriter: ChatStreamRewriter) -> AsyncIterator[Any]:
-        """Upstream SSE -> rewritten SSE. Cancelled when the client goes away; the upstream closes with it."""
+    async def _stream(self, resp: httpx.Response, rewriter: ChatStreamRewriter) -> AsyncIterator[bytes]:
+        """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive
+        together leave together). Cancelled when the client goes away; the upstream closes with it."""
         decoder = SSEDecoder()
         try:
             try:
                 async for raw in resp.aiter_bytes():
-                    for event in decoder.feed(raw):
-                        for item in rewriter.feed(event):
-                            yield _sse(item)
+                    data = encode_items([item for event in decoder.feed(raw) for item in rewriter.feed(event)])
+                    if data:
+                        yield data
                     if rewriter.finished:
                         return
-                for event in decoder.close():
-                    for item in rewriter.feed(event):
-                        yield _sse(item)
-                items = rewriter.close()
+                items = [item for event in decoder.close() for item in rewriter.feed(event)] + rewriter.close()
             except httpx.HTTPError as exc:
                 items = rewriter.fail(f"upstream stream broke: {type(exc).__name__}: {exc}")
-            for item in items:
-                yield _sse(item)
+            data = encode_items(items)
+            if data:
+                yield data
         finally:
             with anyio.CancelScope(shield=True):
                 await resp.aclose()
@@ -190,13 +189,6 @@ class Proxy:
         headers = {k: v for k, v in resp.headers.items() if k.lower() not in HOP_BY_HOP}
         return StreamingResponse(resp.aiter_raw(), status_code=resp.status_code, headers=headers,
                                  background=BackgroundTask(resp.aclose))
-
-
-def _sse(item: tuple[str, str]) -> Any:
-    kind, text = item
-    if kind == "comment":
-        return ServerSentEvent(comment=text)
-    return ServerSentEvent(data=text)
 
 
 def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) -> Starlette:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from .openai import ChunkRewriter
 
-__all__ = ["SSEEvent", "SSEDecoder", "ChatStreamRewriter", "encode_event", "error_body"]
+__all__ = ["SSEEvent", "SSEDecoder", "ChatStreamRewriter", "encode_event", "encode_items", "error_body"]
 
 
 @dataclass(slots=True)
@@ -93,6 +93,11 @@ def encode_event(data: str | None = None, *, comment: str | None = None, event: 
     if data is not None:
         lines.extend(f"data: {line}" for line in data.split("\n"))
     return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def encode_items(items: list[tuple[str, str]]) -> bytes:
+    """``ChatStreamRewriter`` items -> SSE bytes (comments stay comments, everything else is data)."""
+    return b"".join(encode_event(comment=text) if kind == "comment" else encode_event(text) for kind, text in items)
 
 
 def error_body(message: str, *, type_: str = "upstream_error", code: Any = None) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def test_without_tools_gated_forms_stay_text(client: OpenAI) -> None:
 
 
 def test_models_and_other_paths_are_proxied(client: OpenAI) -> None:
-    assert [m.id for m in client.models.list()] == ["qwen3_xml", "hermes", "mixed"]
+    assert [m.id for m in client.models.list()] == ["qwen3_xml", "hermes", "mixed", "long"]
 
 
 def test_bad_request_bodies(proxy: ServerThread) -> None:
