@@ -28,6 +28,11 @@ def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
     return tools
 
 
+def _is_object(value: Any) -> bool:
+    """A JSON object: a dict (checked first: ``isinstance(x, Mapping)`` alone is slow) or another Mapping."""
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
 def _tool_call_dict(call: ToolCall, index: int) -> dict[str, Any]:
     return {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
@@ -45,7 +50,7 @@ class _Choice:
 
     def note_native(self, tool_calls: Any) -> None:
         for tc in tool_calls if isinstance(tool_calls, list) else ():
-            if isinstance(tc, Mapping) and isinstance(tc.get("index"), int):
+            if _is_object(tc) and isinstance(tc.get("index"), int):
                 self.next_index = max(self.next_index, tc["index"] + 1)
 
     def segments(self, events: list[Event]) -> list[dict[str, Any]]:
@@ -93,7 +98,7 @@ class ChunkRewriter:
         return state
 
     def feed(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
-        if not isinstance(chunk, Mapping):
+        if not _is_object(chunk):
             raise ValueError(f"a chat.completion.chunk must be a JSON object, not {type(chunk).__name__}")
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices:
@@ -110,11 +115,11 @@ class ChunkRewriter:
         return out
 
     def _rewrite_choice(self, chunk: Mapping[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
-        if not isinstance(choice, Mapping):
+        if not _is_object(choice):
             raise ValueError(f"choices[{position}] must be a JSON object")
         index = choice.get("index", position)
         delta = choice.get("delta")
-        if not isinstance(index, int) or not isinstance(delta, Mapping):
+        if not isinstance(index, int) or not _is_object(delta):
             return [self._chunk(chunk, dict(choice))]  # not ours to understand: untouched
         content = delta.get("content")
         if content is not None and not isinstance(content, str):
@@ -205,7 +210,7 @@ def rewrite_completion(
     completion: Mapping[str, Any], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
 ) -> dict[str, Any]:
     """Rewrite a non-streaming ``chat.completion`` dict (a new dict; the input is not modified)."""
-    if not isinstance(completion, Mapping):
+    if not _is_object(completion):
         raise ValueError(f"a chat.completion must be a JSON object, not {type(completion).__name__}")
     tools = tools_from(tools, request)
     result = copy.deepcopy(dict(completion))
