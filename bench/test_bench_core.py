@@ -1,51 +1,53 @@
-"""Core throughput: feed generated streams token by token (4-character deltas).
+"""pytest-benchmark suite over the harness's workloads (4-character deltas).
 
-Run: pytest bench/ --benchmark-only   (not part of the test command)
+Run: pytest bench/ --benchmark-only        (not part of the test command)
+The same workloads drive `streamparse bench`, which adds baselines, latency and memory.
 """
 
 from __future__ import annotations
 
 import pytest
 
-import streamparse as sp
-from workloads import PROSE, PROSE_WITH_MARKUP, TOOLS, deltas, hermes_write, qwen3_write, tool_heavy
+from streamparse.benchmark import PARSERS, RENDERERS, SCALING_KB, build_workload, split
 
 
-def _run(pieces: list[str]) -> int:
-    parser = sp.StreamParser(TOOLS)
+def _run(factory, tools, deltas: list[str]) -> int:
+    session = factory(tools)
     n = 0
-    for piece in pieces:
-        n += len(parser.feed(piece))
-    return n + len(parser.close())
+    for delta in deltas:
+        n += len(session.feed(delta)[1])
+    return n + len(session.close()[1])
 
 
-def _bench(benchmark, text: str) -> None:
-    pieces = deltas(text, 4)
-    benchmark.extra_info["chars"] = len(text)
-    benchmark.extra_info["deltas"] = len(pieces)
-    benchmark(_run, pieces)
-    mean = benchmark.stats.stats.mean
-    benchmark.extra_info["us_per_delta"] = round(mean / len(pieces) * 1e6, 3)
-    benchmark.extra_info["MB_per_s"] = round(len(text) / mean / 1e6, 2)
+def _bench(benchmark, scenario: str, parser: str = "streamparse") -> None:
+    workload = build_workload(scenario)
+    deltas = split(workload.text, 4)
+    calls = benchmark(_run, PARSERS[parser], workload.tools, deltas)
+    if benchmark.stats:  # None under --benchmark-disable
+        mean = benchmark.stats.stats.mean
+        benchmark.extra_info.update(chars=len(workload.text), deltas=len(deltas), calls=calls,
+                                    us_per_delta=round(mean / len(deltas) * 1e6, 3),
+                                    MB_per_s=round(len(workload.text) / mean / 1e6, 2))
+    if parser == "streamparse":
+        assert calls == len(workload.call_ends)
 
 
-def test_plain_text(benchmark) -> None:
-    _bench(benchmark, PROSE)
+@pytest.mark.parametrize("parser", ["streamparse", "floor", "identity"])
+def test_prose(benchmark, parser: str) -> None:
+    _bench(benchmark, "prose", parser)
 
 
-def test_prose_with_html_and_comparisons(benchmark) -> None:
-    _bench(benchmark, PROSE_WITH_MARKUP)
+@pytest.mark.parametrize("parser", ["streamparse", "floor", "naive"])
+def test_tool_heavy(benchmark, parser: str) -> None:
+    _bench(benchmark, "tool_heavy", parser)
 
 
-def test_tool_heavy(benchmark) -> None:
-    _bench(benchmark, tool_heavy())
+@pytest.mark.parametrize("dialect", sorted(RENDERERS))
+def test_dialect(benchmark, dialect: str) -> None:
+    _bench(benchmark, f"dialect:{dialect}")
 
 
-@pytest.mark.parametrize("kb", [1, 4, 16, 64, 256])
-def test_hermes_argument_scaling(benchmark, kb: int) -> None:
-    _bench(benchmark, hermes_write(kb * 1024))
-
-
-@pytest.mark.parametrize("kb", [1, 4, 16, 64, 256])
-def test_qwen3_argument_scaling(benchmark, kb: int) -> None:
-    _bench(benchmark, qwen3_write(kb * 1024))
+@pytest.mark.parametrize("kb", SCALING_KB)
+@pytest.mark.parametrize("dialect", ["tool_call_json", "qwen3_xml"])
+def test_argument_scaling(benchmark, dialect: str, kb: int) -> None:
+    _bench(benchmark, f"args:{dialect}:{kb}")

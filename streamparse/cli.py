@@ -147,6 +147,43 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def run_bench(args: argparse.Namespace, out: TextIO) -> int:
+    from . import benchmark as bm
+
+    parsers = dict(bm.PARSERS)
+    extra, notes = bm.optional_comparators()
+    parsers.update(extra)
+    for spec in args.compare or []:
+        name, factory = bm.load_compare(spec)
+        parsers[name] = factory
+    for note in notes:
+        print(f"# {note}", file=out)
+    chunk = args.chunk if args.chunk == "random" else int(args.chunk)
+    scenarios = args.scenario or ["prose", "tool_heavy", "dialects", "scaling"]
+    results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick,
+                           log=lambda s: print(s, file=out, flush=True))
+    headline = bm.ratios(results)
+    if headline:
+        print("\n== ratios (same run, same machine)", file=out)
+        for key, value in headline.items():
+            print(f"{key:<40}{value:>10.2f}", file=out)
+    if args.proxy:
+        from .loadtest import run_load
+
+        figures = run_load(args.proxy_concurrency, args.proxy_delay)
+        headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
+        print("\n== proxy (streamparse serve vs direct, real processes on loopback)", file=out)
+        for key, value in figures.items():
+            print(f"{key:<40}{value:>12.2f}", file=out)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"chunk": chunk, "results": [r.as_dict() for r in results], "ratios": headline}, fh, indent=1)
+    if args.plot:
+        bm.plot(results, args.plot)
+        print(f"# plot written to {args.plot}", file=out)
+    return 1 if any(r.correct is False for r in results) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="streamparse", description=__doc__)
     sub = ap.add_subparsers(dest="command")
@@ -176,6 +213,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--log-level", default="info")
     r.set_defaults(func=run_replay)
 
+    b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines")
+    b.add_argument("--scenario", action="append",
+                   help="prose, tool_heavy, dialects, scaling, or one workload such as dialect:qwen3_xml or "
+                        "args:tool_call_json:64 (repeatable; default: all four groups)")
+    b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
+    b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
+                   help="another parser: a callable taking the list of deltas, returning (text, calls)")
+    b.add_argument("--json", metavar="FILE", help="write machine-readable results")
+    b.add_argument("--plot", metavar="FILE.png", help="time against argument size, log-log (needs matplotlib)")
+    b.add_argument("--quick", action="store_true", help="tiny workloads (a smoke run)")
+    b.add_argument("--proxy", action="store_true", help="also load-test the proxy (starts real processes)")
+    b.add_argument("--proxy-concurrency", type=int, default=200)
+    b.add_argument("--proxy-delay", type=float, default=0.02, help="upstream seconds per token in the proxy run")
+    b.set_defaults(func=run_bench)
+
     d = sub.add_parser("demo", help="replay upstream + proxy + streaming client, all on loopback, then exit")
     d.add_argument("--example", choices=sorted(EXAMPLES), default=DEFAULT_EXAMPLE)
     d.add_argument("--delay", type=float, default=0.01, help="seconds between upstream tokens")
@@ -186,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = build_parser()
-    commands = {"parse", "serve", "replay", "demo"}
+    commands = {"parse", "serve", "replay", "demo", "bench"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
         argv.insert(0, "parse")
     args = ap.parse_args(argv)

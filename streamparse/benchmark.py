@@ -1,0 +1,529 @@
+"""Benchmark harness: deterministic workloads, streamparse and baselines on the same deltas.
+
+Every figure is reported next to baselines measured in the same run on the same
+machine, so ratios mean something:
+
+- ``identity``: hands every delta back as text (the cost of the loop itself);
+- ``floor``: one compiled-regex search per delta for the start markers, nothing else;
+- ``naive``: re-parses the whole buffer on every delta, the way the seed converters do
+  (regex over everything received, ``json.loads`` per block) - quadratic;
+- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``), and the
+  streaming tool parsers of sglang / vllm when those packages are importable.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import importlib
+import itertools
+import json
+import random
+import re
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+from .events import TextDelta, ToolCall
+from .examples import EXAMPLE_TOOLS
+from .parser import StreamParser
+
+__all__ = [
+    "Workload", "Session", "PARSERS", "SCENARIOS", "build_workload", "split", "measure", "run_suite",
+    "format_table", "load_compare",
+]
+
+KB = 1024
+SCALING_KB = (1, 4, 16, 64, 256)
+
+
+# ----------------------------------------------------------------------------- workloads
+
+def _args_json(args: dict[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _qwen3(name: str, args: dict[str, Any]) -> tuple[str, int]:
+    params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n" for k, v in args.items())
+    head = f"<tool_call>\n<function={name}>\n{params}</function>"
+    return head + "\n</tool_call>", len(head)
+
+
+def _closing_at_end(text: str) -> tuple[str, int]:
+    return text, len(text)
+
+
+# dialect -> (name, args) -> (block text, offset just after the marker that completes the call)
+RENDERERS: dict[str, Callable[[str, dict[str, Any]], tuple[str, int]]] = {
+    "qwen3_xml": _qwen3,
+    "tool_call_json": lambda n, a: _closing_at_end(f"<tool_call>\n{_args_json({'name': n, 'arguments': a})}\n</tool_call>"),
+    "tools_array": lambda n, a: _closing_at_end(f"<tools>[{_args_json({'name': n, 'arguments': a})}]</tools>"),
+    "function_tag": lambda n, a: _closing_at_end(f"<function>{_args_json({'name': n, 'parameters': a})}</function>"),
+    "angle_json": lambda n, a: _closing_at_end(f"<{_args_json({'name': n, 'arguments': a})}>"),
+    "name_tag": lambda n, a: _closing_at_end(f"<{n}>{_args_json(a)}</function>"),
+    "tool_calls_json": lambda n, a: _closing_at_end(_args_json({"tool_calls": [{"name": n, "arguments": a}]})),
+    "bare_json": lambda n, a: _closing_at_end(_args_json({"name": n, "arguments": a})),
+    "mistral": lambda n, a: _closing_at_end("[TOOL_CALLS]" + _args_json([{"name": n, "arguments": a}])),
+}
+# Where the call completes before the block ends: at its JSON value (angle, mistral) or at its array element (tools).
+_CLOSE_BEFORE_END = {"angle_json": 1, "tools_array": len("]</tools>"), "mistral": 1}
+
+_WORDS = ("the model writes prose between its calls and explains what it is doing next while a user "
+          "waits for the answer to arrive token by token on a slow connection").split()
+
+
+def _prose(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(n_words)).capitalize() + ".\n"
+
+
+def _code(rng: random.Random, size: int) -> str:
+    lines = []
+    total = 0
+    while total < size:
+        line = f"    value_{rng.randint(0, 999)} = compute(\"{rng.choice(_WORDS)}\", {rng.randint(0, 99)})  # <{rng.choice(_WORDS)}>\n"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)[:size]
+
+
+@dataclass
+class Workload:
+    """A model output with its tools and where each call completes (to measure emission latency)."""
+
+    name: str
+    text: str
+    tools: list[dict[str, Any]]
+    call_ends: list[int] = field(default_factory=list)  # offset just after each call's completing marker
+    arg_bytes: int = 0
+
+
+def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: int = 200) -> Workload:
+    """Deterministic workloads.
+
+    ``prose``: plain text only. ``tool_heavy``: prose and ``calls`` calls of every dialect,
+    in turn. ``dialect:NAME``: prose and calls of one dialect. ``args:NAME:KB``: one
+    ``write_file`` call of one dialect whose content is KB kilobytes of code.
+    """
+    rng = random.Random(seed)
+    if scenario == "prose":
+        parts, total = [], 0
+        while total < size_kb * KB:
+            parts.append(_prose(rng, rng.randint(8, 30)))
+            total += len(parts[-1])
+        return Workload(scenario, "".join(parts)[: size_kb * KB], EXAMPLE_TOOLS)
+    if scenario.startswith("args:"):
+        _, dialect, kb = scenario.split(":")
+        content = _code(rng, int(kb) * KB)
+        block, end = RENDERERS[dialect]("write_file", {"path": "src/generated.py", "content": content})
+        head = "I will write the file now.\n"
+        end -= _CLOSE_BEFORE_END.get(dialect, 0)
+        return Workload(scenario, head + block + "\nDone.", EXAMPLE_TOOLS, [len(head) + end], len(content))
+    if scenario == "tool_heavy" or scenario.startswith("dialect:"):
+        dialects = list(RENDERERS) if scenario == "tool_heavy" else [scenario.split(":", 1)[1]]
+        parts: list[str] = []
+        ends: list[int] = []
+        offset = 0
+        for i in range(calls):
+            prose = _prose(rng, rng.randint(5, 25))
+            dialect = dialects[i % len(dialects)]
+            if i % 2:
+                block, end = RENDERERS[dialect]("get_weather", {"city": f"City {i}", "days": i % 7 + 1})
+            else:
+                block, end = RENDERERS[dialect]("search_recipes", {"query": f"recipe with \"{rng.choice(_WORDS)}\" ✓"})
+            end -= _CLOSE_BEFORE_END.get(dialect, 0)
+            parts += [prose, block, "\n"]
+            ends.append(offset + len(prose) + end)
+            offset += len(prose) + len(block) + 1
+        return Workload(scenario, "".join(parts), EXAMPLE_TOOLS, ends)
+    raise ValueError(f"unknown scenario {scenario!r}; see streamparse.benchmark.SCENARIOS")
+
+
+def split(text: str, chunk: int | str = 4, seed: int = 0) -> list[str]:
+    """Token-sized deltas: ``chunk`` characters each, or ``"random"`` for 1-12 (seeded)."""
+    if chunk == "random":
+        rng = random.Random(seed)
+        out, i = [], 0
+        while i < len(text):
+            n = rng.randint(1, 12)
+            out.append(text[i : i + n])
+            i += n
+        return out
+    n = int(chunk)
+    return [text[i : i + n] for i in range(0, len(text), n)]
+
+
+# ----------------------------------------------------------------------------- parsers under test
+
+class Session(Protocol):
+    """A streaming parser under test: ``feed`` returns (text, calls) emitted for that delta."""
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]: ...
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]: ...
+
+    def held(self) -> int | None: ...
+
+
+class _StreamparseSession:
+    def __init__(self, tools: Any):
+        self._p = StreamParser(tools)
+
+    @staticmethod
+    def _split(events: list[Any]) -> tuple[str, list[tuple[str, str]]]:
+        if not events:
+            return "", []
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            return events[0].text, []
+        text = "".join(e.text for e in events if e.type == "text")
+        return text, [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)]
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        return self._split(self._p.feed(delta))
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return self._split(self._p.close())
+
+    def held(self) -> int | None:
+        return len(self._p.held_text)
+
+
+class _IdentitySession:
+    def __init__(self, tools: Any):
+        pass
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        return delta, []
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return "", []
+
+    def held(self) -> int | None:
+        return 0
+
+
+_FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<think>", re.I)
+
+
+class _FloorSession(_IdentitySession):
+    """The least any marker-aware parser must do: one regex search per delta."""
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        _FLOOR_RE.search(delta)
+        return delta, []
+
+
+_NAIVE_BLOCKS = re.compile(
+    r"<tool_call>(.*?)</tool_call>|<tools>(.*?)</tools>|<function>(.*?)</function>|\[TOOL_CALLS\](\[.*\])", re.S | re.I)
+
+
+class _NaiveSession:
+    """Re-parse everything on every delta; text only at the end (what the seed converters do)."""
+
+    def __init__(self, tools: Any):
+        self._buf = ""
+        self._seen = 0
+
+    def _calls(self) -> list[tuple[str, str]]:
+        found = []
+        for m in _NAIVE_BLOCKS.finditer(self._buf):
+            body = next(g for g in m.groups() if g is not None).strip()
+            if body.startswith("<function="):
+                name = body[len("<function="): body.index(">")]
+                params = dict(re.findall(r"<parameter=([^>]+)>\n?(.*?)\n?</parameter>", body, re.S))
+                found.append((name, json.dumps(params)))
+                continue
+            try:
+                value = json.loads(body)
+            except ValueError:
+                continue
+            for obj in value if isinstance(value, list) else [value]:
+                if isinstance(obj, dict) and "name" in obj:
+                    found.append((obj["name"], json.dumps(obj.get("arguments", obj.get("parameters", {})))))
+        return found
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        self._buf += delta
+        calls = self._calls()
+        new, self._seen = calls[self._seen:], len(calls)
+        return "", new
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return _NAIVE_BLOCKS.sub("", self._buf), []
+
+    def held(self) -> int | None:
+        return len(self._buf)
+
+
+class _BatchSession:
+    """Wraps a whole-stream adapter ``deltas -> (text, calls)`` (``--compare``): no per-delta output."""
+
+    def __init__(self, fn: Callable[[list[str]], tuple[str, list[Any]]], tools: Any):
+        self._fn = fn
+        self._deltas: list[str] = []
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        self._deltas.append(delta)
+        return "", []
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        text, calls = self._fn(self._deltas)
+        return text, [(c[0], c[1]) if isinstance(c, (tuple, list)) else (c.name, c.arguments) for c in calls]
+
+    def held(self) -> int | None:
+        return None
+
+
+SessionFactory = Callable[[Any], Session]
+
+PARSERS: dict[str, SessionFactory] = {
+    "streamparse": _StreamparseSession,
+    "identity": _IdentitySession,
+    "floor": _FloorSession,
+    "naive": _NaiveSession,
+}
+
+
+def load_compare(spec: str) -> tuple[str, SessionFactory]:
+    """``module:callable`` -> a parser entry. The callable takes the list of deltas and
+    returns ``(text, calls)`` where calls are ``(name, arguments_json)`` pairs or ToolCall-like objects."""
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--compare wants module:callable, got {spec!r}")
+    fn = getattr(importlib.import_module(module_name), attr)
+    return spec, lambda tools: _BatchSession(fn, tools)
+
+
+def optional_comparators() -> tuple[dict[str, SessionFactory], list[str]]:
+    """sglang / vllm streaming tool parsers, when importable; otherwise a line saying why not."""
+    found: dict[str, SessionFactory] = {}
+    notes: list[str] = []
+    for package in ("sglang", "vllm"):
+        try:
+            importlib.import_module(package)
+        except Exception as exc:  # noqa: BLE001 - any import failure means "not available here"
+            notes.append(f"{package}: not compared ({type(exc).__name__}: {exc}); install it to add its streaming tool parser")
+            continue
+        notes.append(f"{package}: importable, but its streaming tool parser needs a tokenizer and a request object; "
+                     "not wired in this version")
+    return found, notes
+
+
+# ----------------------------------------------------------------------------- measuring
+
+@dataclass
+class Result:
+    scenario: str
+    parser: str
+    chars: int
+    deltas: int
+    seconds: float
+    calls: int
+    peak_kib: float
+    max_held: int | None
+    latency_deltas: list[int]
+    latency_us: list[float]
+    correct: bool | None
+    note: str = ""
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.chars / self.seconds / 1e6 if self.seconds else float("inf")
+
+    @property
+    def us_per_delta(self) -> float:
+        return self.seconds / self.deltas * 1e6 if self.deltas else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d.update(mb_per_s=self.mb_per_s, us_per_delta=self.us_per_delta,
+                 deltas_per_s=self.deltas / self.seconds if self.seconds else None,
+                 calls_per_s=self.calls / self.seconds if self.seconds else None)
+        return d
+
+
+def _timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> tuple[float, str, list[tuple[str, str]]]:
+    session = factory(tools)
+    feed = session.feed
+    text: list[str] = []
+    calls: list[tuple[str, str]] = []
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for delta in deltas:
+            t, c = feed(delta)
+            if t:
+                text.append(t)
+            if c:
+                calls += c
+        t, c = session.close()
+        elapsed = time.perf_counter() - start
+    finally:
+        gc.enable()
+    text.append(t)
+    calls += c
+    return elapsed, "".join(text), calls
+
+
+def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int]
+                      ) -> tuple[int | None, list[int], list[float]]:
+    """Largest held-back count, and for each call: deltas and µs from its completing delta to its emission."""
+    session = factory(tools)
+    offsets = list(itertools.accumulate(len(d) for d in deltas))  # offset after delta i
+    completing = [bisect.bisect_left(offsets, call_end) for call_end in call_ends]
+    fed_at: list[float] = []
+    emitted: list[tuple[int, float]] = []
+    max_held: int | None = 0
+    for i, delta in enumerate(deltas):
+        fed_at.append(time.perf_counter())
+        _, calls = session.feed(delta)
+        now = time.perf_counter()
+        emitted += [(i, now)] * len(calls)
+        held = session.held()
+        max_held = None if held is None or max_held is None else max(max_held, held)
+    _, calls = session.close()
+    now = time.perf_counter()
+    emitted += [(len(deltas), now)] * len(calls)
+    lat_d, lat_us = [], []
+    for (i, t), c in zip(emitted, completing):
+        lat_d.append(i - c)
+        lat_us.append((t - fed_at[c]) * 1e6 if c < len(fed_at) else float("nan"))
+    return max_held, lat_d, lat_us
+
+
+def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
+    tracemalloc.start()
+    try:
+        session = factory(tools)
+        for d in deltas:
+            session.feed(d)
+        session.close()
+        return tracemalloc.get_traced_memory()[1] / 1024
+    finally:
+        tracemalloc.stop()
+
+
+def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Sequence[str], *,
+            repeat: int = 3, expected: tuple[str, list[tuple[str, Any]]] | None = None) -> Result:
+    best = float("inf")
+    text, calls = "", []
+    for _ in range(repeat):
+        elapsed, text, calls = _timed_run(factory, workload.tools, deltas)
+        best = min(best, elapsed)
+    max_held, lat_d, lat_us = _instrumented_run(factory, workload.tools, deltas, workload.call_ends)
+    correct = None
+    if expected is not None:
+        correct = (text, [(n, json.loads(a)) for n, a in calls]) == expected
+    return Result(workload.name, parser, len(workload.text), len(deltas), best, len(calls),
+                  _peak_memory(factory, workload.tools, deltas), max_held, lat_d, lat_us, correct)
+
+
+# ----------------------------------------------------------------------------- the suite
+
+SCENARIOS: dict[str, Callable[[], list[str]]] = {
+    "prose": lambda: ["prose"],
+    "tool_heavy": lambda: ["tool_heavy"],
+    "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
+    "scaling": lambda: [f"args:{d}:{kb}" for d in ("tool_call_json", "qwen3_xml") for kb in SCALING_KB],
+}
+NAIVE_MAX_CHARS = 80 * KB  # beyond this the quadratic baseline takes minutes: skipped, and said so
+
+
+def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[str, SessionFactory] | None = None,
+              quick: bool = False, repeat: int = 3, log: Callable[[str], None] = print) -> list[Result]:
+    parsers = dict(parsers or PARSERS)
+    results: list[Result] = []
+    for group in scenarios:
+        names = SCENARIOS[group]() if group in SCENARIOS else [group]
+        for name in names:
+            if quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4:
+                continue
+            workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
+            deltas = split(workload.text, chunk)
+            reference = StreamParser(workload.tools)
+            ref_events = reference.feed(workload.text) + reference.close()
+            expected = ("".join(e.text for e in ref_events if e.type == "text"),
+                        [(e.name, json.loads(e.arguments)) for e in ref_events if isinstance(e, ToolCall)])
+            for pname, factory in parsers.items():
+                if pname == "naive" and len(workload.text) > NAIVE_MAX_CHARS:
+                    results.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
+                                          None, [], [], None, f"skipped: quadratic, input over {NAIVE_MAX_CHARS // KB} KB"))
+                    continue
+                check = expected if pname == "streamparse" else None
+                results.append(measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=check))
+            log(format_table([r for r in results if r.scenario == name]))
+    return results
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    if value is None or value != value:  # None or NaN
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def format_table(results: list[Result]) -> str:
+    if not results:
+        return ""
+    head = f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)"
+    cols = f"{'parser':<22}{'MB/s':>9}{'µs/delta':>10}{'deltas/s':>12}{'calls':>7}{'calls/s':>11}{'peak KiB':>10}" \
+           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  note"
+    lines = [head, cols]
+    for r in results:
+        lat = sorted(x for x in r.latency_us if x == x)
+        lines.append(
+            f"{r.parser:<22}{_fmt(r.mb_per_s):>9}{_fmt(r.us_per_delta, 3):>10}"
+            f"{_fmt(r.deltas / r.seconds if r.seconds == r.seconds and r.seconds else None, 0):>12}"
+            f"{r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and r.seconds == r.seconds else None, 0):>11}"
+            f"{_fmt(r.peak_kib, 0):>10}{'-' if r.max_held is None else r.max_held:>9}"
+            f"{max(r.latency_deltas) if r.latency_deltas else '-':>10}"
+            f"{_fmt(lat[len(lat) // 2] if lat else None, 1):>11}{_fmt(lat[-1] if lat else None, 1):>11}"
+            f"  {r.note}{'' if r.correct is not False else 'WRONG OUTPUT'}"
+        )
+    return "\n".join(lines)
+
+
+def ratios(results: list[Result]) -> dict[str, float]:
+    """The headline ratios: same run, same machine."""
+    by = {(r.scenario, r.parser): r for r in results}
+    out: dict[str, float] = {}
+    if ("prose", "streamparse") in by and ("prose", "floor") in by:
+        out["prose_streamparse_over_floor"] = by["prose", "streamparse"].seconds / by["prose", "floor"].seconds
+    if ("tool_heavy", "streamparse") in by:
+        out["tool_heavy_mb_per_s"] = by["tool_heavy", "streamparse"].mb_per_s
+        naive = by.get(("tool_heavy", "naive"))
+        if naive and naive.seconds == naive.seconds:
+            out["tool_heavy_naive_over_streamparse"] = naive.seconds / by["tool_heavy", "streamparse"].seconds
+    for dialect in ("tool_call_json", "qwen3_xml"):
+        big, small = by.get((f"args:{dialect}:256", "streamparse")), by.get((f"args:{dialect}:16", "streamparse"))
+        if big and small:
+            out[f"scaling_{dialect}_256kb_over_16kb"] = big.seconds / small.seconds
+    return out
+
+
+def plot(results: list[Result], path: str) -> None:
+    """Time against argument size, log-log, one line per parser (needs matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise RuntimeError("--plot needs matplotlib: pip install 'streamparse[plot]'") from exc
+    fig, ax = plt.subplots(figsize=(7, 5))
+    series: dict[str, list[tuple[float, float]]] = {}
+    for r in results:
+        if r.scenario.startswith("args:") and r.seconds == r.seconds:
+            dialect, kb = r.scenario.split(":")[1:]
+            series.setdefault(f"{r.parser} ({dialect})", []).append((float(kb), r.seconds * 1e3))
+    if not series:
+        raise RuntimeError("--plot needs the scaling scenario (args:*) in the run")
+    for label, points in sorted(series.items()):
+        points.sort()
+        ax.loglog([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+    ax.set_xlabel("argument size (KB)")
+    ax.set_ylabel("time for the whole stream (ms)")
+    ax.set_title("streamparse: time against argument size (4-character deltas)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
