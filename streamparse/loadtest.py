@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import anyio
 import httpx
 
 from .examples import EXAMPLE_TOOLS
+from .runner import free_port, port_open, started_process
 from .sse import SSEDecoder
 
 __all__ = ["run_load", "LoadError"]
@@ -29,36 +27,6 @@ __all__ = ["run_load", "LoadError"]
 
 class LoadError(AssertionError):
     """A stream under load differed from its reference (lost, duplicated or reordered data, or an error)."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, "-m", "streamparse", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    err = proc.stderr.read().decode() if proc.stderr else ""
-                    raise RuntimeError(f"streamparse {' '.join(args)} did not start: {err[-2000:]}")
-                time.sleep(0.05)
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _peak_rss_mib(pid: int) -> float:
@@ -144,11 +112,13 @@ def run_load(concurrency: int = 200, token_delay: float = 0.0, model: str = "lon
     throughput (the upstream outruns the proxy, so latency is mostly queueing);
     a model-like pace (0.02 s = 50 tokens/s) measures the latency the proxy adds.
     """
-    up_port, proxy_port = _free_port(), _free_port()
+    up_port, proxy_port = free_port(), free_port()
+    streamparse_cmd = [sys.executable, "-m", "streamparse"]
     payload = {"model": model, "stream": True, "tools": EXAMPLE_TOOLS, "messages": [{"role": "user", "content": "go"}]}
-    with _process(["replay", "--port", str(up_port), "--delay", str(token_delay), "--stamp", "--log-level", "warning"], up_port), \
-            _process(["serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port", str(proxy_port),
-                      "--log-level", "warning"], proxy_port) as proxy:
+    with started_process([*streamparse_cmd, "replay", "--port", str(up_port), "--delay", str(token_delay), "--stamp",
+                          "--log-level", "warning"], lambda: port_open(up_port)), \
+            started_process([*streamparse_cmd, "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1",
+                             "--port", str(proxy_port), "--log-level", "warning"], lambda: port_open(proxy_port)) as proxy:
         direct_url = f"http://127.0.0.1:{up_port}/v1/chat/completions"
         proxy_url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
         reference, _, _ = anyio.run(_many, proxy_url, payload, 1)

@@ -4,13 +4,15 @@ background thread on a free loopback port (the demo, the tests, the benchmarks).
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import uvicorn
 
-__all__ = ["ServerThread", "serve_forever"]
+__all__ = ["ServerThread", "serve_forever", "started_process", "port_open", "free_port"]
 
 
 def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> None:
@@ -47,3 +49,39 @@ class ServerThread:
         self.server.should_exit = True
         self._thread.join(timeout=15)
         self._sock.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def started_process(cmd: list[str], ready: Callable[[], bool], *, timeout: float = 30,
+                    env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``cmd``, wait until ``ready()`` (or fail with its stderr), stop it on exit."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"{' '.join(cmd[:4])} … did not start: {err[-3000:]}")
+            time.sleep(0.1)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -13,10 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -25,7 +22,7 @@ import pytest
 
 import streamparse
 from streamparse.config import ProxyConfig
-from streamparse.runner import ServerThread
+from streamparse.runner import ServerThread, free_port, started_process
 from streamparse.server import create_app
 
 pytestmark = pytest.mark.llamacpp
@@ -52,37 +49,22 @@ def _model_path() -> Path:
     return found[0]
 
 
+def _serving(base: str) -> bool:
+    try:
+        return httpx.get(base + "/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     model = _model_path()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", "1", "--n_ctx", "2048",
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
+    port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(base + "/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                err = proc.stderr.read().decode()[-3000:] if proc.stderr else ""
-                pytest.fail(f"llama_cpp.server did not start: {err}")
-            time.sleep(0.5)
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", "1", "--n_ctx", "2048",
+           "--host", "127.0.0.1", "--port", str(port)]
+    with started_process(cmd, lambda: _serving(base), timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _raw_stream(base: str, body: dict) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from typing import Any, Iterator
 
@@ -14,7 +13,7 @@ from openai import OpenAI
 
 from helpers import TOOLS
 from streamparse.config import ProxyConfig
-from streamparse.runner import ServerThread
+from streamparse.runner import ServerThread, free_port
 from streamparse.server import create_app
 from streamparse.sse import SSEDecoder
 from upstreams import SCRIPTS, FaultLog, faulty_upstream, scripted_upstream, wait_for
@@ -165,9 +164,7 @@ def test_upstream_error_status_keeps_its_message(faults: tuple[FaultLog, ServerT
 
 
 def test_upstream_unreachable_is_a_502() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
+    dead = free_port()  # nothing listens there
     with ServerThread(create_app(ProxyConfig.single(f"http://127.0.0.1:{dead}/v1"))) as px:
         r = httpx.post(px.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES, "stream": True}, timeout=10)
         assert r.status_code == 502 and "unreachable" in r.json()["error"]["message"]
