@@ -98,6 +98,11 @@ def _cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def _comparable(result: dict[str, Any]) -> tuple[Any, ...]:
+    """What must match between streams (call ids differ by design)."""
+    return result["content"], [(n, json.loads(a)) for n, a in result["calls"]], result["finish"]
+
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -123,12 +128,11 @@ def run_load(concurrency: int = 200, token_delay: float = 0.0, model: str = "lon
         proxy_url = f"http://127.0.0.1:{proxy_port}/v1/chat/completions"
         reference, _, _ = anyio.run(_many, proxy_url, payload, 1)
         ref = reference[0]
-        strip = lambda r: (r["content"], [n for n, _ in r["calls"]], [json.loads(a) for _, a in r["calls"]], r["finish"])  # noqa: E731
         direct, direct_lat, direct_s = anyio.run(_many, direct_url, payload, concurrency)
         cpu_before = _cpu_seconds(proxy.pid)
         results, proxy_lat, proxy_s = anyio.run(_many, proxy_url, payload, concurrency)
         proxy_cpu = _cpu_seconds(proxy.pid) - cpu_before
-        bad = [r for r in results if strip(r) != strip(ref)]
+        bad = [r for r in results if _comparable(r) != _comparable(ref)]
         if len(results) != concurrency or bad:
             raise LoadError(f"{len(bad)} of {len(results)} streams differ from the reference")
         peak = _peak_rss_mib(proxy.pid)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import arguments as args_mod
 from .arguments import ArgumentError
-from .dialects import ARGUMENTS, CALLS, DIALECTS, XML, Dialect, calls_from_value, decode_json_block, decode_qwen3_function
+from .dialects import CALLS, DIALECTS, XML, Dialect, calls_from_value, decode_json_block, decode_qwen3_function
 from .events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall
 
 __all__ = ["StreamParser", "ParseResult", "parse"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import streamparse as sp
-from helpers import TOOLS, feed_chunks, summary
+from helpers import feed_chunks, summary
 from test_dialects import ARGUMENTS, RENDER
 
 PROSE = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
