@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -68,20 +69,26 @@ def port_open(port: int) -> bool:
 @contextmanager
 def started_process(cmd: list[str], ready: Callable[[], bool], *, timeout: float = 30,
                     env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``cmd``, wait until ``ready()`` (or fail with its stderr), stop it on exit."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    try:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                raise RuntimeError(f"{' '.join(cmd[:4])} … did not start: {err[-3000:]}")
-            time.sleep(0.1)
-        yield proc
-    finally:
-        proc.terminate()
+    """Start ``cmd``, wait until ``ready()`` (or fail with the end of its stderr), stop it on exit.
+
+    stderr goes to a temporary file, not a pipe: a chatty server would block on a full pipe.
+    """
+    with tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            deadline = time.monotonic() + timeout
+            while not ready():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    stderr.seek(0)
+                    err = stderr.read().decode(errors="replace")
+                    raise RuntimeError(f"{' '.join(cmd[:4])} … did not start: {err[-3000:]}")
+                time.sleep(0.1)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -30,11 +30,20 @@ pytestmark = pytest.mark.llamacpp
 TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather for a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-PROMPT = [
-    {"role": "system", "content": "You can call tools. To call one, answer with "
-     '<tool_call>{"name": "get_weather", "arguments": {"city": "..."}}</tool_call>.'},
-    {"role": "user", "content": "What is the weather in Paris? Explain briefly, then call the tool."},
-]
+PROMPTS = {
+    "prose": [
+        {"role": "system", "content": "You can call tools. To call one, answer with "
+         '<tool_call>{"name": "get_weather", "arguments": {"city": "..."}}</tool_call>.'},
+        {"role": "user", "content": "What is the weather in Paris? Explain briefly, then call the tool."},
+    ],
+    # One worked example: the 135M model then answers with a tool call of its own.
+    "few_shot_call": [
+        {"role": "system", "content": "You are a tool-calling assistant. Reply ONLY with a tool call."},
+        {"role": "user", "content": "Weather in Rome?"},
+        {"role": "assistant", "content": '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>'},
+        {"role": "user", "content": "Weather in Paris?"},
+    ],
+}
 
 
 def _model_path() -> Path:
@@ -75,10 +84,12 @@ def _raw_stream(base: str, body: dict) -> str:
     return "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(**body, stream=True) if c.choices)
 
 
-def test_real_model_stream_through_the_proxy_arrives_intact(llama_server: str) -> None:
+@pytest.mark.parametrize("prompt", sorted(PROMPTS))
+def test_real_model_stream_through_the_proxy_arrives_intact(llama_server: str, prompt: str) -> None:
     from openai import OpenAI
 
-    body = {"model": "smollm2", "messages": PROMPT, "tools": TOOLS, "temperature": 0, "seed": 7, "max_tokens": 160}
+    body = {"model": "smollm2", "messages": PROMPTS[prompt], "tools": TOOLS, "temperature": 0, "seed": 7,
+            "max_tokens": 160}
     raw = _raw_stream(llama_server, body)
     assert raw.strip(), "the model wrote nothing"
     with ServerThread(create_app(ProxyConfig.single(llama_server))) as proxy:
@@ -99,4 +110,6 @@ def test_real_model_stream_through_the_proxy_arrives_intact(llama_server: str) -
         (c.name, json.loads(c.arguments)) for c in expected.tool_calls]
     for call in calls.values():  # any call is well-formed
         assert call["name"] == "get_weather" and isinstance(json.loads(call["arguments"]), dict)
+    if "<tool_call>" in raw:  # the model wrote a call: it must not be lost in text
+        assert calls and "<tool_call>" not in content
     assert finish in ("stop", "length", "tool_calls")
