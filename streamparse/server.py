@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .config import Backend, ProxyConfig
+from .dialects import warm_up
 from .openai import rewrite_completion
 from .sse import ChatStreamRewriter, SSEDecoder, encode_items, error_body
 
@@ -197,6 +198,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warm_up()
         try:
             yield
         finally:
