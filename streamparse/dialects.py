@@ -112,11 +112,11 @@ class _Qwen3ToPython(Transformer):
         return children[0]
 
     def function(self, children: list[Any]) -> tuple[str, dict[str, str]]:
-        name, *params = children
-        return str(name), dict(params)
+        head, *params = children
+        return str(head)[len("<function=") : -1], dict(params)
 
     def param(self, children: list[Any]) -> tuple[str, str]:
-        key = str(children[0]).strip()
+        key = str(children[0])[len("<parameter=") : -1].strip()
         value = str(children[1]) if len(children) > 1 else ""
         # One leading and one trailing newline belong to the layout, not the value.
         if value.startswith("\n"):

@@ -219,7 +219,8 @@ class StreamParser:
                 if not self._trigger_search(delta):
                     if not delta:
                         return []
-                    self._track_line(delta)
+                    if self._line_blank or "\n" in delta:
+                        self._track_line(delta)
                     return [TextDelta(delta)]
             elif mode == _XML or mode == _JSON:
                 b = self._block
