@@ -40,7 +40,7 @@ SCALING_KB = (1, 4, 16, 64, 256)
 
 # ----------------------------------------------------------------------------- workloads
 
-def _args_json(args: dict[str, Any]) -> str:
+def _args_json(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
@@ -121,7 +121,7 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
         return Workload(scenario, head + block + "\nDone.", EXAMPLE_TOOLS, [len(head) + end], len(content))
     if scenario == "tool_heavy" or scenario.startswith("dialect:"):
         dialects = list(RENDERERS) if scenario == "tool_heavy" else [scenario.split(":", 1)[1]]
-        parts: list[str] = []
+        pieces: list[str] = []
         ends: list[int] = []
         offset = 0
         for i in range(calls):
@@ -132,10 +132,10 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
             else:
                 block, end = RENDERERS[dialect]("search_recipes", {"query": f"recipe with \"{rng.choice(_WORDS)}\" ✓"})
             end -= _CLOSE_BEFORE_END.get(dialect, 0)
-            parts += [prose, block, "\n"]
+            pieces += [prose, block, "\n"]
             ends.append(offset + len(prose) + end)
             offset += len(prose) + len(block) + 1
-        return Workload(scenario, "".join(parts), EXAMPLE_TOOLS, ends)
+        return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends)
     raise ValueError(f"unknown scenario {scenario!r}; see streamparse.benchmark.SCENARIOS")
 
 
@@ -406,7 +406,8 @@ def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> 
 def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Sequence[str], *,
             repeat: int = 3, expected: tuple[str, list[tuple[str, Any]]] | None = None) -> Result:
     best = float("inf")
-    text, calls = "", []
+    text: str = ""
+    calls: list[tuple[str, str]] = []
     for _ in range(repeat):
         elapsed, text, calls = _timed_run(factory, workload.tools, deltas)
         best = min(best, elapsed)
@@ -442,7 +443,7 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
             deltas = split(workload.text, chunk)
             reference = StreamParser(workload.tools)
             ref_events = reference.feed(workload.text) + reference.close()
-            expected = ("".join(e.text for e in ref_events if e.type == "text"),
+            expected = ("".join(e.text for e in ref_events if isinstance(e, TextDelta)),
                         [(e.name, json.loads(e.arguments)) for e in ref_events if isinstance(e, ToolCall)])
             for pname, factory in parsers.items():
                 if pname == "naive" and len(workload.text) > NAIVE_MAX_CHARS:

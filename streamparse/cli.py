@@ -8,7 +8,7 @@ import sys
 from typing import Any, Sequence, TextIO
 
 from .dialects import DIALECTS
-from .events import Event, ToolCall
+from .events import Diagnostic, Event, ToolCall
 from .examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
 from .parser import StreamParser
 
@@ -24,7 +24,7 @@ def _load_tools(path: str | None, use_example: bool) -> list[dict[str, Any]] | N
 def _format(ev: Event) -> str:
     if isinstance(ev, ToolCall):
         return f"tool_call #{ev.index} {ev.name} {ev.arguments}  (id={ev.id}, {ev.dialect})"
-    if ev.type == "diagnostic":
+    if isinstance(ev, Diagnostic):
         return f"diagnostic {ev.code}: {ev.message}"
     return f"{ev.type:<9} {ev.text!r}"
 

@@ -56,6 +56,7 @@ class _Choice:
     def segments(self, events: list[Event]) -> list[dict[str, Any]]:
         """Events -> ordered delta pieces: runs of text, of reasoning, of calls."""
         pieces: list[dict[str, Any]] = []
+        value: Any
         for ev in events:
             if isinstance(ev, TextDelta):
                 key, value = "content", ev.text

@@ -223,7 +223,7 @@ class StreamParser:
                         self._track_line(delta)
                     return [TextDelta(delta)]
             elif mode == _XML or mode == _JSON:
-                b = self._block
+                b: _Block = self._block  # type: ignore[assignment]  # always set in these modes
                 if b.size + len(delta) <= self._max_block:
                     if mode == _XML:
                         fast = "<" not in delta
@@ -261,7 +261,7 @@ class StreamParser:
     # ------------------------------------------------------------------ driver
 
     def _run(self, text: str, final: bool) -> list[Event]:
-        self._out: list[Event] = []
+        self._out = []
         self._held = ""
         pos = 0
         n = len(text)
@@ -397,7 +397,7 @@ class StreamParser:
         names = self._schemas or {}
         n = len(text)
         limit = i + 64 + max((len(t) for t in names), default=0)
-        k = _WS.match(text, i + 1).end()
+        k = _skip_ws(text, i + 1)
         if k >= n:
             return more if n < limit else None
         if text[k] != '"':
@@ -415,9 +415,9 @@ class StreamParser:
             want = '"'
         else:
             return None
-        k = _WS.match(text, end + 1).end()
+        k = _skip_ws(text, end + 1)
         if k < n and text[k] == ":":
-            k = _WS.match(text, k + 1).end()
+            k = _skip_ws(text, k + 1)
             if k < n and text[k] != want:
                 return None
         elif k < n:
@@ -451,7 +451,7 @@ class StreamParser:
         """Between an opening marker and its body: decide the body kind, or give up early."""
         b = self._block
         assert b is not None
-        k = _WS.match(text, pos).end()
+        k = _skip_ws(text, pos)
         if k >= len(text):
             return self._abort(pos) if final else pos
         on = self._enabled
@@ -612,7 +612,7 @@ class StreamParser:
 
     def _scan_after(self, text: str, pos: int, final: bool) -> int:
         """Optional closers after a call (``</tool_call>``, fence, ``>``); the whitespace before them is the block's."""
-        k = _WS.match(text, pos).end()
+        k = _skip_ws(text, pos)
         if k >= len(text):
             if not final:
                 return pos  # hold the whitespace until we know
@@ -807,6 +807,11 @@ class StreamParser:
 
 _STRING_OPEN = -1
 _ESCAPE_PENDING = -2
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """Index of the first non-whitespace character at or after ``pos`` (or ``len(text)``)."""
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]  # r"\s*" always matches
 
 
 def _string_end(text: str, start: int, pattern: re.Pattern[str] = _IN_DQ) -> int:
