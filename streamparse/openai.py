@@ -15,7 +15,8 @@ from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mappin
 from .events import Event, ReasoningDelta, TextDelta, ToolCall
 from .parser import StreamParser
 
-__all__ = ["ChunkRewriter", "rewrite_stream", "rewrite_stream_sync", "rewrite_completion", "tools_from"]
+__all__ = ["ChunkRewriter", "rewrite_stream", "rewrite_stream_sync", "rewrite_completion", "completion_to_chunks",
+           "tools_from"]
 
 Tools = Sequence[Mapping[str, Any]] | None
 
@@ -243,3 +244,22 @@ def rewrite_completion(
             if choice.get("finish_reason") in ("stop", None, "tool_calls"):
                 choice["finish_reason"] = "tool_calls"
     return result
+
+
+def completion_to_chunks(completion: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A (rewritten) ``chat.completion`` as the chunks a stream would have carried: one per choice.
+
+    For an upstream that answers a streaming request with a plain JSON body.
+    """
+    base = {k: v for k, v in completion.items() if k not in ("choices", "usage", "object")}
+    chunks = []
+    for position, choice in enumerate(completion.get("choices") or []):
+        message = dict(choice.get("message") or {})
+        delta = {k: v for k, v in message.items() if v is not None and k != "tool_calls"}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]
+        chunks.append({**base, "object": "chat.completion.chunk", "choices": [
+            {"index": choice.get("index", position), "delta": delta, "finish_reason": choice.get("finish_reason")}]})
+    if "usage" in completion and chunks:
+        chunks[-1]["usage"] = completion["usage"]
+    return chunks

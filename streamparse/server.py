@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from .config import Backend, ProxyConfig
 from .dialects import warm_up
-from .openai import rewrite_completion
+from .openai import completion_to_chunks, rewrite_completion
 from .sse import ChatStreamRewriter, SSEDecoder, encode_items, error_body
 
 __all__ = ["create_app", "BadRequest"]
@@ -148,8 +148,25 @@ class Proxy:
                 return error_response(502, f"upstream sent an unusable response: {exc}", code="upstream_bad_response")
             finally:
                 await resp.aclose()
+        if not resp.headers.get("content-type", "").startswith("text/event-stream"):
+            # Asked to stream, the upstream answered with one body: send it as a stream anyway.
+            return EventSourceResponse(self._body_as_stream(resp, payload, options), ping=15, sep="\n")
         rewriter = ChatStreamRewriter(request=payload, **options)
         return EventSourceResponse(self._stream(resp, rewriter), ping=15, sep="\n")
+
+    async def _body_as_stream(self, resp: httpx.Response, request: dict[str, Any], options: dict[str, Any]
+                              ) -> AsyncIterator[bytes]:
+        try:
+            raw = await resp.aread()
+        finally:
+            await resp.aclose()
+        try:
+            chunks = completion_to_chunks(rewrite_completion(json.loads(raw), request=request, **options))
+            items = [("data", json.dumps(c, ensure_ascii=False)) for c in chunks] + [("done", "[DONE]")]
+        except (ValueError, AttributeError, TypeError):
+            text = raw.decode("utf-8", "replace")[:2000]
+            items = [("error", json.dumps(error_body(f"upstream answered a streaming request with: {text!r}")))]
+        yield encode_items(items)
 
     async def _stream(self, resp: httpx.Response, rewriter: ChatStreamRewriter) -> AsyncIterator[bytes]:
         """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive

@@ -209,3 +209,14 @@ async def test_aparse_async_text_deltas(anyio_backend: str) -> None:
     events = [e async for e in aparse(_aiter([TEXT[i : i + 5] for i in range(0, len(TEXT), 5)]), TOOLS)]
     assert [e.name for e in events if e.type == "tool_call"] == ["get_weather", "get_weather"]
     assert "".join(e.text for e in events if e.type == "text") == "Checking both.\n\nand\n\nDone."
+
+
+def test_completion_to_chunks_validates_and_accumulates_to_the_same_answer() -> None:
+    full = sp_openai.rewrite_completion(completion_for(TEXT), TOOLS)
+    full["usage"] = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    chunks = sp_openai.completion_to_chunks(full)
+    acc = accumulate(chunks)[0]
+    message = full["choices"][0]["message"]
+    assert acc["content"] == message["content"] and acc["finish_reason"] == "tool_calls"
+    assert [c["name"] for _, c in sorted(acc["tool_calls"].items())] == [c["function"]["name"] for c in message["tool_calls"]]
+    assert chunks[-1]["usage"]["total_tokens"] == 3

@@ -242,3 +242,17 @@ def test_passthrough_keeps_path_query_and_method(faults: tuple[FaultLog, ServerT
     _, px = faults
     r = httpx.get(px.url + "/v1/files/abc?limit=2", timeout=10)
     assert r.json() == {"path": "/v1/files/abc", "query": "limit=2", "method": "GET"}
+
+
+def test_upstream_answering_a_stream_with_one_json_body(faults: tuple[FaultLog, ServerThread]) -> None:
+    _, px = faults
+    client = OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0)
+    with client.chat.completions.stream(model="json_instead_of_sse", messages=MESSAGES, tools=TOOLS) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    assert final.choices[0].message.content == "Hi "
+    assert final.choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert final.choices[0].finish_reason == "tool_calls"
+    items, _ = _sse(px, "text_instead_of_sse")
+    assert "model is loading" in items[0]["error"]["message"]

@@ -65,6 +65,11 @@ def faulty_upstream(log: FaultLog) -> Starlette:
             return JSONResponse({"error": {"message": "model crashed", "type": "server_error"}}, status_code=500)
         if mode == "status404text":
             return PlainTextResponse("no such model here", status_code=404)
+        if mode == "json_instead_of_sse":
+            return JSONResponse({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "Hi " + HERMES}, "finish_reason": "stop"}]})
+        if mode == "text_instead_of_sse":
+            return PlainTextResponse("model is loading")
         if mode == "echo_headers":
             text = json.dumps({k: v for k, v in request.headers.items() if k in ("authorization", "x-custom", "connection")})
             return StreamingResponse(sse_frames(completion_chunks([text], "m")), media_type="text/event-stream")
