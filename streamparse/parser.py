@@ -60,7 +60,7 @@ class _Block:
 
     __slots__ = (
         "dialect", "kind", "opener", "fence", "tag_name", "end_tags", "raw_prefix", "parts",
-        "starts", "size", "depth", "quote", "esc", "value_end", "elem_start", "emitted", "last_end", "wrapped",
+        "starts", "size", "depth", "quote", "esc", "after_inner", "value_end", "elem_start", "emitted", "last_end", "wrapped",
     )
 
     def __init__(self, kind: str, opener: str, fence: str, tag_name: str | None, end_tags: tuple[str, ...]):
@@ -77,6 +77,7 @@ class _Block:
         self.depth = 0
         self.quote = ""  # the open string's quote character, if inside one
         self.esc = False  # inside a string, the previous piece ended with a lone backslash
+        self.after_inner = False  # bare block: an inner value just closed at depth 1
         self.value_end = -1  # body offset just after the balanced JSON value
         self.elem_start = -1  # body offset of the array element being read
         self.emitted = 0  # calls already emitted from this block (arrays)
@@ -525,6 +526,23 @@ class StreamParser:
                     if r is not None:
                         return self._complete(text[j:r], r)
                 return self._complete("", j)  # the end tag is missing: the value ends the block
+            if b.after_inner:
+                # Bare block, depth 1, right after a value: only "," or a closer may follow.
+                # Anything else means the model left out the final brace: the block ends here.
+                m = _NON_WS.search(text, i)
+                if m is None:
+                    i = n
+                    break
+                j = m.start()
+                ch = text[j]
+                b.after_inner = False
+                if ch == ",":
+                    i = j + 1
+                    continue
+                if ch not in "}]`":
+                    b.add(text[pos:j])
+                    return self._complete("", j)
+                i = j
             m = _STRUCT.search(text, i)
             if m is None:
                 i = n
@@ -550,6 +568,8 @@ class StreamParser:
                     b.value_end = b.size
                     if not tagged:
                         return self._complete("", i)
+                elif b.depth == 1 and not tagged and b.kind != "angle" and b.kind != "mistral":
+                    b.after_inner = True
             elif (ch == "<" and tagged) or (ch == "`" and b.fence):
                 r = self._match_closer(text, j, final)
                 if r is _PARTIAL:
@@ -656,9 +676,9 @@ class StreamParser:
         self._block = None
         self._mode = _TEXT
         trailing_ws = ""
-        if not closer and b.value_end >= 0:
-            # No closing marker: whitespace after the value is not the block's.
-            rest = b.body(b.value_end)
+        if not closer:
+            # No closing marker: whitespace after the body is not the block's.
+            rest = b.body(max(b.value_end, 0))
             trailing_ws = rest[len(rest.rstrip()) :]
         if b.emitted:
             self._finish_elements(b, closer)

@@ -287,3 +287,16 @@ def test_parse_equals_streaming_for_the_builtin_examples() -> None:
 
     for text in EXAMPLES.values():
         assert assert_chunking_invariant(text)[1]
+
+
+def test_bare_call_missing_its_final_brace_does_not_hold_back_the_prose_after_it() -> None:
+    text = '{"name": "get_weather", "arguments": {"city": "Paris"}\nLet me know.'
+    assert assert_chunking_invariant(text) == ("\nLet me know.", [("get_weather", {"city": "Paris"})])
+    parser = sp.StreamParser(TOOLS)
+    events = parser.feed(text[: text.index("Let") + 1])
+    assert [e.type for e in events if e.type != "diagnostic"] == ["tool_call", "text"]
+
+
+def test_bare_tool_calls_missing_final_brace() -> None:
+    text = '{"tool_calls": [{"name": "server.method", "arguments": {}}]\nok'
+    assert assert_chunking_invariant(text) == ("\nok", [("server.method", {})])
