@@ -65,6 +65,7 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], tuple[str, int]]] = {
     "tool_calls_json": lambda n, a: _closing_at_end(_args_json({"tool_calls": [{"name": n, "arguments": a}]})),
     "bare_json": lambda n, a: _closing_at_end(_args_json({"name": n, "arguments": a})),
     "mistral": lambda n, a: _closing_at_end("[TOOL_CALLS]" + _args_json([{"name": n, "arguments": a}])),
+    "mistral_v11": lambda n, a: _closing_at_end(f"[TOOL_CALLS]{n}[ARGS]" + _args_json(a)),
 }
 # Where the call completes before the block ends: at its JSON value (angle, mistral) or at its array element (tools).
 _CLOSE_BEFORE_END = {"angle_json": 1, "tools_array": len("]</tools>"), "mistral": 1}

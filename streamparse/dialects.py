@@ -53,6 +53,7 @@ DIALECTS: dict[str, Dialect] = {
         Dialect("tool_calls_json", "tool_calls_json", TOOL_CALLS, gated=True, doc='bare {"tool_calls": [{"name": …, "arguments": …}]}'),
         Dialect("bare_json", "bare_json", CALL, gated=True, doc='bare {"name": …, "arguments": …} at a line start, fenced or not'),
         Dialect("mistral", "mistral", CALLS, doc='[TOOL_CALLS][{"name": …, "arguments": …}]'),
+        Dialect("mistral_v11", "mistral_v11", ARGUMENTS, doc="[TOOL_CALLS]NAME[ARGS]{…} (newer Mistral tokenizers)"),
     )
 }
 

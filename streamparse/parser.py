@@ -53,6 +53,8 @@ _FENCE_HEAD = re.compile(r"```[\w+.\-]*[ \t]*\r?\n\s*")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]*[ \t]*\r?)?")
 _FENCE_HEAD_MAX = 64
 _XML_END = re.compile(r"</function>|</tool_call>", re.I)
+_MISTRAL_NAME = re.compile(r"([A-Za-z_][\w.\-]*)\[ARGS\]")
+_MISTRAL_NAME_PREFIX = re.compile(r"[A-Za-z_][\w.\-]*(?:\[(?:A(?:R(?:G(?:S)?)?)?)?)?")
 
 
 class _Block:
@@ -192,7 +194,7 @@ class StreamParser:
             markers["<function>"] = "function"
         if "angle_json" in on:
             markers["<{"] = "angle"
-        if "mistral" in on:
+        if "mistral" in on or "mistral_v11" in on:
             markers[_MISTRAL_OPEN] = "mistral"
         if "name_tag" in on:
             for low in self._tool_names:
@@ -202,7 +204,7 @@ class StreamParser:
         self._max_marker = max(len(m) for m in markers)
         self._bare = bool(self._tool_names) and ("bare_json" in on or "tool_calls_json" in on)
         trigger = "<`"
-        if "mistral" in on:
+        if "mistral" in on or "mistral_v11" in on:
             trigger += r"\["
         if self._bare:
             trigger += "{"
@@ -467,9 +469,24 @@ class StreamParser:
                 return pos  # wait for more
             elif b.kind == "tool_call" and ch in "{[" and "tool_call_json" in on:
                 dialect = DIALECTS["tool_call_json"]
+        elif b.kind == "mistral" and ch not in "{[":
+            # Newer Mistral: [TOOL_CALLS]NAME[ARGS]{...}
+            m = _MISTRAL_NAME.match(text, k)
+            if m is None:
+                if not final and _MISTRAL_NAME_PREFIX.fullmatch(text, k) and len(text) - k < 128:
+                    return pos  # wait for more
+                return self._abort(pos)
+            if "mistral_v11" not in on or not self._known(m.group(1)):
+                return self._abort(pos)
+            b.opener += text[pos : m.end()]
+            b.raw_prefix += text[pos : m.end()]
+            b.tag_name = m.group(1)
+            b.dialect = DIALECTS["mistral_v11"]
+            self._mode = _JSON
+            return m.end()
         else:
             candidate = DIALECTS[_KIND_DIALECT[b.kind]]
-            if ch == "{" or (ch == "[" and candidate.shape == CALLS):
+            if (ch == "{" or (ch == "[" and candidate.shape == CALLS)) and candidate.name in on:
                 dialect = candidate
         if dialect is None:
             return self._abort(pos)

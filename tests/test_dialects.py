@@ -43,6 +43,7 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "bare_json_fenced": lambda n, a: "```json\n" + js({"name": n, "arguments": a}) + "\n```",
     "bare_json_fenced_no_brace": lambda n, a: "```json\n" + js({"name": n, "arguments": a})[:-1] + "\n```",
     "mistral": lambda n, a: "[TOOL_CALLS]" + js([{"name": n, "arguments": a}]),
+    "mistral_v11": lambda n, a: f"[TOOL_CALLS]{n}[ARGS]" + js(a),
     "hermes_fenced": lambda n, a: "```json\n" + f"<tool_call>{js({'name': n, 'arguments': a})}</tool_call>" + "\n```",
     "qwen3_fenced": lambda n, a: "```xml\n" + qwen3(n, a) + "\n```",
 }

@@ -300,3 +300,14 @@ def test_bare_call_missing_its_final_brace_does_not_hold_back_the_prose_after_it
 def test_bare_tool_calls_missing_final_brace() -> None:
     text = '{"tool_calls": [{"name": "server.method", "arguments": {}}]\nok'
     assert assert_chunking_invariant(text) == ("\nok", [("server.method", {})])
+
+
+def test_mistral_v11_name_args_form_and_gating() -> None:
+    text = 'Sure.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]search_recipes[ARGS]{"query": "x"} done'
+    assert assert_chunking_invariant(text) == (
+        "Sure. done", [("get_weather", {"city": "Paris"}), ("search_recipes", {"query": "x"})])
+    unknown = "[TOOL_CALLS]launch[ARGS]{}"
+    assert assert_chunking_invariant(unknown) == (unknown, [])
+    assert calls("[TOOL_CALLS]anything[ARGS]{'a': 1,}", tools=None) == [("anything", {"a": 1})]
+    prose = "[TOOL_CALLS] is a marker"
+    assert assert_chunking_invariant(prose) == (prose, [])
