@@ -524,34 +524,28 @@ class StreamParser:
                 b.quote = ""
                 i = j + 1
                 continue
-            if b.value_end >= 0:
-                # The value is complete: whitespace, stray closers or the end tag may follow.
+            if b.value_end >= 0 or b.after_inner:
                 m = _NON_WS.search(text, i)
                 if m is None:
                     i = n
                     break
                 j = m.start()
                 ch = text[j]
-                if ch == "}" or ch == "]":
-                    i = j + 1
-                    continue
-                b.add(text[pos:j])
-                if ch == "<" or ch == "`":
-                    r = self._match_closer(text, j, final)
-                    if r is _PARTIAL:
-                        return j
-                    if r is not None:
-                        return self._complete(text[j:r], r)
-                return self._complete("", j)  # the end tag is missing: the value ends the block
-            if b.after_inner:
+                if b.value_end >= 0:
+                    # The value is complete: whitespace, stray closers or the end tag may follow.
+                    if ch == "}" or ch == "]":
+                        i = j + 1
+                        continue
+                    b.add(text[pos:j])
+                    if ch == "<" or ch == "`":
+                        r = self._match_closer(text, j, final)
+                        if r is _PARTIAL:
+                            return j
+                        if r is not None:
+                            return self._complete(text[j:r], r)
+                    return self._complete("", j)  # the end tag is missing: the value ends the block
                 # Bare block, depth 1, right after a value: only "," or a closer may follow.
                 # Anything else means the model left out the final brace: the block ends here.
-                m = _NON_WS.search(text, i)
-                if m is None:
-                    i = n
-                    break
-                j = m.start()
-                ch = text[j]
                 b.after_inner = False
                 if ch == ",":
                     i = j + 1
@@ -603,7 +597,9 @@ class StreamParser:
         b = self._block
         assert b is not None
         candidates = b.end_tags + ((_FENCE,) if b.fence else ())
-        seg = text[j : j + 16 + max(len(c) for c in candidates)].lower()
+        if not candidates:
+            return None
+        seg = text[j : j + max(len(c) for c in candidates)].lower()
         for c in candidates:
             if seg.startswith(c):
                 return j + len(c)
