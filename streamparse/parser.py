@@ -612,7 +612,7 @@ class StreamParser:
         if b is not None and b.size > self._max_block:
             self._block = None
             self._mode = _TEXT
-            self._reject(b, b.raw(), "block_too_large", f"block over {self._max_block} characters released as text")
+            self._reject(b, "block_too_large", f"block over {self._max_block} characters released as text")
         return resume
 
     # ------------------------------------------------------------------ blocks: Qwen3 XML bodies
@@ -694,7 +694,7 @@ class StreamParser:
             rest = b.body(max(b.value_end, 0))
             trailing_ws = rest[len(rest.rstrip()) :]
         if b.emitted:
-            self._finish_elements(b, closer)
+            self._finish_elements(b)
         else:
             calls = self._decode(b, closer)
             if calls is None:
@@ -722,7 +722,7 @@ class StreamParser:
         dialect = b.dialect
         assert dialect is not None
         if self._calls >= self._max_calls:
-            self._reject(b, b.raw(), "too_many_calls", f"more than {self._max_calls} calls in one stream")
+            self._reject(b, "too_many_calls", f"more than {self._max_calls} calls in one stream")
             return None
         try:
             if dialect.shape == XML:
@@ -737,11 +737,11 @@ class StreamParser:
                 value, repaired = decode_json_block(dialect, body, b.opener, closer if closer != _FENCE else "")
                 calls = calls_from_value(dialect, value, b.tag_name)
         except ArgumentError as exc:
-            self._reject(b, b.raw(), "rejected", str(exc))
+            self._reject(b, "rejected", str(exc))
             return None
         unknown = [name for name, _ in calls if not self._known(name)]
         if unknown:
-            self._reject(b, b.raw(), "unknown_tool", f"unknown tool name(s) {unknown}: block kept as text")
+            self._reject(b, "unknown_tool", f"unknown tool name(s) {unknown}: block kept as text")
             return None
         if repaired:
             self._event(Diagnostic("repaired", f"{dialect.name}: block repaired before parsing", dialect.name))
@@ -750,10 +750,10 @@ class StreamParser:
     def _known(self, name: str) -> bool:
         return self._schemas is None or name in self._schemas
 
-    def _reject(self, b: _Block, raw: str, code: str, message: str) -> None:
-        name = b.dialect.name if b.dialect else ""
-        self._event(Diagnostic(code, message, name))
-        self._text(raw)
+    def _reject(self, b: _Block, code: str, message: str) -> None:
+        """The block is not a call: say why, and give it back as text, verbatim."""
+        self._event(Diagnostic(code, message, b.dialect.name if b.dialect else ""))
+        self._text(b.raw())
 
     def _emit_call(self, dialect: Dialect, name: str, arguments: dict[str, Any]) -> None:
         schema = (self._schemas or {}).get(name)
@@ -800,7 +800,7 @@ class StreamParser:
         b.last_end = b.size
         self._emit_call(dialect, name, arguments)
 
-    def _finish_elements(self, b: _Block, closer: str) -> None:
+    def _finish_elements(self, b: _Block) -> None:
         """An array block whose elements were emitted one by one: what is left must be only punctuation."""
         rest = b.body(b.last_end)
         if rest.strip(" \t\r\n,]"):
@@ -830,10 +830,10 @@ class StreamParser:
                     self._mode = _TEXT
             elif b.emitted:
                 self._block = None
-                self._finish_elements(b, "")
+                self._finish_elements(b)
             else:
                 self._block = None
-                self._reject(b, b.raw(), "incomplete", "block still open at end of stream: kept as text")
+                self._reject(b, "incomplete", "block still open at end of stream: kept as text")
         self._mode = _TEXT
         self._block = None
 
