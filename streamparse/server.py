@@ -122,9 +122,9 @@ class Proxy:
         except ClientDisconnect:
             return Response(status_code=499)
         backend = self.config.backend_for(payload.get("model"))
-        upstream_payload = {**payload, "model": backend.upstream_model(payload.get("model"))}
-        if "model" not in payload:
-            del upstream_payload["model"]
+        upstream_payload = dict(payload)
+        if "model" in payload:
+            upstream_payload["model"] = backend.upstream_model(payload["model"])
         options = backend.parser_options()
         req = self.client.build_request(
             "POST", upstream_url(backend, "/v1/chat/completions"), json=upstream_payload,
