@@ -137,7 +137,7 @@ class ChunkRewriter:
         # Everything but content rides on the first piece; finish_reason on the last.
         passthrough = {k: v for k, v in delta.items() if k != "content"}
         if pieces:
-            pieces[0] = {**passthrough, **_merge_first(passthrough, pieces[0])}
+            pieces[0] = _merge_first(passthrough, pieces[0])
         elif passthrough or finish is not None or choice.get("logprobs") is not None:
             pieces = [passthrough]
         else:
@@ -171,12 +171,15 @@ class ChunkRewriter:
 
 
 def _merge_first(passthrough: Mapping[str, Any], piece: dict[str, Any]) -> dict[str, Any]:
-    """Our first piece joined with the upstream's other delta fields (native calls first)."""
-    merged = dict(piece)
-    for key in ("tool_calls", "reasoning_content"):
-        if key in passthrough and key in merged:
-            upstream = passthrough[key]
-            merged[key] = (list(upstream) + merged[key]) if key == "tool_calls" else (upstream or "") + merged[key]
+    """The upstream's other delta fields joined with our first piece (native calls and reasoning first)."""
+    merged = dict(passthrough)
+    for key, value in piece.items():
+        if key == "tool_calls" and merged.get(key):
+            merged[key] = list(merged[key]) + value
+        elif key == "reasoning_content" and merged.get(key):
+            merged[key] = merged[key] + value
+        else:
+            merged[key] = value
     return merged
 
 
