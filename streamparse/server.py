@@ -183,6 +183,10 @@ class Proxy:
                 items = [item for event in decoder.close() for item in rewriter.feed(event)] + rewriter.close()
             except httpx.HTTPError as exc:
                 items = rewriter.fail(f"upstream stream broke: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
+                log.exception("rewriting the upstream stream failed")
+                items = [("error", json.dumps(error_body(f"streamparse failed: {type(exc).__name__}: {exc}",
+                                                         type_="server_error")))]
             data = encode_items(items)
             if data:
                 yield data

@@ -256,3 +256,16 @@ def test_upstream_answering_a_stream_with_one_json_body(faults: tuple[FaultLog, 
     assert final.choices[0].finish_reason == "tool_calls"
     items, _ = _sse(px, "text_instead_of_sse")
     assert "model is loading" in items[0]["error"]["message"]
+
+
+def test_an_internal_failure_ends_the_stream_with_an_error_event(faults: tuple[FaultLog, ServerThread],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamparse.sse import ChatStreamRewriter
+
+    def broken(self: Any, event: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ChatStreamRewriter, "feed", broken)
+    _, px = faults
+    items, _ = _sse(px, "slow")
+    assert len(items) == 1 and "streamparse failed: RuntimeError: boom" in items[0]["error"]["message"]
