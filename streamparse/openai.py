@@ -108,7 +108,7 @@ class ChunkRewriter:
         self._template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for position, choice in enumerate(choices):
-            out.extend(self._rewrite_choice(chunk, position, choice))
+            out.extend(self._rewrite_choice(self._template, position, choice))
         if "usage" in chunk:
             if out:
                 out[-1]["usage"] = chunk["usage"]
@@ -116,13 +116,14 @@ class ChunkRewriter:
                 out.append({**self._template, "choices": [], "usage": chunk["usage"]})
         return out
 
-    def _rewrite_choice(self, chunk: Mapping[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
+    def _rewrite_choice(self, template: dict[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
+        """One upstream choice -> the chunks it becomes (``template``: the chunk's fields but choices and usage)."""
         if not _is_object(choice):
             raise ValueError(f"choices[{position}] must be a JSON object")
         index = choice.get("index", position)
         delta = choice.get("delta")
         if not isinstance(index, int) or not _is_object(delta):
-            return [self._chunk(chunk, dict(choice))]  # not ours to understand: untouched
+            return [{**template, "choices": [dict(choice)]}]  # not ours to understand: untouched
         content = delta.get("content")
         if content is not None and not isinstance(content, str):
             raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
@@ -151,11 +152,8 @@ class ChunkRewriter:
             new_choice["finish_reason"] = None
             if n == len(pieces) - 1:
                 new_choice["finish_reason"] = _finish_reason(finish, state)
-            out.append(self._chunk(chunk, new_choice))
+            out.append({**template, "choices": [new_choice]})
         return out
-
-    def _chunk(self, chunk: Mapping[str, Any], choice: dict[str, Any]) -> dict[str, Any]:
-        return {**{k: v for k, v in chunk.items() if k not in ("choices", "usage")}, "choices": [choice]}
 
     def close(self) -> list[dict[str, Any]]:
         """Upstream ended: release what each unfinished choice still holds."""
