@@ -15,7 +15,7 @@ import json
 from typing import Any, Awaitable, Callable, MutableMapping
 
 from .openai import rewrite_completion
-from .sse import ChatStreamRewriter, SSEDecoder, encode_items
+from .sse import ChatStreamRewriter
 
 __all__ = ["ToolCallMiddleware"]
 
@@ -71,7 +71,6 @@ class _ResponseRewriter:
         self._options = options
         self._mode = "pass"
         self._start: Message | None = None
-        self._decoder = SSEDecoder()
         self._stream: ChatStreamRewriter | None = None
         self._json = bytearray()
 
@@ -98,11 +97,9 @@ class _ResponseRewriter:
         chunk = message.get("body", b"")
         if self._mode == "sse":
             assert self._stream is not None
-            items = [item for event in self._decoder.feed(chunk) for item in self._stream.feed(event)]
+            data = self._stream.feed_bytes(chunk)
             if not more:
-                items += [item for event in self._decoder.close() for item in self._stream.feed(event)]
-                items += self._stream.close()
-            data = encode_items(items)
+                data += self._stream.end_bytes()
             if data or not more:
                 await self._send({"type": "http.response.body", "body": data, "more_body": more})
             return

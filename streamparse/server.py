@@ -25,7 +25,7 @@ from starlette.routing import Route
 from .config import Backend, ProxyConfig
 from .dialects import warm_up
 from .openai import completion_to_chunks, rewrite_completion
-from .sse import ChatStreamRewriter, SSEDecoder, encode_items, error_body
+from .sse import ChatStreamRewriter, encode_items, error_body
 
 __all__ = ["create_app", "BadRequest"]
 
@@ -171,23 +171,21 @@ class Proxy:
     async def _stream(self, resp: httpx.Response, rewriter: ChatStreamRewriter) -> AsyncIterator[bytes]:
         """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive
         together leave together). Cancelled when the client goes away; the upstream closes with it."""
-        decoder = SSEDecoder()
         try:
             try:
                 async for raw in resp.aiter_bytes():
-                    data = encode_items([item for event in decoder.feed(raw) for item in rewriter.feed(event)])
+                    data = rewriter.feed_bytes(raw)
                     if data:
                         yield data
                     if rewriter.finished:
                         return
-                items = [item for event in decoder.close() for item in rewriter.feed(event)] + rewriter.close()
+                data = rewriter.end_bytes()
             except httpx.HTTPError as exc:
-                items = rewriter.fail(f"upstream stream broke: {type(exc).__name__}: {exc}")
+                data = rewriter.fail_bytes(f"upstream stream broke: {type(exc).__name__}: {exc}")
             except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
                 log.exception("rewriting the upstream stream failed")
-                items = [("error", json.dumps(error_body(f"streamparse failed: {type(exc).__name__}: {exc}",
-                                                         type_="server_error")))]
-            data = encode_items(items)
+                data = encode_items([("error", json.dumps(error_body(f"streamparse failed: {type(exc).__name__}: {exc}",
+                                                                     type_="server_error")))])
             if data:
                 yield data
         finally:

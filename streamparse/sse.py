@@ -106,7 +106,7 @@ def error_body(message: str, *, type_: str = "upstream_error", code: Any = None)
 
 
 class ChatStreamRewriter:
-    """Upstream chat-completion SSE events -> rewritten events, as JSON text (or None for comments).
+    """Upstream chat-completion SSE -> rewritten SSE: event by event (``feed``) or byte by byte (``feed_bytes``).
 
     ``feed(event)`` returns a list of items: ``("data", json_text)``,
     ``("comment", text)``, ``("done", "[DONE]")`` or ``("error", json_text)``.
@@ -116,7 +116,22 @@ class ChatStreamRewriter:
 
     def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None, **options: Any):
         self._rewriter = ChunkRewriter(tools, request=request, **options)
+        self._decoder = SSEDecoder()
         self.finished = False
+
+    # Byte level, for transports: upstream SSE bytes in, rewritten SSE bytes out.
+
+    def feed_bytes(self, raw: bytes) -> bytes:
+        """What this piece of the upstream body becomes (events that arrive together leave together)."""
+        return encode_items([item for event in self._decoder.feed(raw) for item in self.feed(event)])
+
+    def end_bytes(self) -> bytes:
+        """The upstream body ended: its last event, what the parser held, ``[DONE]``."""
+        items = [item for event in self._decoder.close() for item in self.feed(event)]
+        return encode_items(items + self.close())
+
+    def fail_bytes(self, message: str) -> bytes:
+        return encode_items(self.fail(message))
 
     def feed(self, event: SSEEvent) -> list[tuple[str, str]]:
         if self.finished:
