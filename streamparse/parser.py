@@ -237,7 +237,7 @@ class StreamParser:
                             b.esc = end == _ESCAPE_PENDING
                     else:
                         fast = False
-                    if fast:
+                    if fast:  # _Block.add, inlined: this is the per-delta cost inside long arguments
                         b.starts.append(b.size)
                         b.parts.append(delta)
                         b.size += len(delta)
@@ -579,7 +579,7 @@ class StreamParser:
                     b.value_end = b.size
                     if not tagged:
                         return self._complete("", i)
-                elif b.depth == 1 and not tagged and b.kind != "angle" and b.kind != "mistral":
+                elif b.depth == 1 and b.kind in _BRACE_MAY_BE_MISSING:
                     b.after_inner = True
             elif (ch == "<" and tagged) or (ch == "`" and b.fence):
                 r = self._match_closer(text, j, final)
@@ -883,6 +883,8 @@ _KIND_DIALECT = {
     "bare": "bare_json", "tool_calls": "tool_calls_json", "mistral": "mistral",
 }
 _XML_ENDS = (_FUNC_CLOSE, _TOOL_CALL_CLOSE)
+# Bare (untagged) blocks that small models often leave without their final brace.
+_BRACE_MAY_BE_MISSING = frozenset({"bare", "tool_calls"})
 _THINK_END = re.compile(re.escape(_THINK_CLOSE), re.I)
 
 
