@@ -48,6 +48,6 @@ def test_dialect(benchmark, dialect: str) -> None:
 
 
 @pytest.mark.parametrize("kb", SCALING_KB)
-@pytest.mark.parametrize("dialect", ["tool_call_json", "qwen3_xml"])
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder"])
 def test_argument_scaling(benchmark, dialect: str, kb: int) -> None:
     _bench(benchmark, f"args:{dialect}:{kb}")

@@ -4,11 +4,13 @@ The core is sans-I/O: :class:`StreamParser` takes text deltas and returns events
 """
 
 from .aio import aparse, iparse
-from .dialects import DIALECTS, Dialect
-from .events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall
-from .parser import ParseResult, StreamParser, parse
+from . import dialects
+from .dialects import ALIASES, DIALECTS, Dialect
+from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta, ToolCall
+from .parser import StreamParser, parse
 
 __all__ = [
+    "ALIASES",
     "DIALECTS",
     "Dialect",
     "Diagnostic",

@@ -25,6 +25,15 @@ class ArgumentError(ValueError):
     """A block body that is not a usable call (not JSON even after repair, no name, ...)."""
 
 
+class UnparsedArguments(str):
+    """Arguments the model wrote as text that is not a JSON object (``"arguments": "hello"``).
+
+    Kept, not dropped: :func:`resolve_unparsed` gives it to the tool's only string
+    parameter when the schema makes that unambiguous, else the call gets ``{}`` and the
+    text is reported in a diagnostic.
+    """
+
+
 # --------------------------------------------------------------------------- JSON
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", "'": "'", '"': '"'}
@@ -193,7 +202,15 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
             args = obj[key]
             break
     if isinstance(args, str):
-        args = loads_relaxed(args)[0] if args.strip() else {}
+        if not args.strip():
+            args = {}
+        else:
+            try:
+                args = loads_relaxed(args)[0]
+            except ArgumentError:
+                return name.strip(), UnparsedArguments(args)  # type: ignore[return-value]
+            if not isinstance(args, dict):
+                return name.strip(), UnparsedArguments(json.dumps(args))  # type: ignore[return-value]
     if args is None:
         args = {}
     if not isinstance(args, dict):
@@ -203,14 +220,23 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
 
 # --------------------------------------------------------------------------- schema coercion
 
+# Type names models and tool authors use beside JSON Schema's own (as the serving engines accept them).
+_TYPE_ALIASES = {
+    "int": "integer", "long": "integer", "short": "integer", "uint": "integer", "int32": "integer", "int64": "integer",
+    "float": "number", "double": "number", "decimal": "number", "num": "number", "float32": "number", "float64": "number",
+    "bool": "boolean", "str": "string", "text": "string", "char": "string", "varchar": "string", "dict": "object",
+    "map": "object", "list": "array", "tuple": "array", "none": "null",
+}
+
+
 def _declared_types(schema: Mapping[str, Any] | None) -> list[str]:
     if not isinstance(schema, Mapping):
         return []
     declared = schema.get("type")
     if isinstance(declared, str):
-        return [declared]
+        return [_TYPE_ALIASES.get(declared.lower(), declared.lower())]
     if isinstance(declared, list):
-        return [t for t in declared if isinstance(t, str)]
+        return [_TYPE_ALIASES.get(t.lower(), t.lower()) for t in declared if isinstance(t, str)]
     types: list[str] = []
     for key in ("anyOf", "oneOf", "allOf"):
         for sub in schema.get(key) or []:
@@ -298,15 +324,48 @@ def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
     return value
 
 
-def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
-    """A Qwen3-XML parameter value: raw text, typed only by the schema.
+def strip_layout(raw: str) -> str:
+    """Remove the layout around an XML-style value, keep what is inside it.
 
-    Without a schema, or when the schema allows a string, the text stays a string.
+    The newline after the opening tag and the last newline with the indentation
+    after it (before the closing tag) are layout. A value that is then one line is
+    stripped of its surrounding whitespace (``"\n   John Doe\n  "`` -> ``"John Doe"``);
+    a value of several lines keeps every line as written, indentation included (code).
     """
+    value = raw[1:] if raw.startswith("\n") else raw[2:] if raw.startswith("\r\n") else raw
+    nl = value.rfind("\n")
+    if nl >= 0 and not value[nl + 1 :].strip(" \t"):
+        value = value[: nl - 1 if value[nl - 1 : nl] == "\r" else nl]
+    if "\n" not in value:
+        value = value.strip()
+    return value
+
+
+def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
+    """An XML-style parameter value (Qwen3, GLM, Seed-OSS, MiniMax): raw text, typed only by the schema.
+
+    Layout is removed first (:func:`strip_layout`). Without a schema, or when the
+    schema allows a string, the text stays a string; ``null``/``None`` becomes JSON
+    null when the schema allows null (``anyOf: [{type: string}, {type: null}]``).
+    """
+    value = strip_layout(raw)
     types = _declared_types(schema)
+    if "null" in types and value.strip().lower() in ("null", "none"):
+        return None
     if not types or "string" in types:
-        return raw
-    return coerce_value(raw, schema)
+        return value
+    return coerce_value(value, schema)
+
+
+def resolve_unparsed(text: str, schema: Mapping[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """Arguments that were text, not a JSON object: ``({the only string parameter: text}, None)``
+    when the schema has exactly one string property, else ``({}, why)``."""
+    props = (schema or {}).get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(props, Mapping):
+        strings = [k for k, v in props.items() if "string" in _declared_types(v)]
+        if len(props) == 1 and len(strings) == 1:
+            return {strings[0]: text}, None
+    return {}, f"arguments were text, not a JSON object: {text[:200]!r}"
 
 
 def missing_required(args: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:

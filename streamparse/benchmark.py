@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 from .events import TextDelta, ToolCall
 from .examples import EXAMPLE_TOOLS
 from .parser import StreamParser
+from .render import RENDERERS
 
 __all__ = [
     "Workload", "Session", "PARSERS", "SCENARIOS", "build_workload", "split", "measure", "run_suite",
@@ -39,36 +40,6 @@ SCALING_KB = (1, 4, 16, 64, 256)
 
 
 # ----------------------------------------------------------------------------- workloads
-
-def _args_json(args: Any) -> str:
-    return json.dumps(args, ensure_ascii=False)
-
-
-def _qwen3(name: str, args: dict[str, Any]) -> tuple[str, int]:
-    params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n" for k, v in args.items())
-    head = f"<tool_call>\n<function={name}>\n{params}</function>"
-    return head + "\n</tool_call>", len(head)
-
-
-def _closing_at_end(text: str) -> tuple[str, int]:
-    return text, len(text)
-
-
-# dialect -> (name, args) -> (block text, offset just after the marker that completes the call)
-RENDERERS: dict[str, Callable[[str, dict[str, Any]], tuple[str, int]]] = {
-    "qwen3_xml": _qwen3,
-    "tool_call_json": lambda n, a: _closing_at_end(f"<tool_call>\n{_args_json({'name': n, 'arguments': a})}\n</tool_call>"),
-    "tools_array": lambda n, a: _closing_at_end(f"<tools>[{_args_json({'name': n, 'arguments': a})}]</tools>"),
-    "function_tag": lambda n, a: _closing_at_end(f"<function>{_args_json({'name': n, 'parameters': a})}</function>"),
-    "angle_json": lambda n, a: _closing_at_end(f"<{_args_json({'name': n, 'arguments': a})}>"),
-    "name_tag": lambda n, a: _closing_at_end(f"<{n}>{_args_json(a)}</function>"),
-    "tool_calls_json": lambda n, a: _closing_at_end(_args_json({"tool_calls": [{"name": n, "arguments": a}]})),
-    "bare_json": lambda n, a: _closing_at_end(_args_json({"name": n, "arguments": a})),
-    "mistral": lambda n, a: _closing_at_end("[TOOL_CALLS]" + _args_json([{"name": n, "arguments": a}])),
-    "mistral_v11": lambda n, a: _closing_at_end(f"[TOOL_CALLS]{n}[ARGS]" + _args_json(a)),
-}
-# Where the call completes before the block ends: at its JSON value (angle, mistral) or at its array element (tools).
-_CLOSE_BEFORE_END = {"angle_json": 1, "tools_array": len("]</tools>"), "mistral": 1}
 
 _WORDS = ("the model writes prose between its calls and explains what it is doing next while a user "
           "waits for the answer to arrive token by token on a slow connection").split()
@@ -118,7 +89,6 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
         content = _code(rng, int(kb) * KB)
         block, end = RENDERERS[dialect]("write_file", {"path": "src/generated.py", "content": content})
         head = "I will write the file now.\n"
-        end -= _CLOSE_BEFORE_END.get(dialect, 0)
         return Workload(scenario, head + block + "\nDone.", EXAMPLE_TOOLS, [len(head) + end], len(content))
     if scenario == "tool_heavy" or scenario.startswith("dialect:"):
         dialects = list(RENDERERS) if scenario == "tool_heavy" else [scenario.split(":", 1)[1]]
@@ -132,7 +102,6 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
                 block, end = RENDERERS[dialect]("get_weather", {"city": f"City {i}", "days": i % 7 + 1})
             else:
                 block, end = RENDERERS[dialect]("search_recipes", {"query": f"recipe with \"{rng.choice(_WORDS)}\" ✓"})
-            end -= _CLOSE_BEFORE_END.get(dialect, 0)
             pieces += [prose, block, "\n"]
             ends.append(offset + len(prose) + end)
             offset += len(prose) + len(block) + 1
@@ -426,7 +395,7 @@ SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "prose": lambda: ["prose"],
     "tool_heavy": lambda: ["tool_heavy"],
     "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
-    "scaling": lambda: [f"args:{d}:{kb}" for d in ("tool_call_json", "qwen3_xml") for kb in SCALING_KB],
+    "scaling": lambda: [f"args:{d}:{kb}" for d in ("hermes", "qwen3_coder") for kb in SCALING_KB],
 }
 NAIVE_MAX_CHARS = 80 * KB  # beyond this the quadratic baseline takes minutes: skipped, and said so
 
@@ -495,7 +464,7 @@ def ratios(results: list[Result]) -> dict[str, float]:
         naive = by.get(("tool_heavy", "naive"))
         if naive and naive.seconds == naive.seconds:
             out["tool_heavy_naive_over_streamparse"] = naive.seconds / by["tool_heavy", "streamparse"].seconds
-    for dialect in ("tool_call_json", "qwen3_xml"):
+    for dialect in ("hermes", "qwen3_coder"):
         big, small = by.get((f"args:{dialect}:256", "streamparse")), by.get((f"args:{dialect}:16", "streamparse"))
         if big and small:
             out[f"scaling_{dialect}_256kb_over_16kb"] = big.seconds / small.seconds

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, Sequence, TextIO
 
-from .dialects import DIALECTS
+from .dialects import REGISTRY
 from .events import Diagnostic, Event, ToolCall
 from .examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
 from .parser import StreamParser
@@ -191,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="model output to parse; '-' for stdin; default: a built-in example")
     p.add_argument("--example", choices=sorted(EXAMPLES), help="use a built-in example output (and its tools)")
     p.add_argument("--tools", help="JSON file with OpenAI tools (a list, or a request body with 'tools')")
-    p.add_argument("--dialect", action="append", choices=sorted(DIALECTS), help="restrict detection (repeatable)")
+    p.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
+                   help="restrict detection (repeatable; names as vLLM/SGLang --tool-call-parser, or aliases)")
     p.add_argument("--chunk", type=int, default=4, help="characters per delta (default 4)")
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(func=run_parse)
@@ -215,8 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines")
     b.add_argument("--scenario", action="append",
-                   help="prose, tool_heavy, dialects, scaling, or one workload such as dialect:qwen3_xml or "
-                        "args:tool_call_json:64 (repeatable; default: all four groups)")
+                   help="prose, tool_heavy, dialects, scaling, or one workload such as dialect:qwen3_coder or "
+                        "args:hermes:64 (repeatable; default: all four groups)")
     b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
     b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
                    help="another parser: a callable taking the list of deltas, returning (text, calls)")

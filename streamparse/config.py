@@ -9,7 +9,7 @@ max_body_bytes = 10485760       # larger request bodies get a 400
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
 api_key_env = "LOCAL_API_KEY"            # name of an environment variable, never the key itself
-dialects = ["qwen3_xml", "tool_call_json"]   # default: all
+dialects = ["qwen3_coder", "hermes"]   # default: all (aliases such as qwen3_xml accepted)
 models = ["qwen3-coder"]                 # request models routed here (also the model_map keys)
 default = true                           # the backend for models no backend names
 max_block_chars = 1048576
@@ -33,7 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .dialects import DIALECTS
+from .dialects import resolve
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config"]
 
@@ -101,9 +101,12 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
         raise ConfigError(f"backend {name!r}: 'upstream' must be an http(s) URL")
     dialects = raw.get("dialects")
     if dialects is not None:
-        bad = [d for d in dialects if d not in DIALECTS]
-        if bad:
-            raise ConfigError(f"backend {name!r}: unknown dialect(s) {bad}; known: {sorted(DIALECTS)}")
+        if not isinstance(dialects, list) or not all(isinstance(d, str) for d in dialects):
+            raise ConfigError(f"backend {name!r}: 'dialects' must be a list of names")
+        try:
+            raw = {**raw, "dialects": resolve(dialects)}  # aliases (qwen3_xml, tool_call_json, ...) accepted
+        except ValueError as exc:
+            raise ConfigError(f"backend {name!r}: {exc}") from None
     return Backend(name=name, **{**raw, "upstream": upstream.rstrip("/")})
 
 

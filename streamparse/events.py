@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Iterable, Union
 
 
 @dataclass(slots=True)
@@ -55,7 +55,7 @@ class Diagnostic:
     a block that was repaired, rejected (and released as text), or cut by a limit.
 
     ``code`` is a stable identifier: ``repaired``, ``rejected``, ``unknown_tool``,
-    ``missing_required``, ``block_too_large``, ``too_many_calls``, ``incomplete``.
+    ``missing_required``, ``block_too_large``, ``too_many_calls``, ``incomplete``, ``too_deep``.
     """
 
     code: str
@@ -66,3 +66,29 @@ class Diagnostic:
 
 
 Event = Union[TextDelta, ReasoningDelta, ToolCall, Diagnostic]
+
+
+class ParseResult:
+    """Events gathered into what a whole answer holds: its text, reasoning, calls and diagnostics."""
+
+    __slots__ = ("content", "tool_calls", "reasoning", "diagnostics")
+
+    def __init__(self, events: Iterable[Event]):
+        text: list[str] = []
+        reasoning: list[str] = []
+        self.tool_calls: list[ToolCall] = []
+        self.diagnostics: list[Diagnostic] = []
+        for ev in events:
+            if isinstance(ev, TextDelta):
+                text.append(ev.text)
+            elif isinstance(ev, ReasoningDelta):
+                reasoning.append(ev.text)
+            elif isinstance(ev, ToolCall):
+                self.tool_calls.append(ev)
+            else:
+                self.diagnostics.append(ev)
+        self.content: str = "".join(text)
+        self.reasoning: str = "".join(reasoning)
+
+    def __repr__(self) -> str:
+        return f"ParseResult(content={self.content!r}, tool_calls={self.tool_calls!r})"

@@ -12,8 +12,8 @@ from streamparse.benchmark import RENDERERS, build_workload, split
 from streamparse.cli import main
 
 
-@pytest.mark.parametrize("scenario", ["tool_heavy", *[f"dialect:{d}" for d in RENDERERS], "args:qwen3_xml:4",
-                                      "args:tool_call_json:4", "args:mistral:1"])
+@pytest.mark.parametrize("scenario", ["tool_heavy", *[f"dialect:{d}" for d in RENDERERS], "args:qwen3_coder:4",
+                                      "args:hermes:4", "args:mistral:1"])
 def test_workloads_parse_to_their_calls_and_call_ends_are_exact(scenario: str) -> None:
     workload = build_workload(scenario, size_kb=4, calls=12)
     assert build_workload(scenario, size_kb=4, calls=12).text == workload.text  # deterministic

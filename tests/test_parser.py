@@ -80,11 +80,11 @@ def test_held_tail_is_bounded_by_the_longest_marker() -> None:
 
 
 @pytest.mark.parametrize("text,closing", [
-    (HERMES, "</tool_call>"),
+    (HERMES, "}}"),  # a JSON call is complete at the end of its value: it does not wait for </tool_call>
     (QWEN3, "</function>"),
-    ('<function>{"name": "get_weather", "parameters": {"city": "P"}}</function>', "</function>"),
+    ('<function>{"name": "get_weather", "parameters": {"city": "P"}}</function>', "}}"),
     ('<{"name": "get_weather", "arguments": {"city": "P"}}>', "}}"),
-    ('<search_recipes>{"query": "pasta"}</search_recipes>', "</search_recipes>"),
+    ('<search_recipes>{"query": "pasta"}</search_recipes>', "}"),
     ('{"tool_calls": [{"name": "get_weather", "arguments": {"city": "P"}}]}', "]}"),
     ('{"name": "get_weather", "arguments": {"city": "P"}}', "}}"),
 ])
@@ -207,9 +207,16 @@ def test_closing_tag_inside_a_json_string() -> None:
     assert assert_chunking_invariant(text) == ("z", [("write_file", {"path": "a", "content": "x</tool_call>y"})])
 
 
-def test_unterminated_block_with_complete_body_is_a_call_at_close() -> None:
+def test_unterminated_block_with_complete_body_is_a_call_before_its_end_tag() -> None:
     parser = sp.StreamParser(TOOLS)
     events = parser.feed('<tool_call>{"name": "get_weather", "arguments": {"city": "P"}}')
+    assert [e.name for e in events if e.type == "tool_call"] == ["get_weather"]
+    assert summary(parser.close()) == ("", [])
+
+
+def test_block_missing_only_its_final_brace_is_a_call_at_close() -> None:
+    parser = sp.StreamParser(TOOLS)
+    events = parser.feed('<tool_call>{"name": "get_weather", "arguments": {"city": "P"}')
     assert not any(e.type == "tool_call" for e in events)
     assert [e.name for e in parser.close() if e.type == "tool_call"] == ["get_weather"]
 

@@ -77,7 +77,7 @@ api_key_env = "B_KEY"
     assert config.backend_for("m-a").name == "a" and config.backend_for("m-a").upstream == "http://127.0.0.1:8000/v1"
     assert config.backend_for("nice-name").upstream_model("nice-name") == "ugly/upstream-name"
     assert config.backend_for("unknown").name == "b"
-    assert config.backend_for("m-a").parser_options()["dialects"] == ["qwen3_xml"]
+    assert config.backend_for("m-a").parser_options()["dialects"] == ["qwen3_coder"]  # the alias qwen3_xml, resolved
     assert ProxyConfig.single("http://x/v1/").backends[0].upstream == "http://x/v1"
 
 

@@ -1,0 +1,390 @@
+"""Incremental body scanners: where a block's items and its end are. Pure, no decoding.
+
+Invariant: each character of a body is examined once (searches start at new
+text; a held partial tag is at most one tag long), and nothing recurses on
+nesting depth, so any ``str`` is scanned in linear time without raising.
+A scanner writes what it consumes into its :class:`Block`, appends complete
+item texts to ``block.items``, and sets ``block.done`` at the block's end.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+__all__ = ["Block", "BracketBody", "TagBody", "MAX_GAP"]
+
+MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
+_IN_DQ = re.compile(r'["\\]')
+_IN_SQ = re.compile(r"['\\]")
+_NON_WS = re.compile(r"\S")
+
+
+class Block:
+    """A block being read: its markup, its buffers, its items and how it ended."""
+
+    __slots__ = ("dialect", "opener", "name", "head", "body", "item", "outside", "size", "items", "done",
+                 "closer", "trailing", "calls", "failed", "fence", "scanner")
+
+    def __init__(self, fence: str, head: str) -> None:
+        self.dialect = None  # type: ignore[var-annotated]  # set when a head decides it
+        self.opener = None  # type: ignore[var-annotated]
+        self.name: str | None = None
+        self.fence = fence
+        self.head = head  # fence + opener (+ head text): the block's markup before its body
+        self.body: io.StringIO | None = io.StringIO()  # the whole body while no call has left it
+        self.item: io.StringIO | None = None  # the item being read
+        self.outside = io.StringIO()  # body text outside items
+        self.size = len(head)
+        self.items: list[str] = []  # complete items, waiting to be decoded
+        self.done = False
+        self.closer = ""  # the end marker as written ("" = ended without one)
+        self.trailing = ""  # whitespace after the body that turned out not to be the block's
+        self.calls = 0  # calls emitted from this block
+        self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
+        self.scanner: BracketBody | TagBody | None = None
+
+    def write(self, s: str) -> None:
+        if s:
+            if self.body is not None:
+                self.body.write(s)
+            (self.item if self.item is not None else self.outside).write(s)
+            self.size += len(s)
+
+    def open_item(self) -> None:
+        self.item = io.StringIO()
+
+    def close_item(self) -> None:
+        if self.item is not None:
+            self.items.append(self.item.getvalue())
+            self.item = None
+
+    def raw(self) -> str:
+        return self.head + (self.body.getvalue() if self.body is not None else "")
+
+    def end(self, closer: str = "", trailing: str = "") -> None:
+        self.done, self.closer, self.trailing = True, closer, trailing
+
+
+def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool) -> str | int | None:
+    """At ``text[j]``: the closer written there, PARTIAL_CLOSER (-1) if the text ends inside one, or None."""
+    seg = text[j : min(end, j + max(len(c) for c in closers))]
+    low = seg.lower()
+    for c in closers:
+        if low.startswith(c):
+            return seg[: len(c)]
+    if not final and j + len(seg) == end and any(c.startswith(low) for c in closers):
+        return -1
+    return None
+
+
+class BracketBody:
+    """JSON values (or one Python list): strings and depth tracked; top-level ``{`` and the ``{``
+    elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
+
+    __slots__ = ("b", "closers", "tagged", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
+                 "top", "state", "pending", "sep_seen", "values", "struct")
+
+    BEFORE, VALUE, AFTER, INNER = range(4)
+
+    def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
+                 python: bool, missing_brace: bool):
+        self.b = block
+        self.closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
+        self.tagged = bool(end_tags)
+        self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
+        self.depth = 0
+        self.quote = ""
+        self.esc = False  # inside a string, the previous piece ended with a lone backslash
+        self.top = ""
+        self.state = self.BEFORE
+        self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
+        self.sep_seen = False
+        self.values = 0
+        chars = "\"'{}\\[\\]" + ("()" if python else "") + ("<" if end_tags else "") + ("`" if fenced else "")
+        self.struct = re.compile(f"[{chars}]")
+
+    def fast(self, delta: str) -> bool:
+        """Inside a double-quoted string with no closing quote in ``delta``: take it whole."""
+        if self.quote != '"' or self.state != self.VALUE:
+            return False
+        if not delta:
+            return True
+        j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
+        if j >= 0:
+            return False
+        self.esc = j == _ESCAPE_PENDING
+        self.b.write(delta)
+        return True
+
+    def scan(self, text: str, pos: int, end: int, final: bool) -> int:
+        b = self.b
+        i = pos
+        while i < end and not b.done:
+            if self.quote:
+                j = _string_end(text, i + 1 if self.esc else i, end, _IN_DQ if self.quote == '"' else _IN_SQ)
+                self.esc = j == _ESCAPE_PENDING
+                if j < 0:
+                    i = end
+                    break
+                self.quote = ""
+                i = j + 1
+                continue
+            if self.state != self.VALUE:
+                b.write(text[pos:i])
+                r = self._between(text, i, end, final)
+                if r < 0:  # wait for more text from -r-1
+                    return -r - 1
+                pos = i = r
+                continue
+            m = self.struct.search(text, i, end)
+            if m is None:
+                i = end
+                break
+            j = m.start()
+            ch = text[j]
+            i = j + 1
+            if ch == '"' or ch == "'":
+                self.quote = ch
+            elif ch in "{[(":
+                self.depth += 1
+                if self.depth == 2 and self.top == "[" and ch == "{" and not self.python:
+                    b.write(text[pos:j])
+                    pos = j
+                    b.open_item()
+            elif ch in "}])":
+                self.depth -= 1
+                if b.item is not None and (self.depth == 0 or (self.depth == 1 and self.top == "[" and not self.python)):
+                    b.write(text[pos:i])
+                    pos = i
+                    b.close_item()
+                if self.depth <= 0:
+                    b.write(text[pos:i])
+                    pos = i
+                    self.depth = 0
+                    self.values += 1
+                    if not self.tagged and not self.seps and not self.several:
+                        b.end()
+                        return i
+                    self.state, self.pending, self.sep_seen = self.AFTER, "", False
+                elif self.depth == 1 and self.top == "{" and self.missing_brace:
+                    b.write(text[pos:i])
+                    pos = i
+                    self.state, self.pending = self.INNER, ""
+            else:  # "<" or "`": an end marker at any depth ends the block (an open value is repaired)
+                r = closer_at(text, j, end, self.closers, final)
+                if r == -1:
+                    b.write(text[pos:j])
+                    return j
+                if isinstance(r, str):
+                    b.write(text[pos:j])
+                    b.close_item()
+                    b.end(r)
+                    return j + len(r)
+        b.write(text[pos:i])
+        return i
+
+    def _between(self, text: str, i: int, end: int, final: bool) -> int:
+        """Outside a value: before the first, after one (AFTER), or after an inner value (INNER).
+        Writes what it takes; returns where to go on, or -(hold position)-1 to wait for more text."""
+        b = self.b
+        m = _NON_WS.search(text, i, end)
+        k = m.start() if m else end
+        if self.state != self.BEFORE:
+            self.pending += text[i:k]
+            if len(self.pending) > MAX_GAP:
+                return self._end_without(k)
+            if m is None:
+                return -(end) - 1 if not final else self._end_without(end)
+        elif m is None:
+            b.write(text[i:end])
+            return end
+        ch = text[k]
+        if self.state == self.BEFORE:
+            if ch in "{[":
+                self.top, self.depth, self.state = ch, 1, self.VALUE
+                if ch == "{" or self.python:
+                    b.write(text[i:k])
+                    b.open_item()
+                    b.write(ch)
+                    return k + 1
+                b.write(text[i : k + 1])
+                return k + 1
+            self.pending += text[i:k]
+            return self._end_without(k)
+        if self.state == self.INNER:
+            if ch in ",}]`" or ch == "<":
+                b.write(self.pending)
+                self.pending, self.state = "", self.VALUE
+                return k
+            return self._end_without(k)
+        # AFTER a complete top-level value
+        if ch in self.seps and not self.sep_seen:
+            self.pending += ch
+            self.sep_seen = True
+            return k + 1
+        if ch in "{[" and (self.several or self.sep_seen):
+            b.write(self.pending)
+            self.pending, self.state = "", self.BEFORE
+            return k
+        if self.closers and (ch == "<" or ch == "`"):
+            r = closer_at(text, k, end, self.closers, final)
+            if r == -1:
+                return -k - 1
+            if isinstance(r, str):
+                b.write(self.pending)
+                b.end(r)
+                return k + len(r)
+        if self.tagged and ch in "}]":
+            b.write(self.pending + ch)  # a stray closer after the value belongs to the block
+            self.pending = ""
+            return k + 1
+        return self._end_without(k)
+
+    def _end_without(self, k: int) -> int:
+        """The block ends before the whitespace at hand: that whitespace is text again.
+        A value still open here (an inner value closed, then prose) is missing its final brace."""
+        self.b.close_item()
+        self.b.end("", self.pending)
+        self.pending = ""
+        return k
+
+    def finish(self) -> None:
+        """End of stream inside the block: a value missing only its outermost brace still counts."""
+        b = self.b
+        if b.done:
+            return
+        if b.item is not None and not self.quote and self.depth == 1 and self.state in (self.VALUE, self.INNER):
+            item = b.item.getvalue().rstrip()
+            if item[-1:] in ("}", "]") and len(item) > 1:
+                b.close_item()
+        b.end("", self.pending if self.state in (self.AFTER, self.INNER) else "")
+
+
+class TagBody:
+    """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
+    item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
+
+    __slots__ = ("b", "tags", "item", "nest", "ends", "depth", "nested", "between", "pending", "single", "search",
+                 "longest")
+
+    def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
+                 nest: tuple[str, str] | None, single: bool):
+        self.b = block
+        self.item = (item[0].lower(), item[1].lower()) if item else None
+        self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
+        self.ends = tuple(t.lower() for t in end_tags)
+        self.tags = tuple({*(self.item or ()), *(self.nest or ()), *self.ends})
+        self.search = re.compile("|".join(re.escape(t) for t in sorted(self.tags, key=len, reverse=True)), re.I).search
+        self.longest = max(len(t) for t in self.tags)
+        self.depth = 0
+        self.nested = 0
+        self.between = False
+        self.pending = ""
+        self.single = single  # the block is exactly one item (opened by the item opener itself)
+        if self.item is None:
+            block.open_item()
+            self.depth = 1
+
+    def fast(self, delta: str) -> bool:
+        if self.between or "<" in delta:
+            return False
+        self.b.write(delta)
+        return True
+
+    def scan(self, text: str, pos: int, end: int, final: bool) -> int:
+        b = self.b
+        i = pos
+        while i < end and not b.done:
+            if self.between:
+                m = _NON_WS.search(text, i, end)
+                k = m.start() if m else end
+                self.pending += text[i:k]
+                i = pos = k
+                if len(self.pending) > MAX_GAP:
+                    return self._end_without(k)
+                if m is None:
+                    if final:
+                        return self._end_without(k)
+                    return k
+                r = closer_at(text, k, end, self.tags, final)
+                if r == -1:
+                    return k
+                if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
+                    return self._end_without(k)
+                self.between = False
+                b.write(self.pending)
+                self.pending = ""
+            m = self.search(text, i, end)
+            if m is None:
+                hold = end if final else _partial_tail(text, i, end, self.tags, self.longest)
+                b.write(text[pos:hold])
+                return hold
+            tag = m.group().lower()
+            i = m.end()
+            if self.item and tag == self.item[0]:
+                if self.depth == 0:
+                    b.write(text[pos : m.start()])
+                    pos = m.start()
+                    b.open_item()
+                self.depth += 1
+            elif self.item and tag == self.item[1] and self.depth > 0:
+                self.depth -= 1
+                if self.depth == 0:
+                    b.write(text[pos:i])
+                    pos = i
+                    b.close_item()
+                    if self.single:
+                        b.end()
+                        return i
+                    self.between = True
+            elif self.nest and tag == self.nest[0] and self.depth > 0:
+                self.nested += 1
+            elif self.nest and tag == self.nest[1] and self.nested > 0:
+                self.nested -= 1
+            elif tag in self.ends:
+                b.write(text[pos : m.start()])
+                b.close_item()  # an item left open is ended by the block's end (lenient)
+                b.end(m.group())
+                return i
+        b.write(text[pos:i])
+        return i
+
+    def _end_without(self, k: int) -> int:
+        self.b.end("", self.pending)
+        self.pending = ""
+        return k
+
+    def finish(self) -> None:
+        b = self.b
+        if not b.done:
+            b.end("", self.pending)
+
+
+_STRING_OPEN = -1
+_ESCAPE_PENDING = -2
+
+
+def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> int:
+    """Inside a string from ``start``: index of its closing quote, _STRING_OPEN, or _ESCAPE_PENDING."""
+    search = pattern.search
+    m = search(text, start, end)
+    while m is not None:
+        j = m.start()
+        if text[j] != "\\":
+            return j
+        if j + 1 >= end:
+            return _ESCAPE_PENDING
+        m = search(text, j + 2, end)
+    return _STRING_OPEN
+
+
+def _partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
+    """Where ``text[:end]`` ends with a proper prefix of one of ``tags`` (else ``end``)."""
+    k = text.rfind("<", max(pos, end - longest + 1), end)
+    if k >= 0:
+        tail = text[k:end].lower()
+        if any(t.startswith(tail) for t in tags):
+            return k
+    return end

@@ -1,0 +1,139 @@
+"""The dialect registry: every tool-call format streamparse knows, as data.
+
+Invariant: this table is the only place a format is described. The scanner
+compiles the enabled openers into one search and never names a dialect.
+
+Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
+
+1. Write ``grammars/call_tag.lark`` describing one block, with the format's
+   source (chat template, engine parser) in its header comment.
+2. Pick or write a decoder: JSON bodies use ``json_calls`` as they are; a tag
+   format gets a rule method in ``decoders._TagCalls`` and one line
+   ``call_tag_calls = _grammar_decoder("call_tag", _TagCalls())``.
+3. Declare it below::
+
+       Dialect("call_tag", openers=(Opener('<call name="', head=(name(), lit('">'), ws()), look=(peek("{"),)),),
+               body=JSON, decode=json_calls, grammar="call_tag", end=("</call>",))
+
+   ``head`` is read after the opener (a ``name()`` there names the call);
+   ``look`` must follow but stays in the body; ``end`` closes the block.
+4. Add a renderer to the tests' dialect table: every promise (chunking
+   invariance, split markers, text around, unicode) is then tested for it.
+"""
+
+from __future__ import annotations
+
+from .._grammar import load_grammar
+from .decoders import (
+    deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls,
+    pythonic_calls, qwen3_calls,
+)
+from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, lit, name, opt, peek, ws
+
+__all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
+
+_TOOLCALL, _TOOLCALL_END = "<tool_call>", "</tool_call>"
+_DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
+_DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+_JSON_START = (peek("[{"),)
+_NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
+
+
+def _json_tag(opener: str, *, end: str = "", start: str = "[{") -> Opener:
+    """An opener followed (after whitespace) by a JSON value."""
+    return Opener(opener, head=(ws(),), look=(peek(start),))
+
+
+_DECLARATIONS = (
+    Dialect("hermes", (_json_tag(_TOOLCALL),), JSON, json_calls, "hermes", end=(_TOOLCALL_END,), several=True,
+            aliases=("tool_call_json", "qwen25", "qwen", "granite4"),
+            doc='<tool_call>{"name", "arguments"|"parameters"|"input"}</tool_call>; arrays and several objects too'),
+    Dialect("qwen3_coder", (Opener(_TOOLCALL, head=(ws(),), look=(lit("<function="),)),
+                            Opener("<function=", keep=10, end=(), look=(name(), lit(">"), ws(), lit("<parameter=", "</function>")))),
+            TAGGED, qwen3_calls, "qwen3_coder", end=(_TOOLCALL_END,), closers=(_TOOLCALL_END,),
+            item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, aliases=("qwen3_xml",),
+            doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
+    Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
+            "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
+            aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
+    Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),
+            doc="<tools>[{…}, {…}]</tools>, each element emitted as it closes"),
+    Dialect("function_tag", (_json_tag("<function>", start="{"),
+                             Opener("<function=", head=(name(), lit(">"), ws()), look=(peek("{"),)),
+                             Opener('<function name="', head=(name(), lit('">'), ws()), look=(peek("{"),))),
+            JSON, json_calls, "function_tag", end=("</function>",),
+            doc='<function>{"name", "parameters"}</function>, <function=NAME>{…}</function>, <function name="NAME">{…}</function>'),
+    Dialect("angle_json", (Opener("<{", keep=1),), JSON, json_calls, "angle_json", closers=(">",),
+            doc='<{"name": …, "arguments": …}>'),
+    Dialect("name_tag", (Opener("<{name}>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "name_tag",
+            end=("</function>", "</{name}>"), doc="<TOOL_NAME>{…}</function> or </TOOL_NAME> (provided tools only)"),
+    Dialect("tool_calls_json", (Opener("{", keep=1, line_start=True,
+                                       look=(ws(), lit('"tool_calls"'), ws(), lit(":"), ws(), peek("["))),),
+            JSON, json_calls, "tool_calls_json", needs_tools=True,
+            doc='{"tool_calls": [{"name", "arguments"}]} at a line start (when tools are given)'),
+    Dialect("llama3_json", (_json_tag("<|python_tag|>"), Opener("{", keep=1, line_start=True, look=_NAME_KEY)),
+            JSON, json_calls, "llama3_json", separators=";", aliases=("bare_json", "llama4_json", "llama3"),
+            doc='<|python_tag|>{"name", "parameters"}; or a bare call object at a line start (provided tools only)'),
+    Dialect("xlam", (Opener("[", keep=1, line_start=True, look=(ws(), lit("{"), *_NAME_KEY)),), JSON, json_calls, "xlam",
+            doc='[{"name", "arguments"}, …] at a line start, fenced or not (provided tools only)'),
+    Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True), ws(), lit("("))),
+                         Opener("<|python_start|>", head=(ws(),), look=(peek("["),))),
+            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
+            doc='[f(a=1, b="x"), g()] at a line start (provided tools only), or in <|python_start|>…<|python_end|>'),
+    Dialect("mistral", (_json_tag("[TOOL_CALLS]"),), JSON, json_calls, "mistral",
+            doc='[TOOL_CALLS][{"name", "arguments"}, …]'),
+    Dialect("mistral_v11", (Opener("[TOOL_CALLS]", head=(ws(), name(), opt("[ARGS]"), ws()), look=(peek("{"),)),),
+            JSON, json_calls, "mistral_v11", doc="[TOOL_CALLS]NAME[ARGS]{…} or [TOOL_CALLS]NAME{…}"),
+    Dialect("deepseek_v3", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), lit("function"), lit(_DS_SEP))),),
+            TAGGED, deepseek_v3_calls, "deepseek_v3", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
+            aliases=("deepseekv3", "deepseek_r1"), doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json …```"),
+    Dialect("deepseek_v31", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), name(), lit(_DS_SEP))),),
+            TAGGED, deepseek_v31_calls, "deepseek_v31", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
+            aliases=("deepseekv31",), doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>"),
+    Dialect("kimi_k2", tuple(Opener(o, head=(ws(),), look=(lit("<|tool_call_begin|>"),))
+                             for o in ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")),
+            TAGGED, kimi_calls, "kimi_k2", end=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
+            item=("<|tool_call_begin|>", "<|tool_call_end|>"),
+            doc="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…"),
+    Dialect("openai", (Opener("<|channel|>commentary to=", look=(name(),)), Opener("<|start|>assistant to=", look=(name(),)),
+                       Opener("to=functions.", keep=10, line_start=True)),
+            TAGGED, harmony_calls, "openai", end=("<|call|>",), eos_ends=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
+            doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
+    Dialect("seed_oss", (Opener("<seed:tool_call>", head=(ws(),), look=(lit("<function="),)),), TAGGED, qwen3_calls,
+            "seed_oss", end=("</seed:tool_call>",), item=("<function=", "</function>"),
+            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True,
+            doc="<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>"),
+    Dialect("minimax_m2", (Opener("<minimax:tool_call>", head=(ws(),), look=(lit("<invoke"),)),), TAGGED, minimax_calls,
+            "minimax_m2", end=("</minimax:tool_call>",), item=("<invoke", "</invoke>"),
+            nest=("<minimax:tool_call>", "</minimax:tool_call>"), text_values=True, aliases=("minimax-m2", "minimax"),
+            doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
+    Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", doc="<|tool_call|>[{…}]"),
+    Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",),
+            aliases=("hunyuan_a13b",), doc="<tool_calls>[{…}]</tool_calls>"),
+    Dialect("phi4_mini", (_json_tag("functools", start="["),), JSON, json_calls, "phi4_mini",
+            aliases=("phi4_mini_json",), doc="functools[{…}]"),
+)
+
+SPANS: tuple[Span, ...] = (
+    Span("<think>", ("</think>",)),
+    Span("<seed:think>", ("</seed:think>",), dialect="seed_oss"),
+    Span("<|channel|>analysis<|message|>", ("<|end|>",), dialect="openai"),
+    Span("<|channel|>final<|message|>", ("<|return|>", "<|end|>"), kind="content", dialect="openai"),
+    Span("<|channel|>commentary<|message|>", ("<|end|>",), kind="content", dialect="openai"),
+    Span("<|start|>assistant", kind="drop", dialect="openai"),
+)
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}
+ALIASES: dict[str, str] = {a: d.name for d in _DECLARATIONS for a in d.aliases}
+REGISTRY = Registry(DIALECTS, SPANS, ALIASES)
+
+
+def resolve(names: object) -> list[str]:
+    """Canonical names for ``dialects=`` / ``--dialect`` / config values (aliases accepted)."""
+    return REGISTRY.resolve(names)
+
+
+def warm_up() -> None:
+    """Build every grammar now (about 15 ms each), so no first call pays for it; servers call this at start-up."""
+    for grammar in {d.grammar for d in DIALECTS.values()} | {"relaxed_json"}:
+        load_grammar(grammar)

@@ -1,0 +1,244 @@
+"""Decoders: one item's text -> ``[(name, arguments)]``. Pure functions; they raise ArgumentError.
+
+Invariant: a decoder sees one complete item (a JSON value, a ``<function=…>`` element,
+a ``<tool_call>`` body...) and never the stream. JSON goes through ``json.loads`` first
+and the relaxed-JSON grammar only on failure; the tag dialects are parsed by their
+Lark grammar and a ``Transformer`` with one method per rule. The XML-parameter
+family (Qwen3-Coder, Seed-OSS, MiniMax) has a linear decoder of its own that agrees
+with its grammar on well-formed items (property-tested) and is lenient beyond it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import LarkError
+
+from .._grammar import load_grammar
+from ..arguments import ArgumentError, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed
+from .spec import Calls
+
+Decoded = tuple[Calls, bool]  # (calls, repaired)
+
+
+# --------------------------------------------------------------------------- JSON bodies
+
+def json_calls(text: str, head_name: str | None) -> Decoded:
+    """A JSON item: a call object, an array of them, ``{"tool_calls": [...]}``, or (when the
+    head gave the name) the arguments object itself."""
+    value, repaired = loads_relaxed(text)
+    if head_name is not None:
+        if not isinstance(value, dict):
+            raise ArgumentError(f"arguments of {head_name!r} must be an object")
+        return [(head_name, value)], repaired
+    if isinstance(value, dict) and "name" not in value and isinstance(value.get("tool_calls"), list):
+        value = value["tool_calls"]
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ArgumentError("no calls in block")
+    return [call_from_object(item) for item in items], repaired
+
+
+def _json_arguments(name: str, text: str) -> tuple[tuple[str, dict[str, Any]], bool]:
+    """Arguments written as JSON text after a name (Kimi, DeepSeek, harmony)."""
+    text = text.strip()
+    if not text:
+        return (name, {}), False
+    try:
+        value, repaired = loads_relaxed(text)
+    except ArgumentError:
+        return (name, UnparsedArguments(text)), True  # type: ignore[arg-type]  # resolved against the schema later
+    if not isinstance(value, dict):
+        return (name, UnparsedArguments(text)), True  # type: ignore[arg-type]
+    return (name, value), repaired
+
+
+# --------------------------------------------------------------------------- XML parameters
+
+class XmlParams:
+    """``<function=NAME><parameter=K>V</parameter>…</function>`` and its relatives, decoded linearly.
+
+    Rule for values that hold markup of their own: a value ends at *its* ``</parameter>``,
+    the one followed by whitespace and then the next parameter or the function's end.
+    ``<parameter=…>…</parameter>`` pairs inside a value are the value's text. Only a value
+    with no closing tag at all is ended by the next unmatched parameter head (lenient).
+    Values are returned raw; layout and types are the schema's business (arguments.py).
+    """
+
+    def __init__(self, head: str, param: str, param_close: str, close: str):
+        self.head = re.compile(head, re.I)
+        self.tokens = re.compile(f"(?P<open>{param})|(?P<close>{param_close})", re.I | re.S)
+        self.follow = re.compile(rf"\s*(?:{param}|\Z)", re.I)
+        self.close = re.compile(rf"{close}\s*\Z", re.I)
+
+    def __call__(self, text: str, head_name: str | None) -> Decoded:
+        m = self.head.match(text)
+        if m is None:
+            raise ArgumentError("no function head")
+        name = m.group(1).strip()
+        if not name:
+            raise ArgumentError("empty function name")
+        body = text[m.end() :]
+        c = self.close.search(body)
+        if c is not None:
+            body = body[: c.start()]
+        return [(name, self._params(body))], False
+
+    def _params(self, body: str) -> dict[str, Any]:
+        tokens = [(t.start(), t.end(), t.group("open") is not None, t.group(2) or "") for t in self.tokens.finditer(body)]
+        params: dict[str, Any] = {}
+        i = 0
+        while i < len(tokens):
+            start, head_end, is_open, key = tokens[i]
+            if not is_open:
+                i += 1  # a stray </parameter> outside any value
+                continue
+            unmatched: list[int] = []
+            end_tok = None
+            j = i + 1
+            while j < len(tokens):
+                t_start, t_end, t_open, _ = tokens[j]
+                if t_open:
+                    unmatched.append(j)
+                elif unmatched:
+                    unmatched.pop()
+                elif self.follow.match(body, t_end):
+                    end_tok = j
+                    break
+                j += 1
+            if end_tok is not None:
+                params[key.strip()] = body[head_end : tokens[end_tok][0]]
+                i = end_tok + 1
+            elif unmatched:
+                nxt = unmatched[0]
+                params[key.strip()] = body[head_end : tokens[nxt][0]]
+                i = nxt
+            else:
+                params[key.strip()] = body[head_end:]
+                break
+        return params
+
+
+_PARAM_KEY = r"<parameter=([^>]*)>"
+qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>")
+minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
+                          r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>")
+
+
+# --------------------------------------------------------------------------- grammar-based decoders
+
+class _TagCalls(Transformer):
+    """Trees of the tag grammars -> calls. One method per rule."""
+
+    def start(self, children: list[Any]) -> Any:
+        return [c for c in children if not isinstance(c, Token)]
+
+    # glm45: NAME then <arg_key>/<arg_value> pairs
+    def glm_call(self, children: list[Any]) -> tuple[str, dict[str, Any]]:
+        name, *pairs = children
+        return str(name).strip(), dict(pairs)
+
+    def pair(self, children: list[Any]) -> tuple[str, str]:
+        return str(children[0]).strip(), str(children[1]) if len(children) > 1 else ""
+
+    # kimi_k2: functions.NAME:IDX <|tool_call_argument_begin|> {json}
+    def kimi_call(self, children: list[Any]) -> tuple[str, Any]:
+        call_id, *args = children
+        name = re.sub(r":\d+$", "", str(call_id).strip()).removeprefix("functions.")
+        return _json_arguments(name, str(args[0]) if args else "")[0]
+
+    # deepseek v3: function<｜tool▁sep｜>NAME ```json {…} ```; v3.1: NAME<｜tool▁sep｜>{…}
+    def deepseek_call(self, children: list[Any]) -> tuple[str, Any]:
+        name, *args = children
+        return _json_arguments(str(name).strip(), str(args[0]) if args else "")[0]
+
+    # openai (harmony): functions.NAME … <|message|>{json}
+    def harmony_call(self, children: list[Any]) -> tuple[str, Any]:
+        recipient, *args = [c for c in children if not (isinstance(c, Token) and c.type == "META")]
+        return _json_arguments(str(recipient).strip().removeprefix("functions."), str(args[0]) if args else "")[0]
+
+
+@v_args(inline=True)
+class _PythonCalls(Transformer):
+    """Tree of ``pythonic.lark`` -> calls: literals only, keyword arguments only."""
+
+    def start(self, *calls: Any) -> list[Any]:
+        return [c for c in calls if c is not None]
+
+    def call(self, name: Any, *args: Any) -> tuple[str, dict[str, Any]]:
+        return str(name), dict(a for a in args if a is not None)
+
+    def arg(self, key: Any, value: Any) -> tuple[str, Any]:
+        return str(key), value
+
+    def string(self, *parts: Any) -> str:
+        return "".join(decode_string_token(str(p)) for p in parts)
+
+    def number(self, tok: Any) -> int | float:
+        text = str(tok)
+        value = float(text) if re.search(r"[.eE]", text) else int(text)
+        if isinstance(value, float) and value in (float("inf"), float("-inf")):
+            raise ArgumentError("number out of range")
+        return value
+
+    def true(self) -> bool:
+        return True
+
+    def false(self) -> bool:
+        return False
+
+    def none(self) -> None:
+        return None
+
+    def list(self, *items: Any) -> list[Any]:
+        return [*items]
+
+    tuple = list
+
+    def dict(self, *pairs: Any) -> dict[Any, Any]:
+        return {k: v for k, v in pairs}
+
+    def kv(self, key: Any, value: Any) -> tuple[Any, Any]:
+        if isinstance(key, (dict, list)):
+            raise ArgumentError("a dict key must be a literal")
+        return key, value
+
+
+def _grammar_decoder(grammar: str, transformer: Transformer) -> Callable[[str, str | None], Decoded]:
+    def decode(text: str, head_name: str | None) -> Decoded:
+        try:
+            calls = transformer.transform(load_grammar(grammar).parse(text))
+        except LarkError as exc:
+            raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
+        if not calls:
+            raise ArgumentError(f"{grammar}: no calls in block")
+        return calls, False
+
+    decode.__name__ = f"{grammar}_calls"
+    return decode
+
+
+glm_calls = _grammar_decoder("glm45", _TagCalls())
+kimi_calls = _grammar_decoder("kimi_k2", _TagCalls())
+deepseek_v3_calls = _grammar_decoder("deepseek_v3", _TagCalls())
+deepseek_v31_calls = _grammar_decoder("deepseek_v31", _TagCalls())
+harmony_calls = _grammar_decoder("openai", _TagCalls())
+pythonic_calls = _grammar_decoder("pythonic", _PythonCalls())
+
+
+def check_json_grammar(grammar: str, block: str) -> Any:
+    """Parse a whole JSON-bodied block with its dialect's grammar (the definition the fast path must agree with)."""
+    from ..arguments import RelaxedJsonToPython
+
+    tree = load_grammar(grammar).parse(block)
+    values = [c for c in tree.children if not isinstance(c, Token)]
+    return [RelaxedJsonToPython().transform(v) for v in values]
+
+
+__all__ = [
+    "json_calls", "qwen3_calls", "minimax_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
+    "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar", "json",
+]

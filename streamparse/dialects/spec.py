@@ -1,0 +1,145 @@
+"""What a dialect *is*: a declaration the one scanner runs. No scanning happens here.
+
+Invariant: every field is data. The scanner (``streamparse.scanner``) only reads
+these declarations; it never names a dialect. Adding a format never touches it.
+
+A block is ``[fence] opener head… body [end] [closers]``:
+
+- ``openers``: literal markers that start the block (case-insensitive). ``{name}``
+  inside one stands for a provided tool's name (``"<{name}>"``).
+- ``head``/``look`` (per :class:`Opener`): a short check on the text right after the
+  opener that decides whether this dialect owns the block (several dialects share
+  ``<tool_call>``). ``head`` is consumed as markup; ``look`` is the body's beginning.
+- ``body``: how the scanner finds the block's end and its items —
+  ``JSON`` (balanced JSON values, strings tracked), ``PYTHON`` (a balanced Python
+  list, both quote kinds), ``TAGGED`` (raw text up to an end tag, items delimited
+  by ``item`` tags, nested copies of the tags counted).
+- ``end``: end markers (``{name}`` is the call's name); empty: the block ends with its value.
+- ``closers``: optional markers that may follow the end and belong to the block.
+- ``decode``: a function from one item's text to ``[(name, arguments)]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+# Body kinds: which incremental scanner finds the block's end.
+JSON = "json"
+PYTHON = "python"
+TAGGED = "tagged"
+
+# Part kinds of a head.
+WS, LIT, OPT, NAME, PEEK = "ws", "lit", "opt", "name", "peek"
+
+Calls = list[tuple[str, dict[str, Any]]]
+Decoder = Callable[[str, "str | None"], Calls]  # (item text, name from the head) -> calls
+
+
+@dataclass(frozen=True)
+class Part:
+    """One step of a head check: whitespace, a literal (any of several), an optional literal, a name, a peek."""
+
+    kind: str
+    texts: tuple[str, ...] = ()  # LIT/OPT: the literals (lowercase); PEEK: the characters allowed
+    gated: bool = False  # NAME: must be a provided tool's name
+
+
+def ws() -> Part:
+    return Part(WS)
+
+
+def lit(*texts: str) -> Part:
+    return Part(LIT, tuple(t.lower() for t in texts))
+
+
+def opt(text: str) -> Part:
+    return Part(OPT, (text.lower(),))
+
+
+def name(gated: bool = False) -> Part:
+    return Part(NAME, gated=gated)
+
+
+def peek(chars: str) -> Part:
+    return Part(PEEK, (chars,))
+
+
+@dataclass(frozen=True)
+class Opener:
+    """One way a dialect's block starts.
+
+    ``head`` is read after the opener and belongs to the block (not to the body);
+    ``look`` must follow the head but is not consumed: the body starts there.
+    A ``NAME`` part in either (or ``{name}`` in the text) gives the call's name.
+    """
+
+    text: str
+    head: tuple[Part, ...] = ()
+    look: tuple[Part, ...] = ()
+    keep: int = 0  # the opener's last N characters are the body's first ("<{" keeps "{")
+    line_start: bool = False  # only at the start of a line (or right after a fence line)
+    end: tuple[str, ...] | None = None  # overrides the dialect's end markers for this opener
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A markup family: how its blocks open, what decides them, how they end, how they decode."""
+
+    name: str
+    openers: tuple[Opener, ...]
+    body: str
+    decode: Decoder
+    grammar: str
+    end: tuple[str, ...] = ()
+    closers: tuple[str, ...] = ()  # optional, after a block that ended without an end marker
+    item: tuple[str, str] | None = None  # TAGGED: (item opener, item closer); each item is a call
+    nest: tuple[str, str] | None = None  # TAGGED: a wrapper pair whose copies inside a value are counted
+    separators: str = ""  # JSON/PYTHON: characters that may stand between several values (";" for Llama 3)
+    several: bool = False  # JSON: several top-level values may follow each other in one block
+    needs_tools: bool = False  # only recognised when tools are provided
+    text_values: bool = False  # argument values are raw text, typed by the tool's schema
+    eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of output that is not a call: reasoning (``<think>``), content, or markup to drop."""
+
+    opener: str
+    closers: tuple[str, ...] = ()
+    kind: str = "reasoning"  # "reasoning" | "content" | "drop" (no body: the opener alone is removed)
+    dialect: str = ""  # enabled with this dialect ("" = always)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Dialects by name plus their spans and aliases."""
+
+    dialects: dict[str, Dialect]
+    spans: tuple[Span, ...]
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, names: Any) -> list[str]:
+        """Canonical dialect names for user-given names or aliases (ValueError names the unknown ones)."""
+        if names is None:
+            return list(self.dialects)
+        if isinstance(names, str):
+            names = [names]
+        out: list[str] = []
+        unknown = []
+        for n in names:
+            canonical = self.aliases.get(n, n)
+            if canonical not in self.dialects:
+                unknown.append(n)
+            elif canonical not in out:
+                out.append(canonical)
+        if unknown:
+            raise ValueError(f"unknown dialect(s) {unknown}; known: {sorted(self.known_names())}")
+        return out
+
+    def known_names(self) -> list[str]:
+        return sorted(set(self.dialects) | set(self.aliases))
