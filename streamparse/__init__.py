@@ -11,6 +11,7 @@ from .parser import StreamParser, parse
 
 __all__ = [
     "ALIASES",
+    "dialects",
     "DIALECTS",
     "Dialect",
     "Diagnostic",

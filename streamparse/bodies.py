@@ -318,7 +318,7 @@ class TagBody:
                 self.pending = ""
             m = self.search(text, i, end)
             if m is None:
-                hold = end if final else _partial_tail(text, i, end, self.tags, self.longest)
+                hold = end if final else partial_tail(text, i, end, self.tags, self.longest)
                 b.write(text[pos:hold])
                 return hold
             tag = m.group().lower()
@@ -380,7 +380,7 @@ def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> in
     return _STRING_OPEN
 
 
-def _partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
+def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
     """Where ``text[:end]`` ends with a proper prefix of one of ``tags`` (else ``end``)."""
     k = text.rfind("<", max(pos, end - longest + 1), end)
     if k >= 0:

@@ -22,18 +22,17 @@ Limits are positional, so any chunking gives the same result: a block longer tha
 from __future__ import annotations
 
 import functools
-import json
 import re
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import arguments as args_mod
-from .arguments import ArgumentError, UnparsedArguments
-from .bodies import MAX_GAP, Block, BracketBody, TagBody, closer_at
-from .dialects import DIALECTS, SPANS, resolve
+from .bodies import MAX_GAP, Block, BracketBody, TagBody, closer_at, partial_tail
+from .dialects import SPANS, resolve
+from .calls import CallFactory
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta, ToolCall
-from .scanner import PARTIAL, Candidate, HeadMatch, MarkerTable, match_head
+from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta
+from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
@@ -43,16 +42,11 @@ _PUNCTUATION = " \t\r\n,;[]{}"
 
 
 @functools.lru_cache(maxsize=64)
-def _marker_table(names: tuple[str, ...], tools: tuple[str, ...]) -> MarkerTable:
-    tool_names = {t.lower(): t for t in tools}
-    dialects = [DIALECTS[n] for n in names if tools or not DIALECTS[n].needs_tools]
-    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
-    return MarkerTable(dialects, spans, tool_names)
-
-
-@functools.lru_cache(maxsize=64)
 def _span_end(closers: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(c) for c in closers), re.I)
+
+
+_SPAN_CLOSERS = {s.closers: tuple(c.lower() for c in s.closers) for s in SPANS}
 
 
 def _new_call_id() -> str:
@@ -79,11 +73,10 @@ class StreamParser:
         id_factory: Callable[[], str] = _new_call_id,
     ) -> None:
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
-        self._table = _marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))
+        self._table = marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))
         self._trigger = self._table.trigger.search
         self._max_block = max_block_chars
-        self._max_calls = max_calls
-        self._new_id = id_factory
+        self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
         self._mode = _SPAN if start_in_reasoning else _TEXT
@@ -94,7 +87,6 @@ class StreamParser:
         self._closers: list[str] = []  # AFTER: optional closers still allowed
         self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
         self._line_blank = True  # only whitespace since the last newline (or stream start)
-        self._calls = 0
         self._closed = False
         self._acc: list[str] = []
         self._acc_cls: type = TextDelta
@@ -258,11 +250,8 @@ class StreamParser:
             self._mode = _TEXT
             self._line_blank = False
             return m.end()
-        hold = len(text)
-        if not final:
-            k = text.rfind("<", max(pos, len(text) - max(len(c) for c in span.closers) + 1))
-            if k >= 0 and any(c.lower().startswith(text[k:].lower()) for c in span.closers):
-                hold = k
+        closers = _SPAN_CLOSERS[span.closers]
+        hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
         emit(text[pos:hold])
         return hold
 
@@ -395,60 +384,23 @@ class StreamParser:
     # ------------------------------------------------------------------ items -> calls
 
     def _on_item(self, b: Block, item: str) -> None:
-        d = b.dialect
-        head_name = b.name if d.body != TAGGED else None
-        try:
-            calls, repaired = d.decode(item, head_name)
-            code, why = "", ""
-            unknown = [name for name, _ in calls if self._schemas is not None and name not in self._schemas]
-            if unknown:
-                code, why = "unknown_tool", f"unknown tool name(s) {unknown}: kept as text"
-            elif self._calls + len(calls) > self._max_calls:
-                code, why = "too_many_calls", f"more than {self._max_calls} calls in one stream"
-            ready = [] if code else [self._finish_call(d, name, arguments) for name, arguments in calls]
-        except (ArgumentError, RecursionError, ValueError) as exc:
-            code, why = ("too_deep", "nested too deeply to decode") if isinstance(exc, RecursionError) else ("rejected", str(exc))
-        if code:
-            diag = Diagnostic(code, why, d.name)
+        """An item closed: its calls leave now, or it waits (before the block's first call) or is text."""
+        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name)
+        if failure is not None:
             if b.calls:
-                self._event(diag)
+                self._event(failure)
                 self._text(item)
             else:
-                b.failed.append((diag, item))
+                b.failed.append((failure, item))
             return
         if not b.calls:
             for diag, text in b.failed:
                 self._event(diag)
                 self._text(text)
             b.body = None  # no longer needed: the block can't be released whole any more
-        if repaired:
-            self._event(Diagnostic("repaired", f"{d.name}: block repaired before parsing", d.name))
-        for arguments_json, notes in ready:
-            for note in notes:
-                self._event(note)
-            self._event(ToolCall(self._calls, self._new_id(), arguments_json[0], arguments_json[1], d.name))
-            self._calls += 1
-            b.calls += 1
-
-    def _finish_call(self, d: Any, name: str, arguments: Any) -> tuple[tuple[str, str], list[Diagnostic]]:
-        """Type the arguments by the tool's schema; returns ((name, JSON text), diagnostics)."""
-        schema = (self._schemas or {}).get(name)
-        notes: list[Diagnostic] = []
-        if isinstance(arguments, UnparsedArguments):
-            raw = str(arguments)
-            arguments, why = args_mod.resolve_unparsed(raw, schema)
-            if why:
-                notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
-        if d.text_values:
-            props = (schema or {}).get("properties") or {}
-            arguments = {k: args_mod.coerce_xml_value(v, props.get(k)) if isinstance(v, str) else v for k, v in arguments.items()}
-        elif schema:
-            arguments = args_mod.coerce_value(arguments, schema)
-        missing = args_mod.missing_required(arguments, schema)
-        if missing:
-            notes.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
-                                    {"name": name, "missing": missing}))
-        return (name, json.dumps(arguments, ensure_ascii=False)), notes
+        for ev in events:
+            self._event(ev)
+        b.calls += n_calls
 
 
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:

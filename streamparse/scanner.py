@@ -9,13 +9,15 @@ become a marker?" is one set lookup in the precomputed proper prefixes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Union
 
+from .dialects import DIALECTS, SPANS
 from .dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 
-__all__ = ["MarkerTable", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 PARTIAL = "partial"  # "could still become a marker or head: wait for more text"
 
@@ -114,6 +116,14 @@ class MarkerTable:
         if (m is not None or (p is not None and p.end() == len(text))) and len(text) - i <= FENCE_HEAD_MAX:
             return PARTIAL
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def marker_table(names: tuple[str, ...], tools: tuple[str, ...]) -> MarkerTable:
+    """The table for these enabled dialects and tool names (built once per configuration)."""
+    dialects = [DIALECTS[n] for n in names if tools or not DIALECTS[n].needs_tools]
+    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
+    return MarkerTable(dialects, spans, {t.lower(): t for t in tools})
 
 
 @dataclass
