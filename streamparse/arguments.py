@@ -98,7 +98,19 @@ class RelaxedJsonToPython(Transformer):
         return list(items)
 
 
-_FENCE_RE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n?|\n?[ \t]*```\s*$")
+_FENCE_LABEL = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n?")
+
+
+def strip_fences(text: str) -> str:
+    """Remove a markdown fence around ``text`` (string operations only: linear on any input)."""
+    body = text.strip()
+    m = _FENCE_LABEL.match(body)
+    if m is None:
+        return text
+    body = body[m.end() :]
+    if body.endswith("```"):
+        body = body[:-3]
+    return body
 
 
 def close_open_brackets(text: str) -> str:
@@ -142,7 +154,7 @@ def loads_relaxed(text: str) -> tuple[Any, bool]:
         return json.loads(text, strict=False), False
     except ValueError:
         pass
-    candidate = close_open_brackets(_FENCE_RE.sub("", text).strip())
+    candidate = close_open_brackets(strip_fences(text).strip())
     try:
         return json.loads(candidate, strict=False), True
     except ValueError:

@@ -9,6 +9,7 @@ item texts to ``block.items``, and sets ``block.done`` at the block's end.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from typing import Any
@@ -25,7 +26,7 @@ class Block:
     """A block being read: its markup, its buffers, its items and how it ended."""
 
     __slots__ = ("dialect", "opener", "name", "head", "body", "item", "outside", "size", "items", "done",
-                 "closer", "trailing", "calls", "failed", "fence", "scanner")
+                 "closer", "trailing", "calls", "failed", "fence", "scanner", "sinks")
 
     def __init__(self, fence: str, head: str) -> None:
         self.dialect = None  # type: ignore[var-annotated]  # set when a head decides it
@@ -44,21 +45,34 @@ class Block:
         self.calls = 0  # calls emitted from this block
         self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
         self.scanner: BracketBody | TagBody | None = None
+        self.sinks: tuple[Any, ...] = ()
+        self._route()
+
+    def _route(self) -> None:
+        """Where written text goes: the whole body (while it may still be released whole) and the item or outside."""
+        part = self.item if self.item is not None else self.outside
+        self.sinks = (part.write,) if self.body is None else (self.body.write, part.write)
 
     def write(self, s: str) -> None:
         if s:
-            if self.body is not None:
-                self.body.write(s)
-            (self.item if self.item is not None else self.outside).write(s)
             self.size += len(s)
+            for sink in self.sinks:
+                sink(s)
 
     def open_item(self) -> None:
         self.item = io.StringIO()
+        self._route()
 
     def close_item(self) -> None:
         if self.item is not None:
             self.items.append(self.item.getvalue())
             self.item = None
+            self._route()
+
+    def drop_body(self) -> None:
+        """A call has left the block: it can no longer be released whole, so its copy is not kept."""
+        self.body = None
+        self._route()
 
     def raw(self) -> str:
         return self.head + (self.body.getvalue() if self.body is not None else "")
@@ -102,19 +116,12 @@ class BracketBody:
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
         self.values = 0
-        chars = "\"'{}\\[\\]" + ("()" if python else "") + ("<" if end_tags else "") + ("`" if fenced else "")
-        self.struct = re.compile(f"[{chars}]")
+        self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
     def fast(self, delta: str) -> bool:
-        """Inside a double-quoted string with no closing quote in ``delta``: take it whole."""
-        if self.quote != '"' or self.state != self.VALUE:
+        """Inside a double-quoted string, a delta with no quote and no backslash is taken whole."""
+        if self.quote != '"' or self.esc or _IN_DQ.search(delta):
             return False
-        if not delta:
-            return True
-        j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
-        if j >= 0:
-            return False
-        self.esc = j == _ESCAPE_PENDING
         self.b.write(delta)
         return True
 
@@ -275,9 +282,9 @@ class TagBody:
         self.item = (item[0].lower(), item[1].lower()) if item else None
         self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
         self.ends = tuple(t.lower() for t in end_tags)
-        self.tags = tuple({*(self.item or ()), *(self.nest or ()), *self.ends})
-        self.search = re.compile("|".join(re.escape(t) for t in sorted(self.tags, key=len, reverse=True)), re.I).search
-        self.longest = max(len(t) for t in self.tags)
+        self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
+        self.search = _tag_pattern(self.tags).search
+        self.longest = len(self.tags[0])
         self.depth = 0
         self.nested = 0
         self.between = False
@@ -360,6 +367,18 @@ class TagBody:
         b = self.b
         if not b.done:
             b.end("", self.pending)
+
+
+@functools.lru_cache(maxsize=None)
+def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]:
+    """The characters that matter outside strings in a bracket body."""
+    chars = "\"'{}\\[\\]" + ("()" if python else "") + ("<" if tagged else "") + ("`" if fenced else "")
+    return re.compile(f"[{chars}]")
+
+
+@functools.lru_cache(maxsize=256)
+def _tag_pattern(tags: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in tags), re.I)
 
 
 _STRING_OPEN = -1

@@ -105,7 +105,7 @@ class StreamParser:
         if not self._held:
             # Fast paths: prose with no markup character, and the inside of a long argument.
             if self._mode == _TEXT:
-                if not self._trigger(delta):
+                if not self._trigger(delta) and not (self._line_blank and self._table.words and delta.lstrip(" \t")[:1].isalpha()):
                     if self._line_blank or "\n" in delta:
                         self._track_line(delta)
                     return [TextDelta(delta)]
@@ -201,6 +201,11 @@ class StreamParser:
     def _scan_text(self, text: str, pos: int, final: bool) -> int:
         search, table = self._trigger, self._table
         i = pos
+        if self._line_blank:
+            k, word = table.match_word(text, pos, final)
+            if word is not None:
+                self._text(text[pos:k])
+                return k if word == PARTIAL else self._begin(text, k, 0, word)  # type: ignore[arg-type]
         while True:
             m = search(text, i)
             if m is None:
@@ -210,6 +215,16 @@ class StreamParser:
             self._text(text[pos:j])
             pos = j
             fence = 0
+            if text[j] == "\n":
+                k, word = table.match_word(text, j + 1, final)
+                if word is None:
+                    i = j + 1
+                    continue
+                self._text(text[j:k])
+                pos = k
+                if word == PARTIAL:
+                    return k
+                return self._begin(text, k, 0, word)  # type: ignore[arg-type]
             if text[j] == "`":
                 fence_or = table.match_fence(text, j, final) if self._line_blank else None
                 if fence_or == PARTIAL:
@@ -397,7 +412,7 @@ class StreamParser:
             for diag, text in b.failed:
                 self._event(diag)
                 self._text(text)
-            b.body = None  # no longer needed: the block can't be released whole any more
+            b.drop_body()
         for ev in events:
             self._event(ev)
         b.calls += n_calls

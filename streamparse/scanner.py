@@ -66,10 +66,8 @@ class MarkerTable:
         self.prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
-        firsts = {m[0] for m in self.literals} | {b[0] for b, _, _ in self.templates}
-        firsts |= {c.upper() for c in firsts}
-        firsts.add("`")
-        self.trigger = re.compile("[" + "".join(re.escape(c) for c in sorted(firsts)) + "]")
+        self.trigger = _trigger([*self.literals, *(b for b, _, _ in self.templates)])
+        self.words = any(m[0].isalnum() for m in self.literals)  # letter-initial markers, checked at line starts
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -105,6 +103,16 @@ class MarkerTable:
                 return True
         return False
 
+    def match_word(self, text: str, i: int, final: bool) -> tuple[int, Found]:
+        """At a line start ``text[i]`` (spaces allowed): a letter-initial marker? Returns (where, found)."""
+        k = i
+        n = len(text)
+        while k < n and text[k] in " \t":
+            k += 1
+        if not self.words or k >= n or not text[k].isalpha():
+            return k, None
+        return k, self.match(text, k, final, True)
+
     def match_fence(self, text: str, i: int, final: bool) -> int | str | None:
         """A line-start markdown fence line at ``text[i]``: its length, PARTIAL, or None."""
         m = FENCE_HEAD.match(text, i)
@@ -116,6 +124,15 @@ class MarkerTable:
         if (m is not None or (p is not None and p.end() == len(text))) and len(text) - i <= FENCE_HEAD_MAX:
             return PARTIAL
         return None
+
+
+def _trigger(markers: list[str]) -> re.Pattern[str]:
+    """Where markup may start: the first character of every marker that begins with punctuation.
+    Markers that begin with a letter (``functools``) are line-start forms: a newline triggers their check."""
+    chars = {m[0] for m in markers if not m[0].isalnum()} | {"`"}
+    if any(m[0].isalnum() for m in markers):
+        chars.add("\n")
+    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
 
 
 @functools.lru_cache(maxsize=64)

@@ -110,8 +110,8 @@ _DECLARATIONS = (
     Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", doc="<|tool_call|>[{…}]"),
     Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",),
             aliases=("hunyuan_a13b",), doc="<tool_calls>[{…}]</tool_calls>"),
-    Dialect("phi4_mini", (_json_tag("functools", start="["),), JSON, json_calls, "phi4_mini",
-            aliases=("phi4_mini_json",), doc="functools[{…}]"),
+    Dialect("phi4_mini", (Opener("functools", head=(ws(),), look=(peek("["),), line_start=True),), JSON, json_calls, "phi4_mini",
+            aliases=("phi4_mini_json",), doc="functools[{…}] at a line start"),
 )
 
 SPANS: tuple[Span, ...] = (
