@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = ["Block", "BracketBody", "TagBody", "MAX_GAP"]
 
+_ASCII_NOCASE = re.I | re.A  # as scanner.ASCII_NOCASE: agrees with str.lower() on every character
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
@@ -97,7 +98,7 @@ class BracketBody:
     """JSON values (or one Python list): strings and depth tracked; top-level ``{`` and the ``{``
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
-    __slots__ = ("b", "closers", "tagged", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
+    __slots__ = ("b", "closers", "tagged", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
                  "top", "state", "pending", "sep_seen", "values", "struct")
 
     BEFORE, VALUE, AFTER, INNER = range(4)
@@ -106,7 +107,7 @@ class BracketBody:
                  python: bool, missing_brace: bool):
         self.b = block
         self.closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
-        self.tagged = bool(end_tags)
+        self.tagged = self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
         self.depth = 0
         self.quote = ""
@@ -273,7 +274,7 @@ class TagBody:
     """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
-    __slots__ = ("b", "tags", "item", "nest", "ends", "depth", "nested", "between", "pending", "single", "search",
+    __slots__ = ("b", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
@@ -282,6 +283,7 @@ class TagBody:
         self.item = (item[0].lower(), item[1].lower()) if item else None
         self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
         self.ends = tuple(t.lower() for t in end_tags)
+        self.has_end = bool(self.ends)
         self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
         self.search = _tag_pattern(self.tags).search
         self.longest = len(self.tags[0])
@@ -378,7 +380,7 @@ def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]
 
 @functools.lru_cache(maxsize=256)
 def _tag_pattern(tags: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in tags), re.I)
+    return re.compile("|".join(re.escape(t) for t in tags), _ASCII_NOCASE)
 
 
 _STRING_OPEN = -1

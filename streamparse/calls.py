@@ -26,10 +26,13 @@ class CallFactory:
         self.new_id = id_factory
         self.count = 0
 
-    def from_item(self, d: Dialect, item: str, head_name: str | None) -> tuple[list[Event], int, Diagnostic | None]:
-        """``(events, number of calls, None)`` or ``([], 0, why not)``."""
+    def from_item(self, d: Dialect, item: str, head_name: str | None,
+                  exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
+        """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair."""
         try:
             calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)  # type: ignore[misc]
+            if exact and repaired:
+                return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
             unknown = [name for name, _ in calls if self.schemas is not None and name not in self.schemas]
             if unknown:
                 return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name)

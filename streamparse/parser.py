@@ -32,7 +32,7 @@ from .dialects import SPANS, resolve
 from .calls import CallFactory
 from .dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta
-from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
+from .scanner import ASCII_NOCASE, PARTIAL, Candidate, HeadMatch, marker_table, match_head
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
@@ -43,7 +43,7 @@ _PUNCTUATION = " \t\r\n,;[]{}"
 
 @functools.lru_cache(maxsize=64)
 def _span_end(closers: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(c) for c in closers), re.I)
+    return re.compile("|".join(re.escape(c) for c in closers), ASCII_NOCASE)
 
 
 _SPAN_CLOSERS = {s.closers: tuple(c.lower() for c in s.closers) for s in SPANS}
@@ -105,7 +105,7 @@ class StreamParser:
         if not self._held:
             # Fast paths: prose with no markup character, and the inside of a long argument.
             if self._mode == _TEXT:
-                if not self._trigger(delta) and not (self._line_blank and self._table.words and delta.lstrip(" \t")[:1].isalpha()):
+                if not self._trigger(delta) and not (self._line_blank and delta.lstrip(" \t")[:1] in self._table.word_firsts):
                     if self._line_blank or "\n" in delta:
                         self._track_line(delta)
                     return [TextDelta(delta)]
@@ -155,9 +155,10 @@ class StreamParser:
             b = self._block
             assert b is not None and b.scanner is not None
             b.scanner.finish()
-            if b.dialect.eos_ends and b.item is not None:
+            exact = b.dialect.eos_ends and b.item is not None
+            if exact:
                 b.close_item()
-            self._drain(b)
+            self._drain(b, exact)
             self._end_block(b)
         elif self._mode == _AFTER:
             self._end_after(0)
@@ -263,7 +264,7 @@ class StreamParser:
         if m is not None:
             emit(text[pos : m.start()])
             self._mode = _TEXT
-            self._line_blank = False
+            self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
             return m.end()
         closers = _SPAN_CLOSERS[span.closers]
         hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
@@ -327,6 +328,13 @@ class StreamParser:
         if b.done:
             return self._end_block(b, new)
         if end < len(text) or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
+            if b.calls and b.item is None:  # its calls are out and nothing is open: the block ends here
+                if b.scanner.has_end:
+                    self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
+                                           "it stays text", b.dialect.name))
+                b.end("", b.scanner.pending)
+                b.scanner.pending = ""
+                return self._end_block(b, new)
             self._block, self._mode = None, _TEXT
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
@@ -334,9 +342,9 @@ class StreamParser:
             return end
         return new
 
-    def _drain(self, b: Block) -> None:
+    def _drain(self, b: Block, exact: bool = False) -> None:
         for item in b.items:
-            self._on_item(b, item)
+            self._on_item(b, item, exact)
         b.items.clear()
 
     def _unemitted(self, b: Block) -> str:
@@ -365,7 +373,7 @@ class StreamParser:
         closers = [c.lower() for c in d.closers] if not b.closer else []
         if b.fence and b.closer != "```":
             closers.append("```")
-        if closers:
+        if closers and b.calls:  # a block released as text leaves its optional closers as text too
             self._closers, self._mode = closers, _AFTER
         return resume
 
@@ -398,9 +406,10 @@ class StreamParser:
 
     # ------------------------------------------------------------------ items -> calls
 
-    def _on_item(self, b: Block, item: str) -> None:
-        """An item closed: its calls leave now, or it waits (before the block's first call) or is text."""
-        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name)
+    def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
+        """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
+        ``exact``: ended only by the end of the stream, so it must not need repair."""
+        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
         if failure is not None:
             if b.calls:
                 self._event(failure)

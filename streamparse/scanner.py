@@ -17,9 +17,12 @@ from typing import Iterable, Mapping, Union
 from .dialects import DIALECTS, SPANS
 from .dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 
-__all__ = ["MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 PARTIAL = "partial"  # "could still become a marker or head: wait for more text"
+# Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
+# with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
+ASCII_NOCASE = re.I | re.A
 
 _NAME_CHARS = re.compile(r"[\w.\-]*")
 _MAX_NAME = 128
@@ -61,13 +64,14 @@ class MarkerTable:
             self.literals.setdefault(s.opener.lower(), []).append(Candidate(None, None, s))
         alternation = [re.escape(m) for m in sorted(self.literals, key=len, reverse=True)]
         for before, after, _ in self.templates:
-            alternation.append(f"{re.escape(before)}([\\w.\\-]{{1,{_MAX_NAME}}}){re.escape(after)}")
-        self._match = re.compile("|".join(alternation), re.I).match if alternation else None
+            alternation.append(f"{re.escape(before)}((?u:[\\w.\\-]){{1,{_MAX_NAME}}}){re.escape(after)}")
+        self._match = re.compile("|".join(alternation), ASCII_NOCASE).match if alternation else None
         self.prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
         self.trigger = _trigger([*self.literals, *(b for b, _, _ in self.templates)])
-        self.words = any(m[0].isalnum() for m in self.literals)  # letter-initial markers, checked at line starts
+        self.word_firsts = frozenset(c for m in self.literals if m[0].isalnum() for c in (m[0], m[0].upper()))
+        self.words = bool(self.word_firsts)  # letter-initial markers, checked at line starts
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -109,7 +113,7 @@ class MarkerTable:
         n = len(text)
         while k < n and text[k] in " \t":
             k += 1
-        if not self.words or k >= n or not text[k].isalpha():
+        if k >= n or text[k] not in self.word_firsts:
             return k, None
         return k, self.match(text, k, final, True)
 

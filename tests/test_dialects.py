@@ -185,6 +185,8 @@ ARGUMENTS: dict[str, tuple[str, Args]] = {
     "escaped_quotes": ("get_weather", {"city": 'He said "hi" \\ and \'bye\'\n next line'}),
     "nested": ("configure", {"options": {"a": [1, {"b": None}], "s": "x"}, "items": [1, "two", True], "count": 3}),
     "typed": ("configure", {"count": 42, "ratio": 0.5, "enabled": False, "code": "007"}),
+    "empty": ("configure", {}),  # `{}`, `f()`, GLM's `<tool_call>NAME</tool_call>`
+    "dotted_name": ("server.method", {}),
 }
 
 

@@ -16,6 +16,7 @@ import random
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,3 +203,55 @@ def test_fragment_fuzz_hypothesis(parts: list[str], data: st.DataObject, tools: 
     deltas = [text[a:b] for a, b in zip(cuts, cuts[1:])]
     options = {} if limit is None else {"max_block_chars": limit}
     check_case(text, deltas, TOOLS if tools else None, options)
+
+
+# --------------------------------------------------------------------------- case variants of the markers
+
+# Markers match case-insensitively. These case changes keep each character one character long under
+# both str.lower() and the regex engine's IGNORECASE (the Kelvin sign lowercases to "k" both ways).
+_SAFE_CASE_SUBS = [("k", "\u212a"), ("t", "T"), ("l", "L"), ("a", "A"), ("n", "N")]
+
+
+def _mangle(rng: random.Random, s: str) -> str:
+    r = rng.random()
+    if r < 0.3:
+        return s.upper()
+    if r < 0.5:
+        return s.swapcase()
+    a, b = rng.choice(_SAFE_CASE_SUBS)
+    return s.replace(a, b) if rng.random() < 0.5 else s.replace(a, b, 1)
+
+
+def test_case_variant_fuzz_streaming_equals_parse() -> None:
+    rng = random.Random(5)
+    pool = MARKERS + RENDERED + PIECES + TOOL_NAMES
+    failures: list[str] = []
+    for case in range(10_000):
+        parts = []
+        for _ in range(rng.randint(1, 8)):
+            p = rng.choice(pool)
+            if rng.random() < 0.4:
+                p = _mangle(rng, p)
+            if rng.random() < 0.2:
+                p = p[: rng.randint(0, len(p))]
+            parts.append(p)
+        text = "".join(parts)
+        deltas = list(text) if rng.random() < 0.3 else random_deltas(rng, text)
+        tools, options = random_options(rng)
+        try:
+            check_case(text, deltas, tools, options)
+        except Exception as exc:  # noqa: BLE001
+            failures.append(f"case {case}: {type(exc).__name__}: {exc}")
+            if len(failures) >= 5:
+                break
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("text, cut", [
+    ("<think>a</th\u0131nk>b", len("<think>a</th\u0131")),  # dotless i
+    ("<think>a</th\u0130nk>b", len("<think>a</th\u0130")),  # dotted capital I
+    ("<seed:think>a</\u017feed:think>b", len("<seed:think>a</\u017f")),  # long s
+])
+def test_span_closer_with_unicode_case_variants_is_chunking_independent(text: str, cut: int) -> None:
+    whole = outcome(sp.parse(text, TOOLS))
+    assert outcome(streamed([text[:cut], text[cut:]], TOOLS, {})) == whole

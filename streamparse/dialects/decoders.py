@@ -10,6 +10,7 @@ with its grammar on well-formed items (property-tested) and is lenient beyond it
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Callable
@@ -46,7 +47,7 @@ def _json_arguments(name: str, text: str) -> tuple[tuple[str, dict[str, Any]], b
     """Arguments written as JSON text after a name (Kimi, DeepSeek, harmony)."""
     text = text.strip()
     if not text:
-        return (name, {}), False
+        return (name, {}), True  # no arguments written: {} is assumed (and an end-of-stream cut is not a call)
     try:
         value, repaired = loads_relaxed(text)
     except ArgumentError:
@@ -131,34 +132,34 @@ minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>"""
 # --------------------------------------------------------------------------- grammar-based decoders
 
 class _TagCalls(Transformer):
-    """Trees of the tag grammars -> calls. One method per rule."""
+    """Trees of the tag grammars -> ``((name, arguments), repaired)`` per call. One method per rule."""
 
     def start(self, children: list[Any]) -> Any:
         return [c for c in children if not isinstance(c, Token)]
 
     # glm45: NAME then <arg_key>/<arg_value> pairs
-    def glm_call(self, children: list[Any]) -> tuple[str, dict[str, Any]]:
+    def glm_call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         name, *pairs = children
-        return str(name).strip(), dict(pairs)
+        return (str(name).strip(), dict(pairs)), False
 
     def pair(self, children: list[Any]) -> tuple[str, str]:
         return str(children[0]).strip(), str(children[1]) if len(children) > 1 else ""
 
     # kimi_k2: functions.NAME:IDX <|tool_call_argument_begin|> {json}
-    def kimi_call(self, children: list[Any]) -> tuple[str, Any]:
+    def kimi_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         call_id, *args = children
         name = re.sub(r":\d+$", "", str(call_id).strip()).removeprefix("functions.")
-        return _json_arguments(name, str(args[0]) if args else "")[0]
+        return _json_arguments(name, str(args[0]) if args else "")
 
     # deepseek v3: function<｜tool▁sep｜>NAME ```json {…} ```; v3.1: NAME<｜tool▁sep｜>{…}
-    def deepseek_call(self, children: list[Any]) -> tuple[str, Any]:
+    def deepseek_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         name, *args = children
-        return _json_arguments(str(name).strip(), str(args[0]) if args else "")[0]
+        return _json_arguments(str(name).strip(), str(args[0]) if args else "")
 
     # openai (harmony): functions.NAME … <|message|>{json}
-    def harmony_call(self, children: list[Any]) -> tuple[str, Any]:
+    def harmony_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         recipient, *args = [c for c in children if not (isinstance(c, Token) and c.type == "META")]
-        return _json_arguments(str(recipient).strip().removeprefix("functions."), str(args[0]) if args else "")[0]
+        return _json_arguments(str(recipient).strip().removeprefix("functions."), str(args[0]) if args else "")
 
 
 @v_args(inline=True)
@@ -166,16 +167,16 @@ class _PythonCalls(Transformer):
     """Tree of ``pythonic.lark`` -> calls: literals only, keyword arguments only."""
 
     def start(self, *calls: Any) -> list[Any]:
-        return [c for c in calls if c is not None]
+        return list(calls)
 
-    def call(self, name: Any, *args: Any) -> tuple[str, dict[str, Any]]:
-        return str(name), dict(a for a in args if a is not None)
+    def call(self, name: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
+        return (str(name), dict(args)), False
 
     def arg(self, key: Any, value: Any) -> tuple[str, Any]:
         return str(key), value
 
     def string(self, *parts: Any) -> str:
-        return "".join(decode_string_token(str(p)) for p in parts)
+        return "".join(_python_string(str(p)) for p in parts)
 
     def number(self, tok: Any) -> int | float:
         text = str(tok)
@@ -207,15 +208,26 @@ class _PythonCalls(Transformer):
         return key, value
 
 
+def _python_string(token: str) -> str:
+    """A Python string literal (any quotes, prefixes, escapes); bytes are not text, so not an argument."""
+    try:
+        value = ast.literal_eval(token)
+    except (ValueError, SyntaxError, MemoryError):
+        return decode_string_token(token.lstrip("rRuU"))
+    if not isinstance(value, str):
+        raise ArgumentError("a bytes literal is not a valid argument")
+    return value
+
+
 def _grammar_decoder(grammar: str, transformer: Transformer) -> Callable[[str, str | None], Decoded]:
     def decode(text: str, head_name: str | None) -> Decoded:
         try:
-            calls = transformer.transform(load_grammar(grammar).parse(text))
+            results = transformer.transform(load_grammar(grammar).parse(text))
         except LarkError as exc:
             raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
-        if not calls:
+        if not results:
             raise ArgumentError(f"{grammar}: no calls in block")
-        return calls, False
+        return [call for call, _ in results], any(repaired for _, repaired in results)
 
     decode.__name__ = f"{grammar}_calls"
     return decode
