@@ -79,7 +79,9 @@ class StreamParser:
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
+        self._word_firsts = self._table.word_firsts
         self._mode = _SPAN if start_in_reasoning else _TEXT
+        self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
         self._span: Span = SPANS[0]
         self._held = ""
         self._block: Block | None = None
@@ -96,23 +98,29 @@ class StreamParser:
 
     def feed(self, delta: str) -> list[Event]:
         """Consume one text delta; return the events it completes (maybe none)."""
+        # Fast path for prose: nothing held, and no character that could start markup.
+        if self._idle and type(delta) is str and delta and not self._trigger(delta):
+            if self._line_blank:
+                if delta.lstrip(" \t")[:1] in self._word_firsts:
+                    return self._feed(delta)
+                self._track_line(delta)
+            elif "\n" in delta:
+                self._track_line(delta)
+            return [TextDelta(delta)]
+        return self._feed(delta)
+
+    def _feed(self, delta: str) -> list[Event]:
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
             raise TypeError(f"delta must be str, not {type(delta).__name__}")
         if not delta:
             return []
-        if not self._held:
-            # Fast paths: prose with no markup character, and the inside of a long argument.
-            if self._mode == _TEXT:
-                if not self._trigger(delta) and not (self._line_blank and delta.lstrip(" \t")[:1] in self._table.word_firsts):
-                    if self._line_blank or "\n" in delta:
-                        self._track_line(delta)
-                    return [TextDelta(delta)]
-            elif self._mode == _BODY:
-                b: Block = self._block  # type: ignore[assignment]  # always set in BODY
-                if b.size + len(delta) + len(b.scanner.pending) < self._max_block and b.scanner.fast(delta):  # type: ignore[union-attr]
-                    return []
+        if not self._held and self._mode == _BODY:
+            # Fast path inside a long argument: no character that could end the string or the value.
+            b: Block = self._block  # type: ignore[assignment]  # always set in BODY
+            if b.size + len(delta) + len(b.scanner.pending) < self._max_block and b.scanner.fast(delta):  # type: ignore[union-attr]
+                return []
         return self._run(self._held + delta, final=False)
 
     def close(self) -> list[Event]:
@@ -144,6 +152,7 @@ class StreamParser:
             if not final or self._settle():
                 break
         self._held = text[pos:]
+        self._idle = self._mode == _TEXT and not self._held and not final
         self._flush()
         return self._out
 
