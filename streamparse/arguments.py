@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
+from typing import Any
 
 from lark import Transformer, v_args
 from lark.exceptions import LarkError

@@ -17,17 +17,23 @@ from typing import Any
 __all__ = ["Block", "BracketBody", "TagBody", "MAX_GAP"]
 
 _ASCII_NOCASE = re.I | re.A  # as scanner.ASCII_NOCASE: agrees with str.lower() on every character
-MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
+MAX_GAP = 64
+_BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
 _NON_WS = re.compile(r"\S")
 
 
 class Block:
-    """A block being read: its markup, its buffers, its items and how it ended."""
+    """A block being read: its markup, its buffers, its items and how it ended.
 
-    __slots__ = ("dialect", "opener", "name", "head", "body", "item", "outside", "size", "items", "done",
-                 "closer", "trailing", "calls", "failed", "fence", "scanner", "sinks")
+    One buffer is written at a time: the current item, or the current run of text
+    outside items. Finished runs and items are kept in order (``segments``) while
+    the block may still be released whole, i.e. until its first call leaves.
+    """
+
+    __slots__ = ("dialect", "opener", "name", "head", "cur", "sink", "in_item", "segments", "outside", "size",
+                 "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner")
 
     def __init__(self, fence: str, head: str) -> None:
         self.dialect = None  # type: ignore[var-annotated]  # set when a head decides it
@@ -35,9 +41,11 @@ class Block:
         self.name: str | None = None
         self.fence = fence
         self.head = head  # fence + opener (+ head text): the block's markup before its body
-        self.body: io.StringIO | None = io.StringIO()  # the whole body while no call has left it
-        self.item: io.StringIO | None = None  # the item being read
-        self.outside = io.StringIO()  # body text outside items
+        self.cur = io.StringIO()  # the item being read, or the current run outside items
+        self.sink = self.cur.write
+        self.in_item = False
+        self.segments: list[str] | None = []  # the body so far, in order, while it may be released whole
+        self.outside: list[str] = []  # runs of body text outside items
         self.size = len(head)
         self.items: list[str] = []  # complete items, waiting to be decoded
         self.done = False
@@ -46,37 +54,47 @@ class Block:
         self.calls = 0  # calls emitted from this block
         self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
         self.scanner: BracketBody | TagBody | None = None
-        self.sinks: tuple[Any, ...] = ()
-        self._route()
-
-    def _route(self) -> None:
-        """Where written text goes: the whole body (while it may still be released whole) and the item or outside."""
-        part = self.item if self.item is not None else self.outside
-        self.sinks = (part.write,) if self.body is None else (self.body.write, part.write)
 
     def write(self, s: str) -> None:
-        if s:
-            self.size += len(s)
-            for sink in self.sinks:
-                sink(s)
+        self.size += len(s)
+        self.sink(s)
+
+    def _turn(self) -> str:
+        """Finish the current buffer and start a fresh one."""
+        text = self.cur.getvalue()
+        if text and self.segments is not None:
+            self.segments.append(text)
+        self.cur = io.StringIO()
+        self.sink = self.cur.write
+        return text
 
     def open_item(self) -> None:
-        self.item = io.StringIO()
-        self._route()
+        text = self._turn()
+        if text:
+            self.outside.append(text)
+        self.in_item = True
 
     def close_item(self) -> None:
-        if self.item is not None:
-            self.items.append(self.item.getvalue())
-            self.item = None
-            self._route()
+        if self.in_item:
+            self.items.append(self._turn())
+            self.in_item = False
+
+    def current_item(self) -> str:
+        return self.cur.getvalue() if self.in_item else ""
 
     def drop_body(self) -> None:
         """A call has left the block: it can no longer be released whole, so its copy is not kept."""
-        self.body = None
-        self._route()
+        self.segments = None
 
     def raw(self) -> str:
-        return self.head + (self.body.getvalue() if self.body is not None else "")
+        return self.head + "".join(self.segments or ()) + self.cur.getvalue()
+
+    def unemitted(self) -> str:
+        """What of the block has not become a call: all of it while none has, else the text outside items
+        and an item still open."""
+        if not self.calls:
+            return self.raw()
+        return "".join(self.outside) + self.cur.getvalue()
 
     def end(self, closer: str = "", trailing: str = "") -> None:
         self.done, self.closer, self.trailing = True, closer, trailing
@@ -98,14 +116,13 @@ class BracketBody:
     """JSON values (or one Python list): strings and depth tracked; top-level ``{`` and the ``{``
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
-    __slots__ = ("b", "closers", "tagged", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
+    __slots__ = ("b", "limit", "closers", "tagged", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
                  "top", "state", "pending", "sep_seen", "values", "struct")
 
-    BEFORE, VALUE, AFTER, INNER = range(4)
-
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
-                 python: bool, missing_brace: bool):
+                 python: bool, missing_brace: bool, limit: int):
         self.b = block
+        self.limit = limit  # the block's size limit: the fast path never crosses it
         self.closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
         self.tagged = self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
@@ -113,17 +130,25 @@ class BracketBody:
         self.quote = ""
         self.esc = False  # inside a string, the previous piece ended with a lone backslash
         self.top = ""
-        self.state = self.BEFORE
+        self.state = _BEFORE
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
         self.values = 0
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
     def fast(self, delta: str) -> bool:
-        """Inside a double-quoted string, a delta with no quote and no backslash is taken whole."""
-        if self.quote != '"' or self.esc or _IN_DQ.search(delta):
+        """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked)."""
+        b = self.b
+        if self.quote != '"' or b.size + len(delta) >= self.limit:
             return False
-        self.b.write(delta)
+        if not delta:
+            return True  # an empty delta must not touch the escape state
+        j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
+        if j >= 0:
+            return False  # the string closes in this delta: the slow path reads on
+        self.esc = j == _ESCAPE_PENDING
+        b.size += len(delta)
+        b.sink(delta)
         return True
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
@@ -139,7 +164,7 @@ class BracketBody:
                 self.quote = ""
                 i = j + 1
                 continue
-            if self.state != self.VALUE:
+            if self.state != _VALUE:
                 b.write(text[pos:i])
                 r = self._between(text, i, end, final)
                 if r < 0:  # wait for more text from -r-1
@@ -163,7 +188,7 @@ class BracketBody:
                     b.open_item()
             elif ch in "}])":
                 self.depth -= 1
-                if b.item is not None and (self.depth == 0 or (self.depth == 1 and self.top == "[" and not self.python)):
+                if b.in_item and (self.depth == 0 or (self.depth == 1 and self.top == "[" and not self.python)):
                     b.write(text[pos:i])
                     pos = i
                     b.close_item()
@@ -175,11 +200,11 @@ class BracketBody:
                     if not self.tagged and not self.seps and not self.several:
                         b.end()
                         return i
-                    self.state, self.pending, self.sep_seen = self.AFTER, "", False
+                    self.state, self.pending, self.sep_seen = _AFTER, "", False
                 elif self.depth == 1 and self.top == "{" and self.missing_brace:
                     b.write(text[pos:i])
                     pos = i
-                    self.state, self.pending = self.INNER, ""
+                    self.state, self.pending = _INNER, ""
             else:  # "<" or "`": an end marker at any depth ends the block (an open value is repaired)
                 r = closer_at(text, j, end, self.closers, final)
                 if r == -1:
@@ -199,7 +224,7 @@ class BracketBody:
         b = self.b
         m = _NON_WS.search(text, i, end)
         k = m.start() if m else end
-        if self.state != self.BEFORE:
+        if self.state != _BEFORE:
             self.pending += text[i:k]
             if len(self.pending) > MAX_GAP:
                 return self._end_without(k)
@@ -209,9 +234,9 @@ class BracketBody:
             b.write(text[i:end])
             return end
         ch = text[k]
-        if self.state == self.BEFORE:
+        if self.state == _BEFORE:
             if ch in "{[":
-                self.top, self.depth, self.state = ch, 1, self.VALUE
+                self.top, self.depth, self.state = ch, 1, _VALUE
                 if ch == "{" or self.python:
                     b.write(text[i:k])
                     b.open_item()
@@ -221,10 +246,10 @@ class BracketBody:
                 return k + 1
             self.pending += text[i:k]
             return self._end_without(k)
-        if self.state == self.INNER:
+        if self.state == _INNER:
             if ch in ",}]`" or ch == "<":
                 b.write(self.pending)
-                self.pending, self.state = "", self.VALUE
+                self.pending, self.state = "", _VALUE
                 return k
             return self._end_without(k)
         # AFTER a complete top-level value
@@ -234,7 +259,7 @@ class BracketBody:
             return k + 1
         if ch in "{[" and (self.several or self.sep_seen):
             b.write(self.pending)
-            self.pending, self.state = "", self.BEFORE
+            self.pending, self.state = "", _BEFORE
             return k
         if self.closers and (ch == "<" or ch == "`"):
             r = closer_at(text, k, end, self.closers, final)
@@ -263,23 +288,24 @@ class BracketBody:
         b = self.b
         if b.done:
             return
-        if b.item is not None and not self.quote and self.depth == 1 and self.state in (self.VALUE, self.INNER):
-            item = b.item.getvalue().rstrip()
+        if b.in_item and not self.quote and self.depth == 1 and self.state in (_VALUE, _INNER):
+            item = b.current_item().rstrip()
             if item[-1:] in ("}", "]") and len(item) > 1:
                 b.close_item()
-        b.end("", self.pending if self.state in (self.AFTER, self.INNER) else "")
+        b.end("", self.pending if self.state in (_AFTER, _INNER) else "")
 
 
 class TagBody:
     """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
-    __slots__ = ("b", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
+    __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
-                 nest: tuple[str, str] | None, single: bool):
+                 nest: tuple[str, str] | None, single: bool, limit: int):
         self.b = block
+        self.limit = limit
         self.item = (item[0].lower(), item[1].lower()) if item else None
         self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
         self.ends = tuple(t.lower() for t in end_tags)
@@ -297,9 +323,12 @@ class TagBody:
             self.depth = 1
 
     def fast(self, delta: str) -> bool:
-        if self.between or "<" in delta:
+        """Inside an item, a delta with no "<" is taken whole."""
+        b = self.b
+        if self.between or "<" in delta or b.size + len(delta) >= self.limit:
             return False
-        self.b.write(delta)
+        b.size += len(delta)
+        b.sink(delta)
         return True
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:

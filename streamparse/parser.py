@@ -82,6 +82,7 @@ class StreamParser:
         self._word_firsts = self._table.word_firsts
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
+        self._body_fast: Callable[[str], bool] | None = None  # in a block's body: its scanner's fast path
         self._span: Span = SPANS[0]
         self._held = ""
         self._block: Block | None = None
@@ -107,6 +108,9 @@ class StreamParser:
             elif "\n" in delta:
                 self._track_line(delta)
             return [TextDelta(delta)]
+        fast = self._body_fast  # inside a long argument: no character that could end the string or the item
+        if fast is not None and type(delta) is str and not self._held and fast(delta):
+            return []
         return self._feed(delta)
 
     def _feed(self, delta: str) -> list[Event]:
@@ -116,11 +120,6 @@ class StreamParser:
             raise TypeError(f"delta must be str, not {type(delta).__name__}")
         if not delta:
             return []
-        if not self._held and self._mode == _BODY:
-            # Fast path inside a long argument: no character that could end the string or the value.
-            b: Block = self._block  # type: ignore[assignment]  # always set in BODY
-            if b.size + len(delta) + len(b.scanner.pending) < self._max_block and b.scanner.fast(delta):  # type: ignore[union-attr]
-                return []
         return self._run(self._held + delta, final=False)
 
     def close(self) -> list[Event]:
@@ -153,6 +152,8 @@ class StreamParser:
                 break
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final
+        if self._mode != _BODY or final:
+            self._body_fast = None
         self._flush()
         return self._out
 
@@ -164,7 +165,7 @@ class StreamParser:
             b = self._block
             assert b is not None and b.scanner is not None
             b.scanner.finish()
-            exact = b.dialect.eos_ends and b.item is not None
+            exact = b.dialect.eos_ends and b.in_item
             if exact:
                 b.close_item()
             self._drain(b, exact)
@@ -318,9 +319,11 @@ class StreamParser:
         if b.name:
             ends = tuple(e.replace("{name}", b.name) for e in ends)
         if d.body == TAGGED:
-            b.scanner = TagBody(b, ends, d.item, d.nest, single=not ends)
+            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block)
         else:
-            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several, d.body == PYTHON, op.line_start)
+            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several, d.body == PYTHON, op.line_start,
+                                    self._max_block)
+        self._body_fast = b.scanner.fast
         self._mode = _BODY
         if kept:
             b.scanner.scan(kept, 0, len(kept), False)
@@ -333,11 +336,12 @@ class StreamParser:
         assert b is not None and b.scanner is not None
         end = min(len(text), pos + max(self._max_block - b.size - len(b.scanner.pending), 0))
         new = b.scanner.scan(text, pos, end, final and end == len(text))
-        self._drain(b)
+        if b.items:
+            self._drain(b)
         if b.done:
             return self._end_block(b, new)
         if end < len(text) or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
-            if b.calls and b.item is None:  # its calls are out and nothing is open: the block ends here
+            if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
                                            "it stays text", b.dialect.name))
@@ -347,7 +351,7 @@ class StreamParser:
             self._block, self._mode = None, _TEXT
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
-            self._text(self._unemitted(b) + b.scanner.pending + text[new:end])
+            self._text(b.unemitted() + b.scanner.pending + text[new:end])
             return end
         return new
 
@@ -355,12 +359,6 @@ class StreamParser:
         for item in b.items:
             self._on_item(b, item, exact)
         b.items.clear()
-
-    def _unemitted(self, b: Block) -> str:
-        """What of the block has not become a call (all of it while none has)."""
-        if not b.calls:
-            return b.raw()
-        return b.outside.getvalue() + (b.item.getvalue() if b.item is not None else "")
 
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
@@ -373,7 +371,7 @@ class StreamParser:
                                        "block holds no complete call: kept as text", d.name))
             self._text(b.raw() + b.closer)
         else:
-            rest = self._unemitted(b)
+            rest = b.unemitted()
             if rest.strip(_PUNCTUATION):
                 self._event(Diagnostic("rejected", "text in a call block that is not a call: kept as text", d.name))
                 self._text(rest)
