@@ -90,12 +90,9 @@ class RelaxedJsonToPython(Transformer):
         return (str(key), value)
 
     def object(self, *pairs: Any) -> dict[str, Any]:
-        return dict(p for p in pairs if p is not None)
+        return dict(pairs)
 
     def array(self, *items: Any) -> list[Any]:
-        # ``[x ("," x)*]`` yields a single None for an empty list.
-        if len(items) == 1 and items[0] is None:
-            return []
         return list(items)
 
 

@@ -17,9 +17,12 @@ from typing import Any, Callable
 
 from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError
+from lark.visitors import merge_transformers
 
 from .._grammar import load_grammar
-from ..arguments import ArgumentError, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed
+from ..arguments import (
+    ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed,
+)
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -241,13 +244,17 @@ harmony_calls = _grammar_decoder("openai", _TagCalls())
 pythonic_calls = _grammar_decoder("pythonic", _PythonCalls())
 
 
-def check_json_grammar(grammar: str, block: str) -> Any:
-    """Parse a whole JSON-bodied block with its dialect's grammar (the definition the fast path must agree with)."""
-    from ..arguments import RelaxedJsonToPython
+class _Envelope(Transformer):
+    """``start`` of a JSON dialect's grammar -> the JSON values it holds (markers dropped)."""
 
-    tree = load_grammar(grammar).parse(block)
-    values = [c for c in tree.children if not isinstance(c, Token)]
-    return [RelaxedJsonToPython().transform(v) for v in values]
+    def start(self, children: list[Any]) -> list[Any]:
+        return [c for c in children if c is not None and not isinstance(c, Token)]
+
+
+def check_json_grammar(grammar: str, block: str) -> list[Any]:
+    """Parse a whole JSON-bodied block with its dialect's grammar (the definition the fast path must agree with)."""
+    transformer = merge_transformers(_Envelope(), relaxed_json=RelaxedJsonToPython())
+    return transformer.transform(load_grammar(grammar).parse(block))  # type: ignore[no-any-return]
 
 
 __all__ = [
