@@ -12,7 +12,10 @@ from __future__ import annotations
 import functools
 import io
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .dialects.spec import Dialect, Opener
 
 __all__ = ["Block", "BracketBody", "TagBody", "MAX_GAP"]
 
@@ -36,8 +39,8 @@ class Block:
                  "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner")
 
     def __init__(self, fence: str, head: str) -> None:
-        self.dialect = None  # type: ignore[var-annotated]  # set when a head decides it
-        self.opener = None  # type: ignore[var-annotated]
+        self.dialect: Dialect = None  # type: ignore[assignment]  # set when a head decides it
+        self.opener: Opener = None  # type: ignore[assignment]
         self.name: str | None = None
         self.fence = fence
         self.head = head  # fence + opener (+ head text): the block's markup before its body
@@ -206,15 +209,15 @@ class BracketBody:
                     pos = i
                     self.state, self.pending = _INNER, ""
             else:  # "<" or "`": an end marker at any depth ends the block (an open value is repaired)
-                r = closer_at(text, j, end, self.closers, final)
-                if r == -1:
+                closer = closer_at(text, j, end, self.closers, final)
+                if closer == -1:
                     b.write(text[pos:j])
                     return j
-                if isinstance(r, str):
+                if isinstance(closer, str):
                     b.write(text[pos:j])
                     b.close_item()
-                    b.end(r)
-                    return j + len(r)
+                    b.end(closer)
+                    return j + len(closer)
         b.write(text[pos:i])
         return i
 

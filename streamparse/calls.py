@@ -30,7 +30,7 @@ class CallFactory:
                   exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
         """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair."""
         try:
-            calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)  # type: ignore[misc]
+            calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)
             if exact and repaired:
                 return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
             unknown = [name for name, _ in calls if self.schemas is not None and name not in self.schemas]

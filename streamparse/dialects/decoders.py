@@ -46,7 +46,7 @@ def json_calls(text: str, head_name: str | None) -> Decoded:
     return [call_from_object(item) for item in items], repaired
 
 
-def _json_arguments(name: str, text: str) -> tuple[tuple[str, dict[str, Any]], bool]:
+def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
     """Arguments written as JSON text after a name (Kimi, DeepSeek, harmony)."""
     text = text.strip()
     if not text:
@@ -54,9 +54,9 @@ def _json_arguments(name: str, text: str) -> tuple[tuple[str, dict[str, Any]], b
     try:
         value, repaired = loads_relaxed(text)
     except ArgumentError:
-        return (name, UnparsedArguments(text)), True  # type: ignore[arg-type]  # resolved against the schema later
+        return (name, UnparsedArguments(text)), True  # resolved against the schema later
     if not isinstance(value, dict):
-        return (name, UnparsedArguments(text)), True  # type: ignore[arg-type]
+        return (name, UnparsedArguments(text)), True
     return (name, value), repaired
 
 
@@ -197,10 +197,8 @@ class _PythonCalls(Transformer):
     def none(self) -> None:
         return None
 
-    def list(self, *items: Any) -> list[Any]:
+    def list(self, *items: Any) -> list[Any]:  # lists and tuples alike
         return [*items]
-
-    tuple = list
 
     def dict(self, *pairs: Any) -> dict[Any, Any]:
         return {k: v for k, v in pairs}

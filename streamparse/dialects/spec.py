@@ -16,7 +16,7 @@ A block is ``[fence] opener head… body [end] [closers]``:
   by ``item`` tags, nested copies of the tags counted).
 - ``end``: end markers (``{name}`` is the call's name); empty: the block ends with its value.
 - ``closers``: optional markers that may follow the end and belong to the block.
-- ``decode``: a function from one item's text to ``[(name, arguments)]``.
+- ``decode``: a function from one item's text to ``([(name, arguments)], repaired)``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ TAGGED = "tagged"
 # Part kinds of a head.
 WS, LIT, OPT, NAME, PEEK = "ws", "lit", "opt", "name", "peek"
 
-Calls = list[tuple[str, dict[str, Any]]]
-Decoder = Callable[[str, "str | None"], Calls]  # (item text, name from the head) -> calls
+Calls = list[tuple[str, Any]]  # (name, arguments: a dict, or arguments.UnparsedArguments)
+Decoder = Callable[[str, "str | None"], tuple[Calls, bool]]  # (item text, name from the head) -> (calls, repaired)
 
 
 @dataclass(frozen=True)
