@@ -10,14 +10,11 @@ item texts to ``block.items``, and sets ``block.done`` at the block's end.
 from __future__ import annotations
 
 import functools
-import io
 import re
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .dialects.spec import Dialect, Opener
+from .block import Block
 
-__all__ = ["Block", "BracketBody", "TagBody", "MAX_GAP"]
+__all__ = ["BracketBody", "TagBody", "MAX_GAP", "closer_at", "partial_tail"]
 
 _ASCII_NOCASE = re.I | re.A  # as scanner.ASCII_NOCASE: agrees with str.lower() on every character
 MAX_GAP = 64
@@ -25,82 +22,6 @@ _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a valu
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
 _NON_WS = re.compile(r"\S")
-
-
-class Block:
-    """A block being read: its markup, its buffers, its items and how it ended.
-
-    One buffer is written at a time: the current item, or the current run of text
-    outside items. Finished runs and items are kept in order (``segments``) while
-    the block may still be released whole, i.e. until its first call leaves.
-    """
-
-    __slots__ = ("dialect", "opener", "name", "head", "cur", "sink", "in_item", "segments", "outside", "size",
-                 "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner")
-
-    def __init__(self, fence: str, head: str) -> None:
-        self.dialect: Dialect = None  # type: ignore[assignment]  # set when a head decides it
-        self.opener: Opener = None  # type: ignore[assignment]
-        self.name: str | None = None
-        self.fence = fence
-        self.head = head  # fence + opener (+ head text): the block's markup before its body
-        self.cur = io.StringIO()  # the item being read, or the current run outside items
-        self.sink = self.cur.write
-        self.in_item = False
-        self.segments: list[str] | None = []  # the body so far, in order, while it may be released whole
-        self.outside: list[str] = []  # runs of body text outside items
-        self.size = len(head)
-        self.items: list[str] = []  # complete items, waiting to be decoded
-        self.done = False
-        self.closer = ""  # the end marker as written ("" = ended without one)
-        self.trailing = ""  # whitespace after the body that turned out not to be the block's
-        self.calls = 0  # calls emitted from this block
-        self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
-        self.scanner: BracketBody | TagBody | None = None
-
-    def write(self, s: str) -> None:
-        self.size += len(s)
-        self.sink(s)
-
-    def _turn(self) -> str:
-        """Finish the current buffer and start a fresh one."""
-        text = self.cur.getvalue()
-        if text and self.segments is not None:
-            self.segments.append(text)
-        self.cur = io.StringIO()
-        self.sink = self.cur.write
-        return text
-
-    def open_item(self) -> None:
-        text = self._turn()
-        if text:
-            self.outside.append(text)
-        self.in_item = True
-
-    def close_item(self) -> None:
-        if self.in_item:
-            self.items.append(self._turn())
-            self.in_item = False
-
-    def current_item(self) -> str:
-        return self.cur.getvalue() if self.in_item else ""
-
-    def drop_body(self) -> None:
-        """A call has left the block: it can no longer be released whole, so its copy is not kept."""
-        self.segments = None
-
-    def raw(self) -> str:
-        return self.head + "".join(self.segments or ()) + self.cur.getvalue()
-
-    def unemitted(self) -> str:
-        """What of the block has not become a call: all of it while none has, else the text outside items
-        and an item still open."""
-        if not self.calls:
-            return self.raw()
-        return "".join(self.outside) + self.cur.getvalue()
-
-    def end(self, closer: str = "", trailing: str = "") -> None:
-        self.done, self.closer, self.trailing = True, closer, trailing
 
 
 def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool) -> str | int | None:

@@ -27,11 +27,13 @@ import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import arguments as args_mod
-from .bodies import MAX_GAP, Block, BracketBody, TagBody, closer_at, partial_tail
+from .block import Block
+from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .dialects import SPANS, resolve
 from .calls import CallFactory
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta
+from .events import Diagnostic, Event, ParseResult, TextDelta
+from .output import Output
 from .scanner import ASCII_NOCASE, PARTIAL, Candidate, HeadMatch, marker_table, match_head
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -53,7 +55,7 @@ def _new_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
-class StreamParser:
+class StreamParser(Output):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -89,11 +91,8 @@ class StreamParser:
         self._cands: list[Candidate] = []
         self._closers: list[str] = []  # AFTER: optional closers still allowed
         self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
-        self._line_blank = True  # only whitespace since the last newline (or stream start)
         self._closed = False
-        self._acc: list[str] = []
-        self._acc_cls: type = TextDelta
-        self._out: list[Event] = []
+        Output.__init__(self)
 
     # ------------------------------------------------------------------ public API
 
@@ -176,37 +175,6 @@ class StreamParser:
             return True
         return False
 
-    # ------------------------------------------------------------------ output helpers
-
-    def _track_line(self, s: str) -> None:
-        nl = s.rfind("\n")
-        if nl >= 0:
-            self._line_blank = nl == len(s) - 1 or s[nl + 1 :].isspace()
-        elif self._line_blank and not s.isspace():
-            self._line_blank = False
-
-    def _text(self, s: str) -> None:
-        if s:
-            self._delta(TextDelta, s)
-            self._track_line(s)
-
-    def _delta(self, cls: type, s: str) -> None:
-        """Adjacent deltas of one kind leave a feed() as one event."""
-        if self._acc and self._acc_cls is not cls:
-            self._out.append(self._acc_cls("".join(self._acc)))
-            self._acc = []
-        self._acc_cls = cls
-        self._acc.append(s)
-
-    def _event(self, ev: Event) -> None:
-        self._flush()
-        self._out.append(ev)
-
-    def _flush(self) -> None:
-        if self._acc:
-            self._out.append(self._acc_cls("".join(self._acc)))
-            self._acc = []
-
     # ------------------------------------------------------------------ TEXT and SPAN
 
     def _scan_text(self, text: str, pos: int, final: bool) -> int:
@@ -280,10 +248,6 @@ class StreamParser:
         hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
         emit(text[pos:hold])
         return hold
-
-    def _reasoning(self, s: str) -> None:
-        if s:
-            self._delta(ReasoningDelta, s)
 
     # ------------------------------------------------------------------ HEAD: which dialect owns the block?
 

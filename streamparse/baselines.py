@@ -1,0 +1,168 @@
+"""The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive),
+a caller's ``--compare module:callable``, and the serving engines' parsers when installed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from typing import Any, Callable, Protocol
+
+from .events import TextDelta, ToolCall
+from .parser import StreamParser
+
+__all__ = ["Session", "SessionFactory", "PARSERS", "load_compare", "optional_comparators"]
+
+
+class Session(Protocol):
+    """A streaming parser under test: ``feed`` returns (text, calls) emitted for that delta."""
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]: ...
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]: ...
+
+    def held(self) -> int | None: ...
+
+
+class _StreamparseSession:
+    def __init__(self, tools: Any):
+        self._p = StreamParser(tools)
+
+    @staticmethod
+    def _split(events: list[Any]) -> tuple[str, list[tuple[str, str]]]:
+        if not events:
+            return "", []
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            return events[0].text, []
+        text = "".join(e.text for e in events if e.type == "text")
+        return text, [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)]
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        return self._split(self._p.feed(delta))
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return self._split(self._p.close())
+
+    def held(self) -> int | None:
+        return len(self._p.held_text)
+
+
+class _IdentitySession:
+    def __init__(self, tools: Any):
+        pass
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        return delta, []
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return "", []
+
+    def held(self) -> int | None:
+        return 0
+
+
+_FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<think>", re.I)
+
+
+class _FloorSession(_IdentitySession):
+    """The least any marker-aware parser must do: one regex search per delta."""
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        _FLOOR_RE.search(delta)
+        return delta, []
+
+
+_NAIVE_BLOCKS = re.compile(
+    r"<tool_call>(.*?)</tool_call>|<tools>(.*?)</tools>|<function>(.*?)</function>|\[TOOL_CALLS\](\[.*\])", re.S | re.I)
+
+
+class _NaiveSession:
+    """Re-parse everything on every delta; text only at the end (what the seed converters do)."""
+
+    def __init__(self, tools: Any):
+        self._buf = ""
+        self._seen = 0
+
+    def _calls(self) -> list[tuple[str, str]]:
+        found = []
+        for m in _NAIVE_BLOCKS.finditer(self._buf):
+            body = next(g for g in m.groups() if g is not None).strip()
+            if body.startswith("<function="):
+                name = body[len("<function="): body.index(">")]
+                params = dict(re.findall(r"<parameter=([^>]+)>\n?(.*?)\n?</parameter>", body, re.S))
+                found.append((name, json.dumps(params)))
+                continue
+            try:
+                value = json.loads(body)
+            except ValueError:
+                continue
+            for obj in value if isinstance(value, list) else [value]:
+                if isinstance(obj, dict) and "name" in obj:
+                    found.append((obj["name"], json.dumps(obj.get("arguments", obj.get("parameters", {})))))
+        return found
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        self._buf += delta
+        calls = self._calls()
+        new, self._seen = calls[self._seen:], len(calls)
+        return "", new
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        return _NAIVE_BLOCKS.sub("", self._buf), []
+
+    def held(self) -> int | None:
+        return len(self._buf)
+
+
+class _BatchSession:
+    """Wraps a whole-stream adapter ``deltas -> (text, calls)`` (``--compare``): no per-delta output."""
+
+    def __init__(self, fn: Callable[[list[str]], tuple[str, list[Any]]], tools: Any):
+        self._fn = fn
+        self._deltas: list[str] = []
+
+    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+        self._deltas.append(delta)
+        return "", []
+
+    def close(self) -> tuple[str, list[tuple[str, str]]]:
+        text, calls = self._fn(self._deltas)
+        return text, [(c[0], c[1]) if isinstance(c, (tuple, list)) else (c.name, c.arguments) for c in calls]
+
+    def held(self) -> int | None:
+        return None
+
+
+SessionFactory = Callable[[Any], Session]
+
+PARSERS: dict[str, SessionFactory] = {
+    "streamparse": _StreamparseSession,
+    "identity": _IdentitySession,
+    "floor": _FloorSession,
+    "naive": _NaiveSession,
+}
+
+
+def load_compare(spec: str) -> tuple[str, SessionFactory]:
+    """``module:callable`` -> a parser entry. The callable takes the list of deltas and
+    returns ``(text, calls)`` where calls are ``(name, arguments_json)`` pairs or ToolCall-like objects."""
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--compare wants module:callable, got {spec!r}")
+    fn = getattr(importlib.import_module(module_name), attr)
+    return spec, lambda tools: _BatchSession(fn, tools)
+
+
+def optional_comparators() -> tuple[dict[str, SessionFactory], list[str]]:
+    """sglang / vllm streaming tool parsers, when importable; otherwise a line saying why not."""
+    found: dict[str, SessionFactory] = {}
+    notes: list[str] = []
+    for package in ("sglang", "vllm"):
+        try:
+            importlib.import_module(package)
+        except Exception as exc:  # noqa: BLE001 - any import failure means "not available here"
+            notes.append(f"{package}: not compared ({type(exc).__name__}: {exc}); install it to add its streaming tool parser")
+            continue
+        notes.append(f"{package}: importable, but its streaming tool parser needs a tokenizer and a request object; "
+                     "not wired in this version")
+    return found, notes
