@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from . import arguments as args_mod
 from .block import Block
 from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
-from .dialects import SPANS, resolve
+from .dialects import resolve
 from .calls import CallFactory
 from .dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, ParseResult, TextDelta
@@ -44,11 +44,16 @@ _PUNCTUATION = " \t\r\n,;[]{}"
 
 
 @functools.lru_cache(maxsize=64)
+def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.lower() for c in closers)
+
+
+@functools.lru_cache(maxsize=64)
 def _span_end(closers: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(c) for c in closers), ASCII_NOCASE)
 
 
-_SPAN_CLOSERS = {s.closers: tuple(c.lower() for c in s.closers) for s in SPANS}
+
 
 
 def _new_call_id() -> str:
@@ -85,7 +90,9 @@ class StreamParser(Output):
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
         self._body_fast: Callable[[str], bool] | None = None  # in a block's body: its scanner's fast path
-        self._span: Span = SPANS[0]
+        enabled = self._table.spans
+        # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
+        self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
         self._held = ""
         self._block: Block | None = None
         self._cands: list[Candidate] = []
@@ -244,7 +251,7 @@ class StreamParser(Output):
             self._mode = _TEXT
             self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
             return m.end()
-        closers = _SPAN_CLOSERS[span.closers]
+        closers = _lower(span.closers)
         hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
         emit(text[pos:hold])
         return hold

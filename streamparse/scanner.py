@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
 from .dialects import DIALECTS, SPANS
 from .dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
@@ -47,8 +47,9 @@ Found = Union[tuple[str, list[Candidate], str | None], str, None]  # (marker tex
 class MarkerTable:
     """Every enabled opener and span marker, compiled once per parser configuration."""
 
-    def __init__(self, dialects: Iterable[Dialect], spans: Iterable[Span], tool_names: Mapping[str, str]):
+    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str]):
         self.tool_names = tool_names  # lowercase -> as declared
+        self.spans = tuple(spans)
         self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
         self.templates: list[tuple[str, str, Candidate]] = []  # (before {name}, after {name}, candidate)

@@ -180,6 +180,12 @@ def test_start_in_reasoning_for_templates_that_open_think_in_the_prompt() -> Non
     assert result.reasoning == "thinking..." and len(result.tool_calls) == 1
 
 
+@pytest.mark.parametrize("closer", ["</think>", "</seed:think>", "<|end|>"])
+def test_start_in_reasoning_ends_at_any_enabled_reasoning_closer(closer: str) -> None:
+    result = sp.ParseResult(feed_chunks("plan" + closer + "answer", 2, start_in_reasoning=True))
+    assert (result.reasoning, result.content) == ("plan", "answer")
+
+
 # ---------------------------------------------------------------- repair and faults
 
 @pytest.mark.parametrize("body,expected", [
