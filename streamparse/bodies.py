@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 
 from .block import Block
 
@@ -59,6 +60,10 @@ class BracketBody:
         self.sep_seen = False
         self.values = 0
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
+
+    def fast_path(self) -> Callable[[str], bool] | None:
+        """The fast path, when the next delta may take it (inside a double-quoted string)."""
+        return self.fast if self.quote == '"' else None
 
     def fast(self, delta: str) -> bool:
         """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked)."""
@@ -245,6 +250,9 @@ class TagBody:
         if self.item is None:
             block.open_item()
             self.depth = 1
+
+    def fast_path(self) -> Callable[[str], bool] | None:
+        return self.fast if not self.between else None
 
     def fast(self, delta: str) -> bool:
         """Inside an item, a delta with no "<" is taken whole."""

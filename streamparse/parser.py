@@ -109,17 +109,14 @@ class StreamParser(Output):
         if self._idle and type(delta) is str and delta and not self._trigger(delta):
             if self._line_blank:
                 if delta.lstrip(" \t")[:1] in self._word_firsts:
-                    return self._feed(delta)
+                    return self._run(delta, final=False)
                 self._track_line(delta)
             elif "\n" in delta:
                 self._track_line(delta)
             return [TextDelta(delta)]
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
-        if fast is not None and type(delta) is str and not self._held and fast(delta):
+        if fast is not None and type(delta) is str and fast(delta):
             return []
-        return self._feed(delta)
-
-    def _feed(self, delta: str) -> list[Event]:
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -158,8 +155,7 @@ class StreamParser(Output):
                 break
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final
-        if self._mode != _BODY or final:
-            self._body_fast = None
+        self._body_fast = None if self._mode != _BODY or final or self._held else self._block.scanner.fast_path()  # type: ignore[union-attr]
         self._flush()
         return self._out
 
@@ -294,7 +290,6 @@ class StreamParser(Output):
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several, d.body == PYTHON, op.line_start,
                                     self._max_block)
-        self._body_fast = b.scanner.fast
         self._mode = _BODY
         if kept:
             b.scanner.scan(kept, 0, len(kept), False)
@@ -305,13 +300,15 @@ class StreamParser(Output):
     def _scan_body(self, text: str, pos: int, final: bool) -> int:
         b = self._block
         assert b is not None and b.scanner is not None
-        end = min(len(text), pos + max(self._max_block - b.size - len(b.scanner.pending), 0))
-        new = b.scanner.scan(text, pos, end, final and end == len(text))
+        n = len(text)
+        room = self._max_block - b.size - len(b.scanner.pending)
+        end = n if n - pos <= room else pos + max(room, 0)
+        new = b.scanner.scan(text, pos, end, final and end == n)
         if b.items:
             self._drain(b)
         if b.done:
             return self._end_block(b, new)
-        if end < len(text) or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
+        if end < n or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
             if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
