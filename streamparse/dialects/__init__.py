@@ -39,7 +39,7 @@ _JSON_START = (peek("[{"),)
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 
-def _json_tag(opener: str, *, end: str = "", start: str = "[{") -> Opener:
+def _json_tag(opener: str, *, start: str = "[{") -> Opener:
     """An opener followed (after whitespace) by a JSON value."""
     return Opener(opener, head=(ws(),), look=(peek(start),))
 

@@ -11,7 +11,6 @@ with its grammar on well-formed items (property-tested) and is lenient beyond it
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Any, Callable
 
@@ -257,5 +256,5 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 
 __all__ = [
     "json_calls", "qwen3_calls", "minimax_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
-    "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar", "json",
+    "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar",
 ]
