@@ -14,12 +14,12 @@ import re
 from typing import Callable
 
 from .block import Block
+from .scanner import literal_pattern
 
 __all__ = ["BracketBody", "TagBody", "MAX_GAP", "closer_at", "partial_tail"]
 
-_ASCII_NOCASE = re.I | re.A  # as scanner.ASCII_NOCASE: agrees with str.lower() on every character
-MAX_GAP = 64
-_BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
+MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
+_BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
 _NON_WS = re.compile(r"\S")
@@ -41,15 +41,15 @@ class BracketBody:
     """JSON values (or one Python list): strings and depth tracked; top-level ``{`` and the ``{``
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
-    __slots__ = ("b", "limit", "closers", "tagged", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote", "esc",
-                 "top", "state", "pending", "sep_seen", "values", "struct")
+    __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
+                 "esc", "top", "state", "pending", "sep_seen", "struct")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool, limit: int):
         self.b = block
         self.limit = limit  # the block's size limit: the fast path never crosses it
         self.closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
-        self.tagged = self.has_end = bool(end_tags)
+        self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
         self.depth = 0
         self.quote = ""
@@ -58,7 +58,6 @@ class BracketBody:
         self.state = _BEFORE
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
-        self.values = 0
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
     def fast_path(self) -> Callable[[str], bool] | None:
@@ -125,8 +124,7 @@ class BracketBody:
                     b.write(text[pos:i])
                     pos = i
                     self.depth = 0
-                    self.values += 1
-                    if not self.tagged and not self.seps and not self.several:
+                    if not self.has_end and not self.seps and not self.several:
                         b.end()
                         return i
                     self.state, self.pending, self.sep_seen = _AFTER, "", False
@@ -198,7 +196,7 @@ class BracketBody:
                 b.write(self.pending)
                 b.end(r)
                 return k + len(r)
-        if self.tagged and ch in "}]":
+        if self.has_end and ch in "}]":
             b.write(self.pending + ch)  # a stray closer after the value belongs to the block
             self.pending = ""
             return k + 1
@@ -240,7 +238,7 @@ class TagBody:
         self.ends = tuple(t.lower() for t in end_tags)
         self.has_end = bool(self.ends)
         self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
-        self.search = _tag_pattern(self.tags).search
+        self.search = literal_pattern(self.tags).search
         self.longest = len(self.tags[0])
         self.depth = 0
         self.nested = 0
@@ -337,11 +335,6 @@ def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]
     """The characters that matter outside strings in a bracket body."""
     chars = "\"'{}\\[\\]" + ("()" if python else "") + ("<" if tagged else "") + ("`" if fenced else "")
     return re.compile(f"[{chars}]")
-
-
-@functools.lru_cache(maxsize=256)
-def _tag_pattern(tags: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in tags), _ASCII_NOCASE)
 
 
 _STRING_OPEN = -1

@@ -29,12 +29,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from . import arguments as args_mod
 from .block import Block
 from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
-from .dialects import resolve
 from .calls import CallFactory
+from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, ParseResult, TextDelta
 from .output import Output
-from .scanner import ASCII_NOCASE, PARTIAL, Candidate, HeadMatch, marker_table, match_head
+from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
@@ -46,14 +46,6 @@ _PUNCTUATION = " \t\r\n,;[]{}"
 @functools.lru_cache(maxsize=64)
 def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
-
-
-@functools.lru_cache(maxsize=64)
-def _span_end(closers: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(c) for c in closers), ASCII_NOCASE)
-
-
-
 
 
 def _new_call_id() -> str:
@@ -241,7 +233,7 @@ class StreamParser(Output):
     def _scan_span(self, text: str, pos: int, final: bool) -> int:
         span = self._span
         emit = self._text if span.kind == "content" else self._reasoning
-        m = _span_end(span.closers).search(text, pos)
+        m = literal_pattern(span.closers).search(text, pos)
         if m is not None:
             emit(text[pos : m.start()])
             self._mode = _TEXT

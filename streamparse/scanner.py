@@ -17,12 +17,18 @@ from typing import Iterable, Mapping, Sequence, Union
 from .dialects import DIALECTS, SPANS
 from .dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 
-__all__ = ["ASCII_NOCASE", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 PARTIAL = "partial"  # "could still become a marker or head: wait for more text"
 # Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
 # with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
 ASCII_NOCASE = re.I | re.A
+
+
+@functools.lru_cache(maxsize=256)
+def literal_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of these literal markers (ASCII case-insensitive), built once per tuple."""
+    return re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)), ASCII_NOCASE)
 
 _NAME_CHARS = re.compile(r"[\w.\-]*")
 _MAX_NAME = 128
@@ -71,8 +77,8 @@ class MarkerTable:
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
         self.trigger = _trigger([*self.literals, *(b for b, _, _ in self.templates)])
+        # First letters of letter-initial markers (functools): those are checked at line starts only.
         self.word_firsts = frozenset(c for m in self.literals if m[0].isalnum() for c in (m[0], m[0].upper()))
-        self.words = bool(self.word_firsts)  # letter-initial markers, checked at line starts
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
