@@ -128,7 +128,7 @@ class Proxy:
         options = backend.parser_options()
         req = self.client.build_request(
             "POST", upstream_url(backend, "/v1/chat/completions"), json=upstream_payload,
-            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.timeout, connect=10.0),
+            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout),
         )
         stream = payload.get("stream") is True
         try:
@@ -200,7 +200,7 @@ class Proxy:
             return Response(status_code=499)
         req = self.client.build_request(
             request.method, upstream_url(backend, request.url.path, request.url.query), content=body,
-            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.timeout, connect=10.0),
+            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout),
         )
         try:
             resp = await self.client.send(req, stream=True)
