@@ -126,6 +126,11 @@ class StreamParser(Output):
         return events
 
     @property
+    def pending_chars(self) -> int:
+        """Characters received and not yet emitted: held text, or the open block (what a decode may cost)."""
+        return self._block.size if self._block is not None else len(self._held)
+
+    @property
     def held_text(self) -> str:
         """Characters received but not yet emitted, outside a block (a possible marker)."""
         return self._held + self._after_ws if self._mode in (_TEXT, _SPAN, _AFTER) else ""

@@ -1,9 +1,15 @@
-"""The proxy: an ASGI app (Starlette) that sits in front of an OpenAI-compatible server.
+"""The proxy: an ASGI app (Starlette) in front of an OpenAI-compatible server.
 
-``POST /v1/chat/completions`` is forwarded upstream with httpx (streaming) and
-its answer rewritten by the OpenAI adapter: SSE (sse-starlette) when the
-request says ``stream: true``, JSON otherwise. Every other path is proxied
-unchanged. Upstream faults become OpenAI-style errors, never tracebacks.
+``POST /v1/chat/completions`` is checked (``validation``), forwarded with httpx
+and, when the client offered tools, its answer rewritten by the OpenAI adapter:
+SSE (sse-starlette) for ``stream: true``, JSON otherwise. Other ``/v1`` paths are
+relayed unchanged. ``GET /healthz`` answers locally, for load balancers.
+
+Invariants: a client gets an OpenAI-style error, never a traceback; nothing it
+receives holds a backend secret (``redaction``); every upstream request is
+bounded in time, size and number (``upstream``), and is cancelled when its
+client goes away; a decode that could take more than a few milliseconds runs
+in a worker thread, so one huge block does not stall the other streams.
 """
 
 from __future__ import annotations
@@ -11,209 +17,346 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import anyio
+import anyio.to_thread
 import httpx
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from .config import Backend, ProxyConfig
 from .dialects import warm_up
 from .openai import completion_to_chunks, rewrite_completion
+from .redaction import RedactingFilter, Redactor
 from .sse import ChatStreamRewriter, encode_items, error_body
+from .upstream import (HOP_BY_HOP, Clock, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
+                       not_found_hint, only_comments, proxied_path, upstream_url)
+from .validation import BadRequest, check_chat_request, offers_tools, parse_json_object, read_body
 
 __all__ = ["create_app", "BadRequest"]
 
 log = logging.getLogger("streamparse.server")
 
-# Headers that describe one connection, not the message: never forwarded.
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
-    "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
-})
+OFFLOAD_BYTES = 64 * 1024  # a piece (or a held block) this large is decoded in a worker thread
+ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and relayed
+SSE_PING_SECONDS = 15
+# Response headers that stop being true once httpx has decoded the body.
+_RESPONSE_DROP = HOP_BY_HOP | {"content-encoding"}
 
 
-class BadRequest(Exception):
-    """The client's request cannot be forwarded; becomes a 400 with this message."""
+class ResponseTooLarge(Exception):
+    """The upstream body passed ``max_response_bytes``."""
 
 
-def error_response(status: int, message: str, type_: str = "upstream_error", code: Any = None) -> JSONResponse:
-    return JSONResponse(error_body(message, type_=type_, code=code), status_code=status)
+class _Cleanup:
+    """An ASGI response that runs its cleanups after the wrapped response ends, however it ends."""
+
+    def __init__(self, response: Response, *cleanups: Callable[[], Awaitable[None] | None]):
+        self.response = response
+        self.cleanups = cleanups
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for cleanup in self.cleanups:
+                    result = cleanup()
+                    if result is not None:
+                        await result
 
 
-def forward_headers(headers: Mapping[str, str], backend: Backend) -> dict[str, str]:
-    out = {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
-    key = backend.api_key
-    if key:
-        out = {k: v for k, v in out.items() if k.lower() != "authorization"}
-        out["authorization"] = f"Bearer {key}"
-    return out
-
-
-def upstream_url(backend: Backend, path: str, query: str = "") -> str:
-    """``/v1/x`` on the proxy -> ``<upstream base>/x`` (the base already ends in ``/v1``)."""
-    rest = path[3:] if path == "/v1" or path.startswith("/v1/") else path
-    return backend.upstream + rest + (f"?{query}" if query else "")
-
-
-async def read_json_body(request: Request, limit: int) -> dict[str, Any]:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(f"request body is {declared} bytes; the limit is {limit}")
-    body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > limit:
-            raise BadRequest(f"request body is larger than the limit of {limit} bytes")
-    try:
-        payload = json.loads(body)
-    except ValueError as exc:
-        raise BadRequest(f"request body is not valid JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise BadRequest("request body must be a JSON object")
-    return payload
-
-
-async def upstream_error(resp: httpx.Response) -> JSONResponse:
-    """An upstream 4xx/5xx, its message kept, in OpenAI's error shape."""
-    raw = await resp.aread()
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), (dict, str)):
-        err = data["error"]
-        body = data if isinstance(err, dict) else error_body(err, code=resp.status_code)
-    else:
-        text = raw.decode("utf-8", "replace").strip() or resp.reason_phrase
-        body = error_body(f"upstream returned {resp.status_code}: {text[:2000]}", code=resp.status_code)
-    return JSONResponse(body, status_code=resp.status_code)
-
-
-def _connect_failure(exc: Exception, backend: Backend) -> JSONResponse:
-    if isinstance(exc, httpx.TimeoutException):
-        return error_response(504, f"upstream {backend.upstream} timed out: {type(exc).__name__}", code="upstream_timeout")
-    return error_response(502, f"upstream {backend.upstream} unreachable: {exc or type(exc).__name__}", code="upstream_unreachable")
+async def _until_disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 class Proxy:
-    """Request handlers; holds the config and the shared httpx client."""
+    """Request handlers; holds the config, the shared httpx client and the in-flight counts."""
 
     def __init__(self, config: ProxyConfig, client: httpx.AsyncClient | None = None):
         self.config = config
+        self.slots = Slots()
+        self.redactor = Redactor(s for b in config.backends for s in b.secrets())
+        pool = sum(b.max_connections for b in config.backends)
         self._own_client = client is None
-        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0), limits=httpx.Limits(
-            max_connections=1000, max_keepalive_connections=100))
+        self.client = client or httpx.AsyncClient(timeout=None, limits=httpx.Limits(
+            max_connections=pool, max_keepalive_connections=min(pool, 200)))
 
     async def aclose(self) -> None:
         if self._own_client:
             await self.client.aclose()
 
+    # ------------------------------------------------------------ errors
+
+    def error(self, status: int, message: str, type_: str = "upstream_error", code: Any = None,
+              param: str | None = None) -> JSONResponse:
+        body = error_body(self.redactor.text(message), type_=type_, code=code)
+        body["error"]["param"] = param
+        return JSONResponse(body, status_code=status)
+
+    def refuse(self, exc: BadRequest) -> JSONResponse:
+        type_ = {404: "not_found_error", 503: "overloaded_error"}.get(exc.status, "invalid_request_error")
+        return self.error(exc.status, str(exc), type_=type_, param=exc.param)
+
+    def connect_failure(self, exc: Exception, backend: Backend) -> JSONResponse:
+        log.warning("upstream %s: %s: %s", backend.display, type(exc).__name__, exc)
+        if isinstance(exc, (httpx.TimeoutException, UpstreamTimeout)):
+            return self.error(504, f"upstream {backend.display} timed out: {exc or type(exc).__name__}",
+                              code="upstream_timeout")
+        return self.error(502, f"upstream {backend.display} unreachable: {type(exc).__name__}",
+                          code="upstream_unreachable")
+
+    async def upstream_error(self, resp: httpx.Response, backend: Backend, clock: Clock) -> JSONResponse:
+        """An upstream 4xx/5xx, its message kept (and redacted), in OpenAI's error shape."""
+        try:
+            raw = await self.read_all(resp, clock, ERROR_BODY_BYTES)
+        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError):
+            raw = b""
+        hint = not_found_hint(backend) if resp.status_code == 404 else ""
+        try:
+            data = json.loads(self.redactor.data(raw))
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            if hint and isinstance(data["error"].get("message"), str):
+                data["error"]["message"] += hint
+            return JSONResponse(data, status_code=resp.status_code)
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            return self.error(resp.status_code, data["error"] + hint, code=resp.status_code)
+        text = raw.decode("utf-8", "replace").strip()[:2000] or resp.reason_phrase
+        return self.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}", code=resp.status_code)
+
+    # ------------------------------------------------------------ upstream exchange
+
+    def build(self, backend: Backend, method: str, url: str, request: Request, **body: Any) -> httpx.Request:
+        timeout = httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout, pool=backend.connect_timeout)
+        headers = forward_headers(request.headers, backend)
+        headers.pop("accept-encoding", None)  # httpx asks for (and decodes) what it can read
+        return self.client.build_request(method, url, headers=headers, timeout=timeout, **body)
+
+    async def open(self, backend: Backend, req: httpx.Request) -> tuple[httpx.Response, Slot, Clock]:
+        """Send ``req`` within the backend's slots and deadlines; the caller closes the response."""
+        slot = self.slots.take(backend)
+        clock = Clock(backend)
+        try:
+            with anyio.fail_after(backend.total_timeout):
+                resp = await self.client.send(req, stream=True)
+        except TimeoutError:
+            slot.release()
+            raise UpstreamTimeout(clock.why()) from None
+        except BaseException:
+            slot.release()
+            raise
+        return resp, slot, clock
+
+    async def exchange(self, request: Request, backend: Backend, req: httpx.Request,
+                       answer: Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]) -> Response:
+        """Open the upstream request and build the answer, both cancelled if the client goes away first.
+
+        ``answer`` owns the response and the slot: it releases them, or hands
+        them to the streaming response it returns.
+        """
+        result: Response | None = None
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                await _until_disconnect(request)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                resp, slot, clock = await self.open(backend, req)
+            except BadRequest as exc:
+                result = self.refuse(exc)
+            except (httpx.HTTPError, UpstreamTimeout) as exc:
+                result = self.connect_failure(exc, backend)
+            else:
+                try:
+                    if resp.status_code >= 400:
+                        result = await self.upstream_error(resp, backend, clock)
+                        await self.finish(resp, slot)
+                    else:
+                        result = await answer(resp, slot, clock)
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await self.finish(resp, slot)
+                    raise
+            tg.cancel_scope.cancel()
+        return result if result is not None else Response(status_code=499)  # the client left
+
+    @staticmethod
+    async def finish(resp: httpx.Response, slot: Slot) -> None:
+        slot.release()
+        await resp.aclose()
+
+    async def read_all(self, resp: httpx.Response, clock: Clock, limit: int) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        pieces = resp.aiter_bytes()
+        while (piece := await next_piece(pieces, clock)) is not None:
+            size += len(piece)
+            if size > limit:
+                raise ResponseTooLarge(f"the upstream response is larger than the limit of {limit} bytes")
+            parts.append(piece)
+            clock.data()
+        return b"".join(parts)
+
+    # ------------------------------------------------------------ chat completions
+
     async def chat_completions(self, request: Request) -> Response:
         try:
-            payload = await read_json_body(request, self.config.max_body_bytes)
+            body = await read_body(request.headers.get("content-length"), request.stream(), self.config.max_body_bytes)
+            payload = parse_json_object(body)
+            check_chat_request(payload)
         except BadRequest as exc:
-            return error_response(400, str(exc), type_="invalid_request_error")
+            return self.refuse(exc)
         except ClientDisconnect:
             return Response(status_code=499)
         backend = self.config.backend_for(payload.get("model"))
         upstream_payload = dict(payload)
         if "model" in payload:
             upstream_payload["model"] = backend.upstream_model(payload["model"])
-        options = backend.parser_options()
-        req = self.client.build_request(
-            "POST", upstream_url(backend, "/v1/chat/completions"), json=upstream_payload,
-            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout),
-        )
+        req = self.build(backend, "POST", upstream_url(backend, "/chat/completions"), request, json=upstream_payload)
+        options = backend.parser_options() if offers_tools(payload) or backend.parse_without_tools else None
         stream = payload.get("stream") is True
-        try:
-            resp = await self.client.send(req, stream=True)
-        except httpx.HTTPError as exc:
-            return _connect_failure(exc, backend)
-        if resp.status_code >= 400:
-            try:
-                return await upstream_error(resp)
-            finally:
-                await resp.aclose()
-        if not stream:
-            try:
-                data = json.loads(await resp.aread())
-                return JSONResponse(rewrite_completion(data, request=payload, **options), status_code=resp.status_code)
-            except (ValueError, httpx.HTTPError) as exc:
-                return error_response(502, f"upstream sent an unusable response: {exc}", code="upstream_bad_response")
-            finally:
-                await resp.aclose()
-        if not resp.headers.get("content-type", "").startswith("text/event-stream"):
-            # Asked to stream, the upstream answered with one body: send it as a stream anyway.
-            return EventSourceResponse(self._body_as_stream(resp, payload, options), ping=15, sep="\n")
-        rewriter = ChatStreamRewriter(request=payload, **options)
-        return EventSourceResponse(self._stream(resp, rewriter), ping=15, sep="\n")
 
-    async def _body_as_stream(self, resp: httpx.Response, request: dict[str, Any], options: dict[str, Any]
-                              ) -> AsyncIterator[bytes]:
-        try:
-            raw = await resp.aread()
-        finally:
-            await resp.aclose()
-        try:
-            chunks = completion_to_chunks(rewrite_completion(json.loads(raw), request=request, **options))
-            items = [("data", json.dumps(c, ensure_ascii=False)) for c in chunks] + [("done", "[DONE]")]
-        except (ValueError, AttributeError, TypeError):
-            text = raw.decode("utf-8", "replace")[:2000]
-            items = [("error", json.dumps(error_body(f"upstream answered a streaming request with: {text!r}")))]
-        yield encode_items(items)
-
-    async def _stream(self, resp: httpx.Response, rewriter: ChatStreamRewriter) -> AsyncIterator[bytes]:
-        """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive
-        together leave together). Cancelled when the client goes away; the upstream closes with it."""
-        try:
+        async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
+            is_sse = resp.headers.get("content-type", "").startswith("text/event-stream")
+            if stream and is_sse:
+                if options is None:
+                    body = self.relay(resp, clock, sse=True)
+                else:
+                    rewriter = ChatStreamRewriter(request=payload, max_event_chars=self.config.max_event_bytes,
+                                                  **options)
+                    body = self.rewrite_sse(resp, clock, rewriter)
+                return _Cleanup(EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n"),
+                                lambda: self.finish(resp, slot))
             try:
-                async for raw in resp.aiter_bytes():
+                raw = self.redactor.data(await self.read_all(resp, clock, self.config.max_response_bytes))
+            except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError) as exc:
+                return self.error(502 if not isinstance(exc, UpstreamTimeout) else 504,
+                                  f"upstream {backend.display}: {exc or type(exc).__name__}", code="upstream_bad_response")
+            finally:
+                await self.finish(resp, slot)
+            if stream:  # asked to stream, the upstream answered with one body: send it as a stream anyway
+                items = await self.decode(raw, payload, options or {"dialects": []}, as_chunks=True)
+                return EventSourceResponse(iter([encode_items(items)]), sep="\n")
+            if options is None:
+                return Response(raw, status_code=resp.status_code, media_type="application/json")
+            items = await self.decode(raw, payload, options, as_chunks=False)
+            if items and items[0][0] == "error":
+                return JSONResponse(json.loads(items[0][1]), status_code=502)
+            return Response(items[0][1], status_code=resp.status_code, media_type="application/json")
+
+        return await self.exchange(request, backend, req, answer)
+
+    async def decode(self, raw: bytes, request: dict[str, Any], options: dict[str, Any], *, as_chunks: bool
+                     ) -> list[tuple[str, str]]:
+        """A whole upstream completion, rewritten: ``[("data", json)...]`` or one ``("error", json)``."""
+        def work() -> list[tuple[str, str]]:
+            try:
+                completion = rewrite_completion(json.loads(raw), request=request, **options)
+                if not as_chunks:
+                    return [("data", json.dumps(completion, ensure_ascii=False))]
+                chunks = completion_to_chunks(completion)
+                return [("data", json.dumps(c, ensure_ascii=False)) for c in chunks] + [("done", "[DONE]")]
+            except (ValueError, AttributeError, TypeError, RecursionError) as exc:
+                text = raw.decode("utf-8", "replace")[:2000]
+                what = f"{type(exc).__name__}: {exc}"[:300]
+                message = f"upstream sent an unusable response ({what}): {text!r}"
+                return [("error", json.dumps(error_body(message, code="upstream_bad_response")))]
+
+        return await anyio.to_thread.run_sync(work) if len(raw) > OFFLOAD_BYTES else work()
+
+    async def rewrite_sse(self, resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter
+                          ) -> AsyncIterator[bytes]:
+        """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive together
+        leave together). Cancelled when the client goes away; the upstream closes with it."""
+        redact = self.redactor.stream()
+        pieces = resp.aiter_bytes()
+        try:
+            while (raw := await next_piece(pieces, clock)) is not None:
+                raw = redact.feed(raw)
+                if len(raw) > OFFLOAD_BYTES or rewriter.pending_chars > OFFLOAD_BYTES:
+                    data = await anyio.to_thread.run_sync(rewriter.feed_bytes, raw)
+                else:
                     data = rewriter.feed_bytes(raw)
-                    if data:
-                        yield data
-                    if rewriter.finished:
-                        return
-                data = rewriter.end_bytes()
-            except httpx.HTTPError as exc:
-                data = rewriter.fail_bytes(f"upstream stream broke: {type(exc).__name__}: {exc}")
-            except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
-                log.exception("rewriting the upstream stream failed")
-                data = encode_items([("error", json.dumps(error_body(f"streamparse failed: {type(exc).__name__}: {exc}",
-                                                                     type_="server_error")))])
-            if data:
-                yield data
-        finally:
-            with anyio.CancelScope(shield=True):
-                await resp.aclose()
+                if rewriter.saw_data:
+                    clock.data()
+                if data:
+                    yield data
+                if rewriter.finished:
+                    return
+            data = rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
+        except UpstreamTimeout as exc:
+            log.warning("upstream %s: %s", resp.request.url.host, exc)
+            data = rewriter.fail_bytes(str(exc))
+        except httpx.HTTPError as exc:
+            data = rewriter.fail_bytes(self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
+            log.exception("rewriting the upstream stream failed")
+            message = self.redactor.text(f"streamparse failed: {type(exc).__name__}: {exc}")
+            data = encode_items([("error", json.dumps(error_body(message, type_="server_error")))])
+        if data:
+            yield data
+
+    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool) -> AsyncIterator[bytes]:
+        """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
+        ends the stream with an error event, otherwise the body is cut short (the client sees it)."""
+        redact = self.redactor.stream()
+        pieces = resp.aiter_bytes()
+        try:
+            while (raw := await next_piece(pieces, clock)) is not None:
+                if not (sse and only_comments(raw)):
+                    clock.data()
+                yield redact.feed(raw)
+            yield redact.close()
+        except (UpstreamTimeout, httpx.HTTPError) as exc:
+            if not sse:
+                raise
+            message = self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}")
+            yield encode_items([("error", json.dumps(error_body(message)))])
+
+    # ------------------------------------------------------------ everything else under /v1
 
     async def passthrough(self, request: Request) -> Response:
-        backend = self.config.backend_for(None)
         try:
-            body = await request.body()
+            rest = proxied_path(request.url.path, request.scope.get("raw_path"))
+            body = await read_body(request.headers.get("content-length"), request.stream(), self.config.max_body_bytes)
+        except BadRequest as exc:
+            return self.refuse(exc)
         except ClientDisconnect:
             return Response(status_code=499)
-        req = self.client.build_request(
-            request.method, upstream_url(backend, request.url.path, request.url.query), content=body,
-            headers=forward_headers(request.headers, backend), timeout=httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout),
-        )
-        try:
-            resp = await self.client.send(req, stream=True)
-        except httpx.HTTPError as exc:
-            return _connect_failure(exc, backend)
-        headers = {k: v for k, v in resp.headers.items() if k.lower() not in HOP_BY_HOP}
-        return StreamingResponse(resp.aiter_raw(), status_code=resp.status_code, headers=headers,
-                                 background=BackgroundTask(resp.aclose))
+        backend = self.config.backend_for(None)
+        req = self.build(backend, request.method, upstream_url(backend, rest, request.url.query), request,
+                         content=body)
+
+        async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
+            headers = {k: v for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
+            sse = resp.headers.get("content-type", "").startswith("text/event-stream")
+            return _Cleanup(StreamingResponse(self.relay(resp, clock, sse=sse), status_code=resp.status_code,
+                                              headers=headers), lambda: self.finish(resp, slot))
+
+        return await self.exchange(request, backend, req, answer)
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
 
 
 def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) -> Starlette:
-    """The proxy as an ASGI app. ``client`` lets tests and embedders supply their own httpx client."""
+    """The proxy as an ASGI app. ``client`` lets tests and embedders supply their own httpx client.
+
+    Raises ConfigError when a backend's ``api_key_env`` is not set.
+    """
+    config.check_environment()
     proxy = Proxy(config, client)
+    RedactingFilter(proxy.redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -225,6 +368,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
 
     routes = [
         Route("/v1/chat/completions", proxy.chat_completions, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
         Route("/{path:path}", proxy.passthrough, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

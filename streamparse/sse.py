@@ -16,7 +16,12 @@ from typing import Any, Mapping
 
 from .openai import ChunkRewriter
 
-__all__ = ["SSEEvent", "SSEDecoder", "ChatStreamRewriter", "encode_event", "encode_items", "error_body"]
+__all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "encode_event", "encode_items",
+           "error_body"]
+
+
+class EventTooLarge(ValueError):
+    """An SSE line passed the decoder's ``max_line`` (the stream cannot be read safely any further)."""
 
 
 @dataclass(slots=True)
@@ -28,11 +33,14 @@ class SSEEvent:
 
 
 class SSEDecoder:
-    """Bytes in, complete events out. Incomplete lines are kept for the next feed."""
+    """Bytes in, complete events out. Incomplete lines are kept for the next feed, up to
+    ``max_line`` characters: past that, :class:`EventTooLarge` (memory stays bounded)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int | None = None) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._max_line = max_line
         self._partial: list[str] = []  # the current line so far (kept as pieces: lines can be huge)
+        self._partial_len = 0
         self._data: list[str] = []
         self._event: str | None = None
         self._id: str | None = None
@@ -43,19 +51,34 @@ class SSEDecoder:
         if k < 0:
             if text:
                 self._partial.append(text)
+                self._partial_len += len(text)
+                self._check(self._partial_len)
             return []
         complete = "".join(self._partial) + text[:k]
         self._partial = [text[k + 1 :]] if k + 1 < len(text) else []
+        self._partial_len = len(text) - k - 1
         out: list[SSEEvent] = []
         for line in complete.split("\n"):
+            self._check(len(line))
             self._line(line.rstrip("\r"), out)
+        self._check(self._partial_len)
         return out
+
+    @property
+    def in_field_line(self) -> bool:
+        """Part of a field line (not a comment) has arrived: the upstream is sending data."""
+        return bool(self._partial) and not self._partial[0].startswith(":")
+
+    def _check(self, length: int) -> None:
+        if self._max_line is not None and length > self._max_line:
+            self._partial, self._partial_len, self._data = [], 0, []
+            raise EventTooLarge(f"an upstream SSE line is longer than the limit of {self._max_line} characters")
 
     def close(self) -> list[SSEEvent]:
         """End of the byte stream: a last line without its newline still counts."""
         out: list[SSEEvent] = []
         rest = "".join(self._partial) + self._utf8.decode(b"", final=True)
-        self._partial = []
+        self._partial, self._partial_len = [], 0
         if rest:
             self._line(rest.rstrip("\r"), out)
         self._dispatch(out)
@@ -114,16 +137,28 @@ class ChatStreamRewriter:
     error and ends the stream: ``finished`` becomes True.
     """
 
-    def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None, **options: Any):
+    def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None,
+                 max_event_chars: int | None = None, **options: Any):
         self._rewriter = ChunkRewriter(tools, request=request, **options)
-        self._decoder = SSEDecoder()
+        self._decoder = SSEDecoder(max_event_chars)
         self.finished = False
+        self.saw_data = False  # the last feed_bytes decoded a data event (not only comments)
+
+    @property
+    def pending_chars(self) -> int:
+        """The most characters any choice holds (an open block's size: what its decode may cost)."""
+        return self._rewriter.pending_chars
 
     # Byte level, for transports: upstream SSE bytes in, rewritten SSE bytes out.
 
     def feed_bytes(self, raw: bytes) -> bytes:
         """What this piece of the upstream body becomes (events that arrive together leave together)."""
-        return encode_items([item for event in self._decoder.feed(raw) for item in self.feed(event)])
+        try:
+            events = self._decoder.feed(raw)
+        except EventTooLarge as exc:
+            return self.fail_bytes(str(exc))
+        self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
+        return encode_items([item for event in events for item in self.feed(event)])
 
     def end_bytes(self) -> bytes:
         """The upstream body ended: its last event, what the parser held, ``[DONE]``."""

@@ -125,7 +125,7 @@ def test_bad_request_bodies(proxy: ServerThread) -> None:
     assert r.status_code == 400 and "JSON object" in r.json()["error"]["message"]
     big = {"model": "plain", "messages": [{"role": "user", "content": "x" * 70_000}]}
     r = httpx.post(proxy.url + "/v1/chat/completions", json=big, timeout=10)
-    assert r.status_code == 400 and "limit" in r.json()["error"]["message"]
+    assert r.status_code == 413 and "limit" in r.json()["error"]["message"]
 
 
 # ---------------------------------------------------------------- faults
@@ -177,14 +177,14 @@ def test_upstream_unreachable_is_a_502() -> None:
 @pytest.mark.parametrize("model", ["invalid_json", "broken"])
 def test_broken_upstream_stream_flushes_then_errors(faults: tuple[FaultLog, ServerThread], model: str) -> None:
     _, px = faults
-    items, _ = _sse(px, model)
+    items, _ = _sse(px, model, tools=TOOLS)
     assert _text(items) == "Hello <tool_"  # the held-back "<tool_" is flushed, not lost
     errors = [i for i in items if isinstance(i, dict) and "error" in i]
     assert len(errors) == 1 and "upstream" in errors[0]["error"]["message"]
     assert items.index(errors[0]) > max(i for i, c in enumerate(items) if isinstance(c, dict) and c.get("choices"))
     client = OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0)
     with pytest.raises(openai.APIError):
-        for _ in client.chat.completions.create(model=model, messages=MESSAGES, stream=True):
+        for _ in client.chat.completions.create(model=model, messages=MESSAGES, stream=True, tools=TOOLS):
             pass
 
 
@@ -267,5 +267,5 @@ def test_an_internal_failure_ends_the_stream_with_an_error_event(faults: tuple[F
 
     monkeypatch.setattr(ChatStreamRewriter, "feed", broken)
     _, px = faults
-    items, _ = _sse(px, "slow")
+    items, _ = _sse(px, "slow", tools=TOOLS)
     assert len(items) == 1 and "streamparse failed: RuntimeError: boom" in items[0]["error"]["message"]

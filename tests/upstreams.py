@@ -70,6 +70,24 @@ def faulty_upstream(log: FaultLog) -> Starlette:
                 {"index": 0, "message": {"role": "assistant", "content": "Hi " + HERMES}, "finish_reason": "stop"}]})
         if mode == "text_instead_of_sse":
             return PlainTextResponse("model is loading")
+        if mode == "echo_key":  # an upstream error that repeats the credentials it was sent
+            auth = request.headers.get("authorization", "")
+            return JSONResponse({"error": {"message": f"invalid key {auth}", "type": "auth"}}, status_code=401)
+        if mode == "huge_body":
+            return Response(b'{"choices": [{"message": {"content": "' + b"x" * 3_000_000 + b'"}}]}',
+                            media_type="application/json")
+        if mode == "hang":  # a non-streaming answer that never comes; stops when its client leaves, as servers do
+            with log.lock:
+                log.open_streams += 1
+            try:
+                while not await request.is_disconnected():
+                    await anyio.sleep(0.05)
+                with log.lock:
+                    log.cancelled += 1
+                return Response(status_code=499)
+            finally:
+                with log.lock:
+                    log.open_streams -= 1
         if mode == "echo_headers":
             text = json.dumps({k: v for k, v in request.headers.items() if k in ("authorization", "x-custom", "connection")})
             return StreamingResponse(sse_frames(completion_chunks([text], "m")), media_type="text/event-stream")
@@ -86,6 +104,15 @@ def faulty_upstream(log: FaultLog) -> Starlette:
                     return
                 if mode == "broken":
                     raise RuntimeError("upstream died mid-stream")
+                if mode == "pings_only":  # keep-alive comments and nothing else, forever
+                    while True:
+                        await anyio.sleep(0.05)
+                        yield b": ping\n\n"
+                if mode == "huge_line":  # one data line that never ends
+                    yield b'data: {"choices": [{"index": 0, "delta": {"content": "'
+                    while True:
+                        yield b"x" * 65536
+                        await anyio.sleep(0)
                 if mode in ("slow", "endless"):
                     for i in range(10_000 if mode == "endless" else 5):
                         await anyio.sleep(0.2)
