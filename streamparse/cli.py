@@ -1,24 +1,32 @@
-"""``streamparse`` command line: stream model output through the parser and print the events."""
+"""``streamparse`` command line: stream model output through the parser and print the events;
+run the proxy, the replay upstream, the demo and the benchmarks.
+
+Invariant: an ordinary mistake (a missing or binary file, a bad tools file, a typo'd command,
+an unknown benchmark scenario, a taken port, a bad config) ends with one line on stderr,
+``streamparse[ COMMAND]: ...``, and exit status 2 — never a traceback. So does output cut
+short by a closed pipe (``streamparse FILE | head``), silently.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.util
 import json
+import os
+import re
+import socket
 import sys
 from typing import Any, Sequence, TextIO
 
 from .dialects import REGISTRY
 from .events import Diagnostic, Event, ToolCall
 from .examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
+from .inputs import CliError, load_tools, read_text
 from .parser import StreamParser
 
-
-def _load_tools(path: str | None, use_example: bool) -> list[dict[str, Any]] | None:
-    if path:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        return data.get("tools", data) if isinstance(data, dict) else data
-    return EXAMPLE_TOOLS if use_example else None
+COMMANDS = ("parse", "serve", "replay", "demo", "bench")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 def _format(ev: Event) -> str:
@@ -37,15 +45,19 @@ def _event_json(ev: Event) -> str:
 
 def run_parse(args: argparse.Namespace, out: TextIO) -> int:
     if args.file is not None:
-        text = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
+        text = read_text(args.file)
         example = False
-    elif args.example or sys.stdin.isatty():
+    elif args.example or (sys.stdin is not None and sys.stdin.isatty()):
         text = EXAMPLES[args.example or DEFAULT_EXAMPLE]
         example = True
     else:
-        text = sys.stdin.read()
+        text = read_text("-")
         example = False
-    parser = StreamParser(_load_tools(args.tools, example), dialects=args.dialect)
+        if not text:  # `streamparse < /dev/null`, or run by a program without a terminal
+            build_parser().print_help(sys.stderr)
+            raise CliError("nothing on stdin: give a FILE, pipe model output in, or try --example NAME")
+    tools = load_tools(args.tools) if args.tools else EXAMPLE_TOOLS if example else None
+    parser = StreamParser(tools, dialects=args.dialect)
     if example and not args.json:
         print(f"# built-in example {args.example or DEFAULT_EXAMPLE!r}, fed {args.chunk} characters at a time", file=out)
     chunk = max(1, args.chunk)
@@ -58,47 +70,77 @@ def run_parse(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from .config import ConfigError, ProxyConfig, load_config
-    from .runner import ServerThread, serve_forever
+    from .runner import ServerThread
+    from .workers import SERVER_KEYS
+
+    _check_range("--port", args.port, 65535)
+    _check_range("--workers", args.workers)
+    settings: dict[str, Any] = {"server": {key: getattr(args, key) for key in SERVER_KEYS if getattr(args, key) is not None}}
+    if args.demo:
+        pass  # the upstream is the replay app started below
+    elif args.config:
+        settings["config"] = args.config  # workers are spawned in this working directory
+    elif args.upstream:
+        settings["upstream"] = args.upstream
+    else:
+        raise CliError("give --upstream URL, --config FILE or --demo")
+    if not args.demo:
+        return _serve(settings, args.log_level, out)
+    from .replay import create_replay_app
+
+    with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
+        settings["upstream"] = upstream.url + "/v1"
+        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
+        return _serve(settings, args.log_level, out)
+
+
+def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+    """Check everything, bind the port, then serve: in this process, or in worker processes."""
+    from .config import ConfigError
+    from .runner import serve_app, serve_workers
     from .server import create_app
+    from .workers import APP_FACTORY, config_from_settings, settings_env
 
     try:
-        if args.config:
-            config = load_config(args.config)
-        elif args.upstream:
-            config = ProxyConfig.single(args.upstream)
-        elif not args.demo:
-            print("streamparse serve: give --upstream URL, --config FILE or --demo", file=sys.stderr)
-            return 2
-        else:
-            config = None
+        config = config_from_settings(settings)
+        config.check_environment()
     except ConfigError as exc:
-        print(f"streamparse serve: {exc}", file=sys.stderr)
-        return 2
-    host = args.host or (config.host if config else "127.0.0.1")
-    port = args.port if args.port is not None else (config.port if config else 8080)
-    if args.demo:
-        from .replay import create_replay_app
-
-        with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
-            config = ProxyConfig.single(upstream.url + "/v1")
-            print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
-            print(f"streamparse: proxy on http://{host}:{port}/v1", file=out, flush=True)
-            serve_forever(create_app(config), host, port, args.log_level)
-        return 0
-    assert config is not None
-    print(f"streamparse: proxy on http://{host}:{port}/v1 -> " + ", ".join(b.upstream for b in config.backends), file=out, flush=True)
-    serve_forever(create_app(config), host, port, args.log_level)
-    return 0
+        raise CliError(str(exc)) from None
+    sock = _listen(config.host, config.port)
+    with sock:
+        workers = f", {config.workers} workers" if config.workers > 1 else ""
+        print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
+              + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
+        if config.workers > 1:
+            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings))
+        else:
+            started = serve_app(create_app(config), sock, log_level)
+    return 0 if started else 1
 
 
 def run_replay(args: argparse.Namespace, out: TextIO) -> int:
     from .replay import create_replay_app
-    from .runner import serve_forever
+    from .runner import serve_app
 
-    print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
-    serve_forever(create_replay_app(token_delay=args.delay, stamp=args.stamp), args.host, args.port, args.log_level)
-    return 0
+    with _listen(args.host, args.port) as sock:
+        print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
+        started = serve_app(create_replay_app(token_delay=args.delay, stamp=args.stamp), sock, args.log_level)
+    return 0 if started else 1
+
+
+def _check_range(option: str, value: int | None, high: int | None = None) -> None:
+    if value is not None and (value < 1 or (high is not None and value > high)):
+        raise CliError(f"{option} must be {f'between 1 and {high}' if high else 'at least 1'}, not {value}")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    from .runner import listening_socket
+
+    _check_range("port", port, 65535)
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -150,16 +192,25 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
 def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     from . import benchmark as bm
 
+    chunk = _bench_chunk(args.chunk)
+    scenarios = args.scenario or list(bm.SCENARIOS)
+    unknown = [name for name in scenarios if not _known_scenario(name)]
+    if unknown:
+        raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME or "
+                       f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
     parsers = dict(bm.PARSERS)
     extra, notes = bm.optional_comparators()
     parsers.update(extra)
     for spec in args.compare or []:
-        name, factory = bm.load_compare(spec)
+        try:
+            name, factory = bm.load_compare(spec)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise CliError(f"--compare {spec}: {exc}") from None
         parsers[name] = factory
     for note in notes:
         print(f"# {note}", file=out)
-    chunk = args.chunk if args.chunk == "random" else int(args.chunk)
-    scenarios = args.scenario or ["prose", "tool_heavy", "dialects", "scaling"]
     results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick,
                            log=lambda s: print(s, file=out, flush=True))
     headline = bm.ratios(results)
@@ -176,16 +227,48 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
         for key, value in figures.items():
             print(f"{key:<40}{value:>12.2f}", file=out)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"chunk": chunk, "results": [r.as_dict() for r in results], "ratios": headline}, fh, indent=1)
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({"chunk": chunk, "results": [r.as_dict() for r in results], "ratios": headline}, fh, indent=1)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.json!r}: {exc.strerror or exc}") from None
     if args.plot:
-        bm.plot(results, args.plot)
+        try:
+            bm.plot(results, args.plot)
+        except (RuntimeError, OSError) as exc:
+            raise CliError(f"--plot: {exc}") from None
         print(f"# plot written to {args.plot}", file=out)
     return 1 if any(r.correct is False for r in results) else 0
 
 
+def _bench_chunk(value: str) -> int | str:
+    if value == "random":
+        return value
+    if not value.isdecimal() or int(value) < 1:
+        raise CliError(f"--chunk must be a positive number of characters or 'random', not {value!r}")
+    return int(value)
+
+
+def _known_scenario(name: str) -> bool:
+    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME`` / ``args:NAME:KB``."""
+    from .benchmark import RENDERERS, SCENARIOS
+
+    kind, _, rest = name.partition(":")
+    dialect, _, kb = rest.partition(":")
+    if kind == "dialect":
+        return rest in RENDERERS
+    if kind == "args":
+        return dialect in RENDERERS and kb.isdecimal() and int(kb) > 0
+    return name in SCENARIOS
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="streamparse", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="streamparse",
+        description="Stream model output through the tool-call parser and print the events; run the proxy, "
+                    "the replay upstream, the demo and the benchmarks.",
+        epilog="`streamparse [FILE|-]` is short for `streamparse parse [FILE|-]`; with no FILE it reads stdin, "
+               "or shows a built-in example when stdin is a terminal.")
     sub = ap.add_subparsers(dest="command")
     p = sub.add_parser("parse", help="stream a model output (file, stdin or a built-in example) through the parser")
     p.add_argument("file", nargs="?", help="model output to parse; '-' for stdin; default: a built-in example")
@@ -201,9 +284,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--upstream", help="upstream base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1")
     s.add_argument("--config", help="TOML file with several backends (see streamparse.config)")
     s.add_argument("--demo", action="store_true", help="use the built-in replay upstream (no model server needed)")
-    s.add_argument("--host", default=None, help="default 127.0.0.1")
-    s.add_argument("--port", type=int, default=None, help="default 8080")
-    s.add_argument("--log-level", default="info")
+    s.add_argument("--host", default=None, help="default: [server] host in --config, else 127.0.0.1")
+    s.add_argument("--port", type=int, default=None, help="default: [server] port in --config, else 8080")
+    s.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: [server] workers in --config, else 1). Each worker has its own "
+                        "upstream connections, so max_connections applies per worker; with --demo the replay "
+                        "upstream stays in the main process, shared by the workers")
+    s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     s.set_defaults(func=run_serve)
 
     r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")
@@ -211,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--port", type=int, default=8000)
     r.add_argument("--delay", type=float, default=0.02, help="seconds between tokens")
     r.add_argument("--stamp", action="store_true", help="add x_sent (send time) to every chunk, for latency measurements")
-    r.add_argument("--log-level", default="info")
+    r.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     r.set_defaults(func=run_replay)
 
     b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines")
@@ -236,14 +323,45 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _unknown_command(word: str) -> CliError | None:
+    """``streamparse serv``: a word that is neither a command nor an existing file is a typo'd command."""
+    if not re.fullmatch(r"[A-Za-z][\w-]*", word) or os.path.exists(word):
+        return None  # a path (or an option): `streamparse FILE` reports it if it cannot be read
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "and no file of that name"
+    return CliError(f"unknown command {word!r} ({hint}); commands: {', '.join(COMMANDS)}")
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (``| head``): point stdout at /dev/null, so that
+    the interpreter's last flush cannot fail too (the recipe in Python's signal docs)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout: nothing left to protect
+        pass
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = build_parser()
-    commands = {"parse", "serve", "replay", "demo", "bench"}
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
-        argv.insert(0, "parse")
-    args = ap.parse_args(argv)
-    return args.func(args, out or sys.stdout)
+    out = out or sys.stdout
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    try:
+        if command is None and argv[:1] not in (["-h"], ["--help"]):
+            if argv and (error := _unknown_command(argv[0])):
+                raise error
+            argv.insert(0, "parse")
+        args = build_parser().parse_args(argv)
+        status: int = args.func(args, out)
+        out.flush()
+        return status
+    except CliError as exc:
+        print(f"streamparse{' ' + command if command else ''}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,23 +1,82 @@
-"""Running ASGI apps under uvicorn: in the foreground (``streamparse serve``) or in a
-background thread on a free loopback port (the demo, the tests, the benchmarks)."""
+"""Running ASGI apps under uvicorn: in the foreground (``streamparse serve``, in one process or
+in N worker processes) or in a background thread on a free loopback port (the demo, the tests,
+the benchmarks).
+
+Invariant: the listening socket is bound here, before uvicorn sees it, so a taken port or an
+unknown host is an ``OSError`` the caller can report in one line (uvicorn itself would log it
+and call ``sys.exit``).
+"""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors import Multiprocess
 
-__all__ = ["ServerThread", "serve_forever", "started_process", "port_open", "free_port"]
+__all__ = ["ServerThread", "listening_socket", "serve_app", "serve_workers", "serve_forever", "started_process",
+           "port_open", "free_port"]
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: any free one); ``OSError`` if it cannot be."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)  # worker processes serve the same socket
+    return sock
+
+
+def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
+    """Serve ``app`` on ``sock`` in this process until a signal; False if it never started."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on"))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after its graceful shutdown
+        pass
+    return server.started
+
+
+def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: str = "info",
+                  env: Mapping[str, str] | None = None) -> bool:
+    """Serve the app built by ``factory`` (an import string: workers are spawned, an app object
+    cannot be sent to them) in ``workers`` processes under uvicorn's supervisor, which restarts
+    a worker that dies. ``env`` is set for the workers. False if a worker could not start.
+
+    For the main thread of a process that exits afterwards: the supervisor installs its own
+    signal handlers (SIGINT, SIGTERM, SIGHUP to restart the workers, ...) and leaves them."""
+    config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on")
+    saved = {key: os.environ.get(key) for key in env or {}}
+    os.environ.update(env or {})
+    try:
+        supervisor = Multiprocess(config, sockets=[sock])
+        supervisor.run()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return not any(process.exitcode == STARTUP_FAILURE for process in supervisor.processes)
 
 
 def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> None:
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    """Bind ``host:port`` and serve ``app`` in this process (the older one-call form)."""
+    with listening_socket(host, port) as sock:
+        serve_app(app, sock, log_level)
 
 
 class ServerThread:
@@ -25,9 +84,7 @@ class ServerThread:
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"):
         self.host = host
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
+        self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
         config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5)
         self.server = uvicorn.Server(config)

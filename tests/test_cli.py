@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from streamparse.cli import main
 from streamparse.examples import EXAMPLES
@@ -45,3 +51,224 @@ def test_module_entry_point_reads_stdin() -> None:
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [e["type"] for e in events] == ["text", "tool_call"]
     assert events[1]["name"] == "f" and json.loads(events[1]["arguments"]) == {"x": 1}
+
+
+# ----------------------------------------------------------------------------- ordinary mistakes: one line, status 2
+
+def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run the command in-process; it must exit 2 with exactly one line on stderr, and return that line."""
+    out = io.StringIO()
+    assert main(list(argv), out=out) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("streamparse"), err
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "out.txt").write_text(EXAMPLES["hermes"], encoding="utf-8")
+    (tmp_path / "nul.bin").write_bytes(b"text\x00with a NUL")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (tmp_path / "adir").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["parse", "{d}/missing.txt"], ["streamparse parse: cannot read", "missing.txt", "No such file"]),
+    (["{d}/missing.txt"], ["streamparse: cannot read", "No such file"]),
+    (["{d}/adir"], ["streamparse: ", "adir", "is a directory"]),
+    (["{d}/nul.bin"], ["nul.bin", "binary", "NUL"]),
+    (["parse", "{d}/latin1.txt"], ["streamparse parse: ", "latin1.txt", "not UTF-8", "offset 3"]),
+])
+def test_unusable_model_output_file(capsys: pytest.CaptureFixture[str], files: Path, argv: list[str],
+                                    expected: list[str]) -> None:
+    line = fails(capsys, *[a.format(d=files) for a in argv])
+    assert all(part in line for part in expected), line
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    path = files / "secret.txt"
+    path.write_text("x", encoding="utf-8")
+    path.chmod(0)
+    assert "Permission denied" in fails(capsys, str(path))
+
+
+TOOLS_FILES: list[tuple[str, str]] = [
+    ("not json", "is not JSON"),
+    ('"x"', "expected a JSON list of tools, or an object with a 'tools' list; got \"x\""),
+    ('{"model": "m"}', "expected a JSON list of tools"),
+    ('{"tools": "x"}', "its tools are \"x\""),
+    ("[1]", "tool #0 needs a 'function' object with a string 'name'"),
+    ('[{"type": "function", "function": {"name": "ok"}}, {"type": "function", "function": {"nam": "f"}}]', "tool #1"),
+    ('[{"type": "function", "function": {"name": 3}}]', "tool #0"),
+    ('[{"type": "function", "function": "f"}]', "tool #0"),
+]
+
+
+@pytest.mark.parametrize("content, expected", TOOLS_FILES)
+def test_bad_tools_file(capsys: pytest.CaptureFixture[str], files: Path, content: str, expected: str) -> None:
+    tools = files / "tools.json"
+    tools.write_text(content, encoding="utf-8")
+    line = fails(capsys, str(files / "out.txt"), "--tools", str(tools))
+    assert line.startswith(f"streamparse: {str(tools)!r}") and expected in line, line
+
+
+def test_missing_tools_file(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    line = fails(capsys, "parse", str(files / "out.txt"), "--tools", str(files / "nope.json"))
+    assert line.startswith("streamparse parse: cannot read") and "nope.json" in line
+
+
+@pytest.mark.parametrize("tools", [
+    [{"name": "get_weather", "parameters": {"type": "object"}}],             # bare function, as the parser takes
+    [{"name": "get_weather", "input_schema": {"type": "object"}}],           # Anthropic
+    {"tools": [{"type": "function", "function": {"name": "get_weather"}}]},  # a request body
+    [],                                                                      # no tools: any name goes
+])
+def test_tools_the_parser_accepts_are_accepted(files: Path, tools: Any) -> None:
+    path = files / "tools.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    assert "tool_call #0 get_weather" in run(str(files / "out.txt"), "--tools", str(path))
+
+
+@pytest.mark.parametrize("word, hint", [("serv", "did you mean 'serve'?"), ("benchh", "did you mean 'bench'?"),
+                                        ("frobnicate", "and no file of that name")])
+def test_typo_in_command(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         word: str, hint: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = fails(capsys, word, "--port", "80")
+    assert line == f"streamparse: unknown command {word!r} ({hint}); commands: parse, serve, replay, demo, bench"
+
+
+def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "serv").write_text(EXAMPLES["hermes"], encoding="utf-8")
+    assert "tool_call #0 get_weather" in run("serv")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--scenario", "nope"], "unknown scenario 'nope'; give prose, tool_heavy, dialects, scaling, dialect:NAME or "
+                             "args:NAME:KB, where NAME is one of hermes, "),
+    (["--scenario", "prose", "--scenario", "dialect:nope"], "unknown scenario 'dialect:nope'"),
+    (["--scenario", "args:hermes:big"], "unknown scenario 'args:hermes:big'"),
+    (["--chunk", "abc"], "--chunk must be a positive number of characters or 'random', not 'abc'"),
+    (["--compare", "no_such_module_here:f"], "--compare no_such_module_here:f: No module named"),
+    (["--compare", "nocolon"], "--compare nocolon: --compare wants module:callable"),
+])
+def test_bench_refuses_before_running(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
+    line = fails(capsys, "bench", "--quick", *argv)
+    assert line.startswith("streamparse bench: " + expected), line
+
+
+def test_bench_accepts_every_scenario_run_suite_knows() -> None:
+    from streamparse.benchmark import RENDERERS, SCENARIOS
+    from streamparse.cli import _known_scenario
+
+    names = list(SCENARIOS) + [name for group in SCENARIOS.values() for name in group()]
+    assert all(_known_scenario(name) for name in names)
+    assert {f"dialect:{d}" for d in RENDERERS} <= set(names)
+    assert not any(_known_scenario(n) for n in ("args:hermes:0", "args:nope:4", "dialect:", "scaling:", ""))
+
+
+def test_serve_refuses_at_start_up(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    up = ["--upstream", "http://127.0.0.1:9/v1"]
+    assert fails(capsys, "serve") == "streamparse serve: give --upstream URL, --config FILE or --demo"
+    assert "upstream must be an http(s) URL" in fails(capsys, "serve", "--upstream", "not-a-url")
+    assert fails(capsys, "serve", *up, "--port", "70000") == "streamparse serve: --port must be between 1 and 65535, not 70000"
+    assert fails(capsys, "serve", *up, "--port", "0") == "streamparse serve: --port must be between 1 and 65535, not 0"
+    assert fails(capsys, "serve", *up, "--workers", "0") == "streamparse serve: --workers must be at least 1, not 0"
+    assert "missing.toml" in fails(capsys, "serve", "--config", str(tmp_path / "missing.toml"))
+    config = tmp_path / "proxy.toml"
+    config.write_text('[server]\nport = 70000\n[backends.a]\nupstream = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    assert fails(capsys, "serve", "--config", str(config)) == "streamparse serve: port must be between 1 and 65535, not 70000"
+    monkeypatch.delenv("STREAMPARSE_TEST_UNSET_KEY", raising=False)
+    config.write_text('[backends.a]\nupstream = "http://127.0.0.1:9/v1"\napi_key_env = "STREAMPARSE_TEST_UNSET_KEY"\n',
+                      encoding="utf-8")
+    line = fails(capsys, "serve", "--config", str(config))
+    assert "'STREAMPARSE_TEST_UNSET_KEY'" in line and "not set" in line
+
+
+def test_serve_and_replay_refuse_a_taken_port(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        line = fails(capsys, "serve", "--upstream", "http://127.0.0.1:9/v1", "--port", port)
+        assert line.startswith(f"streamparse serve: cannot listen on 127.0.0.1:{port}: ") and "in use" in line
+        assert "in use" in fails(capsys, "replay", "--port", port)
+
+
+def test_argparse_usage_errors_still_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["parse", "--chunk"], ["serve", "--log-level", "loud"], ["bench", "--nope"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        assert "error:" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- stdin: terminal, pipe, nothing
+
+class _Stdin(io.StringIO):
+    def __init__(self, text: str, tty: bool) -> None:
+        super().__init__(text)
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_terminal_stdin_shows_the_builtin_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin("", tty=True))
+    text = run()
+    assert text.startswith("# built-in example") and "tool_call #0 get_weather" in text
+
+
+def test_piped_stdin_is_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(EXAMPLES["hermes"], tty=False))
+    text = run()
+    assert "built-in example" not in text and "tool_call #0 get_weather" in text
+
+
+def test_empty_stdin_prints_usage(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin("", tty=False))
+    out = io.StringIO()
+    assert main([], out=out) == 2
+    err = capsys.readouterr().err
+    assert out.getvalue() == ""
+    assert err.startswith("usage: streamparse") and "{parse,serve,replay,bench,demo}" in err
+    assert err.splitlines()[-1] == "streamparse: nothing on stdin: give a FILE, pipe model output in, or try --example NAME"
+
+
+def _streamparse(*argv: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "streamparse", *argv], capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_real_process_with_nothing_on_stdin_prints_usage() -> None:
+    proc = _streamparse(stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "usage: streamparse" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("streamparse: nothing on stdin")
+
+
+def test_real_process_typo_and_missing_file() -> None:
+    for argv, line in [(["serv"], "streamparse: unknown command 'serv' (did you mean 'serve'?)"),
+                       (["no/such/file.txt"], "streamparse: cannot read 'no/such/file.txt': No such file or directory")]:
+        proc = _streamparse(*argv, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(line), proc.stderr
+
+
+def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`streamparse big.txt | head -1`: no traceback, no "Exception ignored", status 2."""
+    big = tmp_path / "big.txt"
+    big.write_text("prose and more prose " * 50_000, encoding="utf-8")  # ~250k output lines: far past a pipe buffer
+    proc = subprocess.Popen([sys.executable, "-m", "streamparse", str(big)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"text")
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == 2
+    assert proc.stderr.read() == b""
