@@ -79,6 +79,13 @@ class BracketBody:
         b.sink(delta)
         return True
 
+    def may_finish(self, delta: str) -> bool:
+        """Could ``delta`` complete an item (and so start a decode)? False only when it surely cannot:
+        inside a string, the string must close first (or a marker may begin)."""
+        if self.quote:
+            return self.quote in delta or "<" in delta
+        return any(c in delta for c in "}])<`;")
+
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
         b = self.b
         i = pos
@@ -260,6 +267,10 @@ class TagBody:
         b.size += len(delta)
         b.sink(delta)
         return True
+
+    def may_finish(self, delta: str) -> bool:
+        """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""
+        return ">" in delta
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
         b = self.b

@@ -89,3 +89,11 @@ def long_output(steps: int = 4) -> str:
 
 
 EXAMPLES["long"] = long_output()
+
+
+def big_write(size: int) -> str:
+    """A Qwen3-Coder call writing a ``size``-character file of code: the load test's heavy stream."""
+    line = "    total = total + values[i] * 2  # accumulate <items> {i}\n"
+    body = (line * (size // len(line) + 1))[:size]
+    return ("I will write the file now.\n<tool_call>\n<function=write_file>\n<parameter=path>\nbig.py\n</parameter>\n"
+            f"<parameter=content>\n{body}\n</parameter>\n</function>\n</tool_call>\nWritten.")

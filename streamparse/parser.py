@@ -41,6 +41,7 @@ __all__ = ["StreamParser", "ParseResult", "parse"]
 _TEXT, _SPAN, _HEAD, _BODY, _AFTER = range(5)
 _WS_RUN = re.compile(r"\s*")
 _PUNCTUATION = " \t\r\n,;[]{}"
+SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 
 
 @functools.lru_cache(maxsize=64)
@@ -125,10 +126,13 @@ class StreamParser(Output):
         self._closed = True
         return events
 
-    @property
-    def pending_chars(self) -> int:
-        """Characters received and not yet emitted: held text, or the open block (what a decode may cost)."""
-        return self._block.size if self._block is not None else len(self._held)
+    def may_be_slow(self, delta: str | None = None) -> bool:
+        """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
+        Transports run such a step in a worker thread, so other streams are not stalled."""
+        b = self._block
+        if (b.size if b else 0) + len(delta or "") < SLOW_BLOCK_CHARS:
+            return False
+        return b is None or delta is None or self._mode != _BODY or b.scanner.may_finish(delta)  # type: ignore[union-attr]
 
     @property
     def held_text(self) -> str:

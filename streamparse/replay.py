@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .examples import DEFAULT_EXAMPLE, EXAMPLES
+from .examples import DEFAULT_EXAMPLE, EXAMPLES, big_write
 
 __all__ = ["create_replay_app", "tokens", "completion_chunks", "sse_frames", "Script"]
 
@@ -36,9 +36,15 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+BIG_WRITE = "write_file:"  # model "write_file:<chars>": a call writing that many characters, sent unpaced
+
+
 def example_script(outputs: Mapping[str, str] = EXAMPLES) -> Script:
     def script(request: Mapping[str, Any], _choice: int) -> str:
-        return outputs.get(str(request.get("model")), outputs.get(DEFAULT_EXAMPLE, next(iter(outputs.values()))))
+        model = str(request.get("model"))
+        if model.startswith(BIG_WRITE) and model[len(BIG_WRITE):].isdigit():
+            return big_write(min(int(model[len(BIG_WRITE):]), 64 << 20))
+        return outputs.get(model, outputs.get(DEFAULT_EXAMPLE, next(iter(outputs.values()))))
 
     return script
 
@@ -101,11 +107,13 @@ def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0,
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage), ping_every=ping_every, stamp=stamp)
 
+        delay = 0.0 if model.startswith(BIG_WRITE) else token_delay
+
         async def paced() -> AsyncIterator[bytes]:
             for frame in frames:
                 yield frame
-                if token_delay:
-                    await anyio.sleep(token_delay)
+                if delay:
+                    await anyio.sleep(delay)
                 else:
                     await checkpoint()
 

@@ -53,12 +53,14 @@ class ResponseTooLarge(Exception):
     """The upstream body passed ``max_response_bytes``."""
 
 
-class _Cleanup:
-    """An ASGI response that runs its cleanups after the wrapped response ends, however it ends."""
+class _Cleanup(Response):
+    """A response that runs its cleanups after the wrapped response ends, however it ends."""
 
-    def __init__(self, response: Response, *cleanups: Callable[[], Awaitable[None] | None]):
+    def __init__(self, response: Response, *cleanups: Callable[[], Awaitable[None] | None]):  # noqa: super not called
         self.response = response
         self.cleanups = cleanups
+        self.status_code = response.status_code
+        self.background = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -135,7 +137,8 @@ class Proxy:
     # ------------------------------------------------------------ upstream exchange
 
     def build(self, backend: Backend, method: str, url: str, request: Request, **body: Any) -> httpx.Request:
-        timeout = httpx.Timeout(backend.read_timeout, connect=backend.connect_timeout, pool=backend.connect_timeout)
+        wait = min(backend.read_timeout, backend.total_timeout)  # the longest silence httpx allows
+        timeout = httpx.Timeout(wait, connect=backend.connect_timeout, pool=backend.connect_timeout)
         headers = forward_headers(request.headers, backend)
         headers.pop("accept-encoding", None)  # httpx asks for (and decodes) what it can read
         return self.client.build_request(method, url, headers=headers, timeout=timeout, **body)
@@ -281,18 +284,18 @@ class Proxy:
         pieces = resp.aiter_bytes()
         try:
             while (raw := await next_piece(pieces, clock)) is not None:
-                raw = redact.feed(raw)
-                if len(raw) > OFFLOAD_BYTES or rewriter.pending_chars > OFFLOAD_BYTES:
-                    data = await anyio.to_thread.run_sync(rewriter.feed_bytes, raw)
+                decoded = rewriter.read(redact.feed(raw))
+                if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
+                    data = await anyio.to_thread.run_sync(rewriter.write, decoded)
                 else:
-                    data = rewriter.feed_bytes(raw)
+                    data = rewriter.write(decoded)
                 if rewriter.saw_data:
                     clock.data()
                 if data:
                     yield data
                 if rewriter.finished:
                     return
-            data = rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
+            data = await anyio.to_thread.run_sync(lambda: rewriter.feed_bytes(redact.close()) + rewriter.end_bytes())
         except UpstreamTimeout as exc:
             log.warning("upstream %s: %s", resp.request.url.host, exc)
             data = rewriter.fail_bytes(str(exc))

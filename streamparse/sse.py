@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import codecs
 import json
+
+import orjson
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .openai import ChunkRewriter
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "encode_event", "encode_items",
-           "error_body"]
+           "error_body", "dumps"]
 
 
 class EventTooLarge(ValueError):
@@ -123,9 +125,22 @@ def encode_items(items: list[tuple[str, str]]) -> bytes:
     return b"".join(encode_event(comment=text) if kind == "comment" else encode_event(text) for kind, text in items)
 
 
+def dumps(value: Any) -> str:
+    """Compact JSON text (orjson; Python's json for what orjson refuses, such as NaN or huge integers)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False)
+
+
 def error_body(message: str, *, type_: str = "upstream_error", code: Any = None) -> dict[str, Any]:
     """OpenAI-style error object."""
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+# One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("event", SSEEvent: a comment
+# or [DONE]) or ("fail", message).
+Decoded = tuple[str, Any]
 
 
 class ChatStreamRewriter:
@@ -133,8 +148,13 @@ class ChatStreamRewriter:
 
     ``feed(event)`` returns a list of items: ``("data", json_text)``,
     ``("comment", text)``, ``("done", "[DONE]")`` or ``("error", json_text)``.
-    A broken upstream (invalid JSON) flushes what the parser held, reports an
-    error and ends the stream: ``finished`` becomes True.
+    A broken upstream (invalid JSON, a line past ``max_event_chars``) flushes
+    what the parser held, reports an error and ends the stream: ``finished``
+    becomes True.
+
+    ``feed_bytes`` is ``write(read(raw))``: a transport may look between the two
+    (``may_be_slow``) and run ``write`` in a worker thread when it could decode a
+    large block.
     """
 
     def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None,
@@ -142,23 +162,32 @@ class ChatStreamRewriter:
         self._rewriter = ChunkRewriter(tools, request=request, **options)
         self._decoder = SSEDecoder(max_event_chars)
         self.finished = False
-        self.saw_data = False  # the last feed_bytes decoded a data event (not only comments)
-
-    @property
-    def pending_chars(self) -> int:
-        """The most characters any choice holds (an open block's size: what its decode may cost)."""
-        return self._rewriter.pending_chars
+        self.saw_data = False  # the last read() met data (not only comments)
 
     # Byte level, for transports: upstream SSE bytes in, rewritten SSE bytes out.
 
-    def feed_bytes(self, raw: bytes) -> bytes:
-        """What this piece of the upstream body becomes (events that arrive together leave together)."""
+    def read(self, raw: bytes) -> list[Decoded]:
+        """Phase one (cheap): SSE framing and JSON of one piece of the upstream body."""
         try:
             events = self._decoder.feed(raw)
         except EventTooLarge as exc:
-            return self.fail_bytes(str(exc))
+            self.saw_data = True
+            return [("fail", str(exc))]
         self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
-        return encode_items([item for event in events for item in self.feed(event)])
+        return [self._decode(event) for event in events]
+
+    def may_be_slow(self, decoded: list[Decoded]) -> bool:
+        """Could ``write(decoded)`` decode a large block (see ``StreamParser.may_be_slow``)?"""
+        return any(self._rewriter.may_be_slow(value) if kind == "chunk" else self._rewriter.may_be_slow()
+                   for kind, value in decoded if kind != "event" or value.data is not None)
+
+    def write(self, decoded: list[Decoded]) -> bytes:
+        """Phase two: the parser's work, and the SSE bytes to send."""
+        return encode_items([item for d in decoded for item in self._apply(d)])
+
+    def feed_bytes(self, raw: bytes) -> bytes:
+        """What this piece of the upstream body becomes (events that arrive together leave together)."""
+        return self.write(self.read(raw))
 
     def end_bytes(self) -> bytes:
         """The upstream body ended: its last event, what the parser held, ``[DONE]``."""
@@ -168,24 +197,10 @@ class ChatStreamRewriter:
     def fail_bytes(self, message: str) -> bytes:
         return encode_items(self.fail(message))
 
+    # Event level.
+
     def feed(self, event: SSEEvent) -> list[tuple[str, str]]:
-        if self.finished:
-            return []
-        if event.data is None:
-            return [("comment", event.comment or "")]
-        if event.data.strip() == "[DONE]":
-            return self._end()
-        try:
-            chunk = json.loads(event.data)
-        except ValueError:
-            return self._fail(f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
-        if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
-            return self._flush() + [("error", json.dumps(chunk))] + self._end()
-        try:
-            chunks = self._rewriter.feed(chunk)
-        except ValueError as exc:
-            return self._fail(f"upstream sent a malformed chunk: {exc}")
-        return [("data", json.dumps(c, ensure_ascii=False)) for c in chunks]
+        return self._apply(self._decode(event))
 
     def close(self) -> list[tuple[str, str]]:
         """The upstream stream ended without ``[DONE]``: flush and finish."""
@@ -195,8 +210,37 @@ class ChatStreamRewriter:
         """The upstream broke (disconnect, read error): flush, report, finish."""
         return self._fail(message) if not self.finished else []
 
+    @staticmethod
+    def _decode(event: SSEEvent) -> Decoded:
+        if event.data is None or event.data.strip() == "[DONE]":
+            return ("event", event)
+        try:
+            return ("chunk", orjson.loads(event.data))
+        except orjson.JSONDecodeError:
+            pass
+        try:  # what orjson refuses but Python reads (NaN, integers past 64 bits)
+            return ("chunk", json.loads(event.data))
+        except (ValueError, RecursionError):
+            return ("fail", f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
+
+    def _apply(self, decoded: Decoded) -> list[tuple[str, str]]:
+        kind, value = decoded
+        if self.finished:
+            return []
+        if kind == "fail":
+            return self._fail(value)
+        if kind == "event":
+            return [("comment", value.comment or "")] if value.data is None else self._end()
+        if isinstance(value, dict) and "error" in value and "choices" not in value:
+            return self._flush() + [("error", json.dumps(value))] + self._end()
+        try:
+            chunks = self._rewriter.feed(value)
+        except ValueError as exc:
+            return self._fail(f"upstream sent a malformed chunk: {exc}")
+        return [("data", dumps(c)) for c in chunks]
+
     def _flush(self) -> list[tuple[str, str]]:
-        return [("data", json.dumps(c, ensure_ascii=False)) for c in self._rewriter.close()]
+        return [("data", dumps(c)) for c in self._rewriter.close()]
 
     def _end(self) -> list[tuple[str, str]]:
         items = self._flush() + [("done", "[DONE]")]

@@ -265,7 +265,7 @@ def test_an_internal_failure_ends_the_stream_with_an_error_event(faults: tuple[F
     def broken(self: Any, event: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(ChatStreamRewriter, "feed", broken)
+    monkeypatch.setattr(ChatStreamRewriter, "write", broken)
     _, px = faults
     items, _ = _sse(px, "slow", tools=TOOLS)
     assert len(items) == 1 and "streamparse failed: RuntimeError: boom" in items[0]["error"]["message"]

@@ -36,7 +36,9 @@ def _chunk(content: str, finish: str | None = None) -> SSEEvent:
 
 def test_rewriter_invalid_json_flushes_then_errors_then_stops() -> None:
     rw = ChatStreamRewriter()
-    assert rw.feed(_chunk("Hi <tool")) == [("data", json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{"index": 0, "delta": {"content": "Hi "}, "finish_reason": None}]}))]
+    ((kind, text),) = rw.feed(_chunk("Hi <tool"))
+    assert kind == "data" and json.loads(text) == {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                                                   "choices": [{"index": 0, "delta": {"content": "Hi "}, "finish_reason": None}]}
     items = rw.feed(SSEEvent(data="{broken"))
     assert [k for k, _ in items] == ["data", "error"]
     assert json.loads(items[0][1])["choices"][0]["delta"]["content"] == "<tool"
