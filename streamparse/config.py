@@ -22,7 +22,7 @@ default = true                           # the backend for models no backend nam
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
 max_block_chars = 1048576
 max_calls = 1000
-max_connections = 100                    # upstream requests in flight; more get a 503 at once
+max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
 connect_timeout = 10                     # seconds to open the upstream connection
 read_timeout = 300                       # longest wait for the next data event (": ping" does not count)
 total_timeout = 3600                     # whole request, first byte to last
@@ -91,7 +91,7 @@ class Backend:
     parse_without_tools: bool = False
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
-    max_connections: int = 100
+    max_connections: int = 1000
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
     total_timeout: float = 3600.0
@@ -138,6 +138,8 @@ class ProxyConfig:
             value = getattr(self, f.name)
             if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ConfigError(f"[server] {f.name} must be a positive integer, not {value!r}")
+        if self.port > 65535:
+            raise ConfigError(f"[server] port must be at most 65535, not {self.port}")
 
     def backend_for(self, model: Any) -> Backend:
         """The backend that names ``model``, else the default one (the first, unless one says default)."""

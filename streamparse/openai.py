@@ -5,20 +5,55 @@
 iterators, and ``rewrite_completion`` handles non-streaming responses. Only
 ``content`` is owned by the parser: every other field (role, reasoning,
 logprobs, usage, native ``tool_calls``) passes through untouched.
+
+Input is JSON-shaped: dicts, or openai SDK objects (``ChatCompletionChunk``,
+``ChatCompletion``, any pydantic v2 model), read as the fields they were given,
+i.e. the JSON the server sent. Output is always plain dicts, ready for
+``json.dumps`` (``ChatCompletionChunk.model_validate(chunk)`` makes an SDK object
+of one). ``should_parse`` is the one rule for whether to parse a response at all.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Literal, Mapping, Protocol, Sequence, Union
 
 from .events import Event, ReasoningDelta, TextDelta, ToolCall
 from .parser import StreamParser
 
 __all__ = ["ChunkRewriter", "rewrite_stream", "rewrite_stream_sync", "rewrite_completion", "completion_to_chunks",
-           "tools_from"]
+           "tools_from", "should_parse"]
 
 Tools = Sequence[Mapping[str, Any]] | None
+
+
+class Model(Protocol):
+    """A pydantic v2 model, such as the openai SDK's ``ChatCompletionChunk`` and ``ChatCompletion``."""
+
+    def model_dump(self, *, mode: Literal["json", "python"] | str = ..., by_alias: bool | None = ...,
+                   exclude_unset: bool = ...) -> dict[str, Any]: ...
+
+
+JSONObject = Union[Mapping[str, Any], Model]
+
+
+def _is_object(value: Any) -> bool:
+    """A JSON object: a dict (checked first: ``isinstance(x, Mapping)`` alone is slow) or another Mapping."""
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
+def _json_object(value: Any, what: str) -> Mapping[str, Any]:
+    """``value`` as a JSON object: a dict (checked first: the common case costs one ``isinstance``) or other
+    Mapping as it is; a pydantic model (an openai SDK object) as the JSON it was built from: API field names,
+    only the fields it was given (``exclude_unset``: a field the server left out stays out, a null stays null)."""
+    if isinstance(value, dict):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json", by_alias=True, exclude_unset=True)
+    if not _is_object(value):
+        raise ValueError(f"{what} must be a JSON object, not {type(value).__name__}")
+    return value
 
 
 def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
@@ -29,9 +64,13 @@ def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
     return tools
 
 
-def _is_object(value: Any) -> bool:
-    """A JSON object: a dict (checked first: ``isinstance(x, Mapping)`` alone is slow) or another Mapping."""
-    return isinstance(value, dict) or isinstance(value, Mapping)
+def should_parse(tools: Tools, request: Mapping[str, Any] | None, *, parse_without_tools: bool = False) -> bool:
+    """Whether to parse a response at all. Not when the request says ``tool_choice: "none"`` (no tool may be
+    called); otherwise when there are tools (given, else the request's), or when ``parse_without_tools`` asks
+    for explicitly tagged blocks to be parsed anyway."""
+    if request is not None and request.get("tool_choice") == "none":
+        return False
+    return bool(tools_from(tools, request)) or parse_without_tools
 
 
 def _tool_call_dict(call: ToolCall, index: int) -> dict[str, Any]:
@@ -80,7 +119,7 @@ class _Choice:
 
 
 class ChunkRewriter:
-    """Rewrites a stream of ``chat.completion.chunk`` dicts, one chunk at a time.
+    """Rewrites a stream of ``chat.completion.chunk`` objects (dicts or SDK objects), one chunk at a time.
 
     ``feed(chunk)`` returns the chunks to send on (zero, one or several);
     ``close()`` returns what is still held when the upstream ends without a
@@ -99,21 +138,20 @@ class ChunkRewriter:
             state = self._choices[index] = _Choice(self._tools, self._options)
         return state
 
-    def feed(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
-        if not _is_object(chunk):
-            raise ValueError(f"a chat.completion.chunk must be a JSON object, not {type(chunk).__name__}")
-        choices = chunk.get("choices")
+    def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
+        data = _json_object(chunk, "a chat.completion.chunk")
+        choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
-            return [dict(chunk)]  # usage-only chunk, or something we do not own: untouched
-        self._template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
+            return [dict(data)]  # usage-only chunk, or something we do not own: untouched
+        self._template = {k: v for k, v in data.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for position, choice in enumerate(choices):
             out.extend(self._rewrite_choice(self._template, position, choice))
-        if "usage" in chunk:
+        if "usage" in data:
             if out:
-                out[-1]["usage"] = chunk["usage"]
+                out[-1]["usage"] = data["usage"]
             else:
-                out.append({**self._template, "choices": [], "usage": chunk["usage"]})
+                out.append({**self._template, "choices": [], "usage": data["usage"]})
         return out
 
     def _rewrite_choice(self, template: dict[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
@@ -155,6 +193,20 @@ class ChunkRewriter:
             out.append({**template, "choices": [new_choice]})
         return out
 
+    def may_be_slow(self, chunk: Mapping[str, Any] | None = None) -> bool:
+        """Could feeding ``chunk`` (None: closing) decode a large block? (See ``StreamParser.may_be_slow``.)"""
+        if chunk is None:
+            return any(state.parser.may_be_slow() for state in self._choices.values())
+        choices = chunk.get("choices") if _is_object(chunk) else None
+        for choice in choices if isinstance(choices, list) else ():
+            state = self._choices.get(choice.get("index", -1)) if _is_object(choice) else None
+            delta: Any = choice.get("delta") if state is not None else None
+            content = delta.get("content") if _is_object(delta) else None
+            if state is not None and (state.parser.may_be_slow(content if isinstance(content, str) else "")
+                                      or (choice.get("finish_reason") and state.parser.may_be_slow())):
+                return True
+        return False
+
     def close(self) -> list[dict[str, Any]]:
         """Upstream ended: release what each unfinished choice still holds."""
         out: list[dict[str, Any]] = []
@@ -188,9 +240,9 @@ def _finish_reason(upstream: Any, state: _Choice) -> Any:
 
 
 def rewrite_stream_sync(
-    chunks: Iterable[Mapping[str, Any]], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+    chunks: Iterable[JSONObject], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
 ) -> Iterator[dict[str, Any]]:
-    """Rewrite a sync iterable of chunk dicts."""
+    """Rewrite a sync iterable of chunks (dicts or SDK objects, e.g. an openai ``Stream``) into chunk dicts."""
     rewriter = ChunkRewriter(tools, request=request, **options)
     for chunk in chunks:
         yield from rewriter.feed(chunk)
@@ -198,9 +250,10 @@ def rewrite_stream_sync(
 
 
 async def rewrite_stream(
-    chunks: AsyncIterable[Mapping[str, Any]], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+    chunks: AsyncIterable[JSONObject], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
 ) -> AsyncIterator[dict[str, Any]]:
-    """Rewrite an async iterable of chunk dicts (any anyio backend: asyncio or trio)."""
+    """Rewrite an async iterable of chunks (dicts or SDK objects, e.g. an openai ``AsyncStream``) into chunk
+    dicts (any anyio backend: asyncio or trio)."""
     rewriter = ChunkRewriter(tools, request=request, **options)
     async for chunk in chunks:
         for out in rewriter.feed(chunk):
@@ -210,13 +263,13 @@ async def rewrite_stream(
 
 
 def rewrite_completion(
-    completion: Mapping[str, Any], tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
+    completion: JSONObject, tools: Tools = None, *, request: Mapping[str, Any] | None = None, **options: Any
 ) -> dict[str, Any]:
-    """Rewrite a non-streaming ``chat.completion`` dict (a new dict; the input is not modified)."""
-    if not _is_object(completion):
-        raise ValueError(f"a chat.completion must be a JSON object, not {type(completion).__name__}")
+    """Rewrite a non-streaming ``chat.completion`` (a dict or an SDK ``ChatCompletion``) into a new dict;
+    the input is not modified."""
+    plain = _json_object(completion, "a chat.completion")
     tools = tools_from(tools, request)
-    result = copy.deepcopy(dict(completion))
+    result = copy.deepcopy(dict(plain)) if plain is completion else dict(plain)  # a dump is already a copy
     choices = result.get("choices")
     if not isinstance(choices, list):
         return result

@@ -31,12 +31,12 @@ from starlette.types import Receive, Scope, Send
 
 from .config import Backend, ProxyConfig
 from .dialects import warm_up
-from .openai import completion_to_chunks, rewrite_completion
+from .openai import completion_to_chunks, rewrite_completion, should_parse
 from .redaction import RedactingFilter, Redactor
 from .sse import ChatStreamRewriter, encode_items, error_body
 from .upstream import (HOP_BY_HOP, Clock, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
                        not_found_hint, only_comments, proxied_path, upstream_url)
-from .validation import BadRequest, check_chat_request, offers_tools, parse_json_object, read_body
+from .validation import BadRequest, check_chat_request, parse_json_object, read_body
 
 __all__ = ["create_app", "BadRequest"]
 
@@ -225,7 +225,8 @@ class Proxy:
         if "model" in payload:
             upstream_payload["model"] = backend.upstream_model(payload["model"])
         req = self.build(backend, "POST", upstream_url(backend, "/chat/completions"), request, json=upstream_payload)
-        options = backend.parser_options() if offers_tools(payload) or backend.parse_without_tools else None
+        parse = should_parse(None, payload, parse_without_tools=backend.parse_without_tools)
+        options = backend.parser_options() if parse else None
         stream = payload.get("stream") is True
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:

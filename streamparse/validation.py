@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterable, Mapping
 
-__all__ = ["BadRequest", "MAX_DEPTH", "read_body", "parse_json_object", "check_chat_request", "offers_tools"]
+__all__ = ["BadRequest", "MAX_DEPTH", "read_body", "parse_json_object", "check_chat_request"]
 
 MAX_DEPTH = 64  # JSON nesting a chat request may use (tool schemas rarely pass 10)
 
@@ -121,8 +121,3 @@ def check_chat_request(payload: Mapping[str, Any]) -> None:
         raise BadRequest("'messages' must be a list", param="messages")
     if "stream" in payload and not isinstance(payload["stream"], bool) and payload["stream"] is not None:
         raise BadRequest("'stream' must be true or false", param="stream")
-
-
-def offers_tools(payload: Mapping[str, Any]) -> bool:
-    """Did the client offer tools it can run? (``tool_choice: "none"`` takes them back.)"""
-    return bool(payload.get("tools")) and payload.get("tool_choice") != "none"

@@ -183,7 +183,7 @@ def test_serve_refuses_at_start_up(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "missing.toml" in fails(capsys, "serve", "--config", str(tmp_path / "missing.toml"))
     config = tmp_path / "proxy.toml"
     config.write_text('[server]\nport = 70000\n[backends.a]\nupstream = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
-    assert fails(capsys, "serve", "--config", str(config)) == "streamparse serve: port must be between 1 and 65535, not 70000"
+    assert fails(capsys, "serve", "--config", str(config)) == "streamparse serve: [server] port must be at most 65535, not 70000"
     monkeypatch.delenv("STREAMPARSE_TEST_UNSET_KEY", raising=False)
     config.write_text('[backends.a]\nupstream = "http://127.0.0.1:9/v1"\napi_key_env = "STREAMPARSE_TEST_UNSET_KEY"\n',
                       encoding="utf-8")

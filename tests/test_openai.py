@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable, Iterator
 
+import anyio
 import pytest
+from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from helpers import TOOLS
 from streamparse import aparse
 from streamparse import openai as sp_openai
+from streamparse.runner import ServerThread
+from upstreams import scripted_upstream
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 QWEN3 = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"
@@ -220,3 +224,72 @@ def test_completion_to_chunks_validates_and_accumulates_to_the_same_answer() -> 
     assert acc["content"] == message["content"] and acc["finish_reason"] == "tool_calls"
     assert [c["name"] for _, c in sorted(acc["tool_calls"].items())] == [c["function"]["name"] for c in message["tool_calls"]]
     assert chunks[-1]["usage"]["total_tokens"] == 3
+
+
+# ---------------------------------------------------------------- openai SDK objects in, dicts out
+
+def without_call_ids(chunks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Call ids are unique per stream: blank them to compare two runs."""
+    out = json.loads(json.dumps(list(chunks)))
+    for chunk in out:
+        for choice in chunk.get("choices", []):
+            for call in (choice.get("delta") or choice.get("message") or {}).get("tool_calls") or []:
+                call["id"] = None
+    return out
+
+
+def sdk_chunks(text: str, size: int = 7) -> list[ChatCompletionChunk]:
+    return [ChatCompletionChunk.model_validate(c) for c in make_chunks(text, size=size, usage=True)]
+
+
+def test_sdk_chunks_are_read_as_the_json_they_came_from() -> None:
+    dicts = make_chunks(TEXT, size=7, usage=True)
+    out = list(sp_openai.rewrite_stream_sync(sdk_chunks(TEXT), TOOLS))
+    assert all(type(chunk) is dict for chunk in out)
+    assert without_call_ids(out) == without_call_ids(sp_openai.rewrite_stream_sync(dicts, TOOLS))
+    assert out[0]["choices"][0]["delta"] == {"role": "assistant"}  # unset fields stay out, as in the dicts
+
+
+def test_sdk_chunks_with_a_split_hermes_call_sync_and_async() -> None:
+    async def collect() -> list[dict[str, Any]]:
+        return [c async for c in sp_openai.rewrite_stream(_aiter(sdk_chunks("Hi " + HERMES, size=5)), TOOLS)]
+
+    for out in (list(sp_openai.rewrite_stream_sync(sdk_chunks("Hi " + HERMES, size=5), TOOLS)), anyio.run(collect)):
+        acc = accumulate(out)[0]
+        assert acc["content"] == "Hi " and acc["finish_reason"] == "tool_calls"
+        assert [(c["name"], json.loads(c["arguments"])) for c in acc["tool_calls"].values()] == [
+            ("get_weather", {"city": "Paris"})]
+
+
+def test_sdk_completion_is_rewritten_like_its_dict() -> None:
+    completion = ChatCompletion.model_validate(completion_for(TEXT))
+    snapshot = completion.model_dump_json()
+    result = sp_openai.rewrite_completion(completion, TOOLS)
+    assert type(result) is dict
+    assert without_call_ids([result]) == without_call_ids([sp_openai.rewrite_completion(completion_for(TEXT), TOOLS)])
+    assert completion.model_dump_json() == snapshot
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[ServerThread]:
+    with ServerThread(scripted_upstream()) as server:
+        yield server
+
+
+def test_openai_client_stream_through_rewrite_stream_sync(upstream: ServerThread) -> None:
+    client = OpenAI(base_url=upstream.url + "/v1", api_key="k", max_retries=0, timeout=30)
+    stream = client.chat.completions.create(model="hermes", messages=[{"role": "user", "content": "go"}], stream=True)
+    acc = accumulate(sp_openai.rewrite_stream_sync(stream, TOOLS))[0]
+    assert acc["content"] == "Let me look.\n\nDone." and acc["finish_reason"] == "tool_calls"
+    assert [(c["name"], json.loads(c["arguments"])) for c in acc["tool_calls"].values()] == [
+        ("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the client runs threads via anyio: trio 0.22 is too old
+async def test_async_openai_client_stream_through_rewrite_stream(upstream: ServerThread, anyio_backend: str) -> None:
+    client = AsyncOpenAI(base_url=upstream.url + "/v1", api_key="k", max_retries=0, timeout=30)
+    stream = await client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "go"}], stream=True)
+    acc = accumulate([c async for c in sp_openai.rewrite_stream(stream, TOOLS)])[0]
+    assert acc["content"] == "Checking  now." and acc["finish_reason"] == "tool_calls"
+    assert json.loads(acc["tool_calls"][0]["arguments"]) == {"city": "Oslo", "days": 2}
