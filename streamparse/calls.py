@@ -7,6 +7,7 @@ Diagnostic and no state changes, so the caller can release the item as text.
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any, Callable, Mapping
 
 from . import arguments as args_mod
@@ -14,7 +15,12 @@ from .arguments import ArgumentError, UnparsedArguments
 from .dialects.spec import TAGGED, Dialect
 from .events import Diagnostic, Event, ToolCall
 
-__all__ = ["CallFactory"]
+__all__ = ["CallFactory", "new_call_id"]
+
+
+def new_call_id() -> str:
+    """An OpenAI-style call id (the default ``id_factory``)."""
+    return "call_" + uuid.uuid4().hex[:24]
 
 
 class CallFactory:

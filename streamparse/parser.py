@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import functools
 import re
-import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import arguments as args_mod
 from .block import Block
 from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
-from .calls import CallFactory
+from .calls import CallFactory, new_call_id
 from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, ParseResult, TextDelta
@@ -49,10 +48,6 @@ def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
 
 
-def _new_call_id() -> str:
-    return "call_" + uuid.uuid4().hex[:24]
-
-
 class StreamParser(Output):
     """Incremental tool-call parser.
 
@@ -70,7 +65,7 @@ class StreamParser(Output):
         max_block_chars: int = 1 << 20,
         max_calls: int = 1000,
         start_in_reasoning: bool = False,
-        id_factory: Callable[[], str] = _new_call_id,
+        id_factory: Callable[[], str] = new_call_id,
     ) -> None:
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
         self._table = marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))

@@ -33,7 +33,7 @@ from .config import Backend, ProxyConfig
 from .dialects import warm_up
 from .openai import completion_to_chunks, rewrite_completion, should_parse
 from .redaction import RedactingFilter, Redactor
-from .sse import ChatStreamRewriter, encode_items, error_body
+from .sse import ChatStreamRewriter, dumps, encode_items, error_body, error_item
 from .upstream import (HOP_BY_HOP, Clock, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
                        not_found_hint, only_comments, proxied_path, upstream_url)
 from .validation import BadRequest, check_chat_request, parse_json_object, read_body
@@ -266,14 +266,14 @@ class Proxy:
             try:
                 completion = rewrite_completion(json.loads(raw), request=request, **options)
                 if not as_chunks:
-                    return [("data", json.dumps(completion, ensure_ascii=False))]
+                    return [("data", dumps(completion))]
                 chunks = completion_to_chunks(completion)
-                return [("data", json.dumps(c, ensure_ascii=False)) for c in chunks] + [("done", "[DONE]")]
+                return [("data", dumps(c)) for c in chunks] + [("done", "[DONE]")]
             except (ValueError, AttributeError, TypeError, RecursionError) as exc:
                 text = raw.decode("utf-8", "replace")[:2000]
                 what = f"{type(exc).__name__}: {exc}"[:300]
                 message = f"upstream sent an unusable response ({what}): {text!r}"
-                return [("error", json.dumps(error_body(message, code="upstream_bad_response")))]
+                return [error_item(message, code="upstream_bad_response")]
 
         return await anyio.to_thread.run_sync(work) if len(raw) > OFFLOAD_BYTES else work()
 
@@ -296,7 +296,10 @@ class Proxy:
                     yield data
                 if rewriter.finished:
                     return
-            data = await anyio.to_thread.run_sync(lambda: rewriter.feed_bytes(redact.close()) + rewriter.end_bytes())
+            def end() -> bytes:
+                return rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
+
+            data = await anyio.to_thread.run_sync(end) if rewriter.may_be_slow() else end()
         except UpstreamTimeout as exc:
             log.warning("upstream %s: %s", resp.request.url.host, exc)
             data = rewriter.fail_bytes(str(exc))
@@ -305,7 +308,7 @@ class Proxy:
         except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
             log.exception("rewriting the upstream stream failed")
             message = self.redactor.text(f"streamparse failed: {type(exc).__name__}: {exc}")
-            data = encode_items([("error", json.dumps(error_body(message, type_="server_error")))])
+            data = encode_items([error_item(message, type_="server_error")])
         if data:
             yield data
 
@@ -324,7 +327,7 @@ class Proxy:
             if not sse:
                 raise
             message = self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}")
-            yield encode_items([("error", json.dumps(error_body(message)))])
+            yield encode_items([error_item(message)])
 
     # ------------------------------------------------------------ everything else under /v1
 

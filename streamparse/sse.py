@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from .openai import ChunkRewriter
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "encode_event", "encode_items",
-           "error_body", "dumps"]
+           "error_body", "error_item", "dumps"]
 
 
 class EventTooLarge(ValueError):
@@ -138,6 +138,11 @@ def error_body(message: str, *, type_: str = "upstream_error", code: Any = None)
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
 
+def error_item(message: str, *, type_: str = "upstream_error", code: Any = None) -> tuple[str, str]:
+    """An ``("error", json)`` item: an OpenAI-style error as an SSE data event."""
+    return ("error", dumps(error_body(message, type_=type_, code=code)))
+
+
 # One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("event", SSEEvent: a comment
 # or [DONE]) or ("fail", message).
 Decoded = tuple[str, Any]
@@ -176,8 +181,11 @@ class ChatStreamRewriter:
         self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
         return [self._decode(event) for event in events]
 
-    def may_be_slow(self, decoded: list[Decoded]) -> bool:
-        """Could ``write(decoded)`` decode a large block (see ``StreamParser.may_be_slow``)?"""
+    def may_be_slow(self, decoded: list[Decoded] | None = None) -> bool:
+        """Could ``write(decoded)`` (None: ending the stream) decode a large block?
+        (See ``StreamParser.may_be_slow``.)"""
+        if decoded is None:
+            return self._rewriter.may_be_slow()
         return any(self._rewriter.may_be_slow(value) if kind == "chunk" else self._rewriter.may_be_slow()
                    for kind, value in decoded if kind != "event" or value.data is not None)
 
@@ -248,6 +256,6 @@ class ChatStreamRewriter:
         return items
 
     def _fail(self, message: str) -> list[tuple[str, str]]:
-        items = self._flush() + [("error", json.dumps(error_body(message)))]
+        items = self._flush() + [error_item(message)]
         self.finished = True
         return items
