@@ -1,0 +1,1 @@
+"""Tool-prompt templates of streamparse (one per dialect), installed as the package ``streamparse.prompts``."""
