@@ -84,6 +84,10 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         settings["upstream"] = args.upstream
     else:
         raise CliError("give --upstream URL, --config FILE or --demo")
+    if args.tool_prompt or args.tool_prompt_retry:
+        if args.config:
+            raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
+        settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
     if not args.demo:
         return _serve(settings, args.log_level, out)
     from .replay import create_replay_app
@@ -290,6 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: [server] workers in --config, else 1). Each worker has its own "
                         "upstream connections, so max_connections applies per worker; with --demo the replay "
                         "upstream stays in the main process, shared by the workers")
+    s.add_argument("--tool-prompt", metavar="DIALECT",
+                   help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
+    s.add_argument("--tool-prompt-retry", action="store_true",
+                   help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     s.set_defaults(func=run_serve)
 

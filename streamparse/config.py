@@ -20,6 +20,8 @@ dialects = ["qwen3_coder", "hermes"]     # default: all (aliases such as qwen3_x
 models = ["qwen3-coder"]                 # request models routed here (also the model_map keys)
 default = true                           # the backend for models no backend names
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
+tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
+tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
 max_block_chars = 1048576
 max_calls = 1000
 max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
@@ -89,6 +91,8 @@ class Backend:
     model_map: dict[str, str] = field(default_factory=dict)
     default: bool = False
     parse_without_tools: bool = False
+    tool_prompt: str | None = None
+    tool_prompt_retry: bool = False
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
     max_connections: int = 1000
@@ -156,12 +160,14 @@ class ProxyConfig:
                                   "which is not set in the environment")
 
     @classmethod
-    def single(cls, upstream: str, **server: Any) -> "ProxyConfig":
-        return cls(backends=[Backend(name="default", upstream=check_upstream(upstream), default=True)], **server)
+    def single(cls, upstream: str, backend: Mapping[str, Any] | None = None, **server: Any) -> "ProxyConfig":
+        """One default backend at ``upstream``, with ``backend`` settings (checked as a config file's would be)."""
+        url = check_upstream(upstream)
+        return cls(backends=[_backend("default", {**(backend or {}), "upstream": url, "default": True})], **server)
 
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
-_FLAGS = {"default", "parse_without_tools"}
+_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry"}
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
@@ -190,7 +196,22 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
             raw["dialects"] = resolve(dialects)  # aliases (qwen3_xml, tool_call_json, ...) accepted
         except ValueError as exc:
             raise ConfigError(f"backend {name!r}: {exc}") from None
+    if "tool_prompt" in raw:
+        raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
     return Backend(name=name, **raw)
+
+
+def _prompt_dialect(backend: str, value: Any) -> str:
+    from .prompting import PROMPT_DIALECTS
+
+    try:
+        (canonical,) = resolve([value]) if isinstance(value, str) else (None,)
+    except ValueError:
+        canonical = None
+    if canonical not in PROMPT_DIALECTS:
+        raise ConfigError(f"backend {backend!r}: tool_prompt must name a dialect to prompt tools in, one of "
+                          f"{sorted(PROMPT_DIALECTS)}; not {value!r}")
+    return canonical
 
 
 def load_config(path: str) -> ProxyConfig:

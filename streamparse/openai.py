@@ -132,6 +132,11 @@ class ChunkRewriter:
         self._choices: dict[int, _Choice] = {}
         self._template: dict[str, Any] | None = None
 
+    @property
+    def calls(self) -> int:
+        """Tool calls sent on so far, parsed and native, over all choices."""
+        return sum(state.next_index for state in self._choices.values())
+
     def _choice(self, index: int) -> _Choice:
         state = self._choices.get(index)
         if state is None:

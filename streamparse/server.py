@@ -1,11 +1,13 @@
 """The proxy: an ASGI app (Starlette) in front of an OpenAI-compatible server.
 
-``POST /v1/chat/completions`` is checked (``validation``), forwarded with httpx
-and, when the client offered tools, its answer rewritten by the OpenAI adapter:
+``POST /v1/chat/completions`` (``chat``) and the Anthropic ``POST /v1/messages``
+(``messages``) are checked, forwarded with httpx and their answers rewritten:
 SSE (sse-starlette) for ``stream: true``, JSON otherwise. Other ``/v1`` paths are
-relayed unchanged. ``GET /healthz`` answers locally, for load balancers.
+relayed unchanged. ``GET /healthz`` answers locally, for load balancers. This
+module holds what every route shares: errors, the bounded upstream exchange,
+relaying.
 
-Invariants: a client gets an OpenAI-style error, never a traceback; nothing it
+Invariants: a client gets an error in its API's shape, never a traceback; nothing it
 receives holds a backend secret (``redaction``); every upstream request is
 bounded in time, size and number (``upstream``), and is cancelled when its
 client goes away; a decode that could take more than a few milliseconds runs
@@ -17,34 +19,33 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 import anyio
 import anyio.to_thread
 import httpx
-from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .chat import ChatPipeline
 from .config import Backend, ProxyConfig
 from .dialects import warm_up
-from .openai import completion_to_chunks, rewrite_completion, should_parse
+from .fronts import OPENAI, Front
+from .messages import MessagesAPI
 from .redaction import RedactingFilter, Redactor
-from .sse import ChatStreamRewriter, dumps, encode_items, error_body, error_item
-from .upstream import (HOP_BY_HOP, Clock, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
+from .sse import encode_items, error_body, error_item
+from .upstream import (HOP_BY_HOP, Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
                        not_found_hint, only_comments, proxied_path, upstream_url)
-from .validation import BadRequest, check_chat_request, parse_json_object, read_body
+from .validation import BadRequest, read_body
 
 __all__ = ["create_app", "BadRequest"]
 
 log = logging.getLogger("streamparse.server")
 
-OFFLOAD_BYTES = 64 * 1024  # a piece (or a held block) this large is decoded in a worker thread
 ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and relayed
-SSE_PING_SECONDS = 15
 # Response headers that stop being true once httpx has decoded the body.
 _RESPONSE_DROP = HOP_BY_HOP | {"content-encoding"}
 
@@ -97,25 +98,26 @@ class Proxy:
     # ------------------------------------------------------------ errors
 
     def error(self, status: int, message: str, type_: str = "upstream_error", code: Any = None,
-              param: str | None = None) -> JSONResponse:
+              param: str | None = None, front: Front = OPENAI) -> Response:
         body = error_body(self.redactor.text(message), type_=type_, code=code)
         body["error"]["param"] = param
-        return JSONResponse(body, status_code=status)
+        return front.error_response(status, body)
 
-    def refuse(self, exc: BadRequest) -> JSONResponse:
+    def refuse(self, exc: BadRequest, front: Front = OPENAI) -> Response:
         type_ = {404: "not_found_error", 503: "overloaded_error"}.get(exc.status, "invalid_request_error")
-        return self.error(exc.status, str(exc), type_=type_, param=exc.param)
+        return self.error(exc.status, str(exc), type_=type_, param=exc.param, front=front)
 
-    def connect_failure(self, exc: Exception, backend: Backend) -> JSONResponse:
+    def connect_failure(self, exc: Exception, backend: Backend, front: Front = OPENAI) -> Response:
         log.warning("upstream %s: %s: %s", backend.display, type(exc).__name__, exc)
         if isinstance(exc, (httpx.TimeoutException, UpstreamTimeout)):
             return self.error(504, f"upstream {backend.display} timed out: {exc or type(exc).__name__}",
-                              code="upstream_timeout")
+                              code="upstream_timeout", front=front)
         return self.error(502, f"upstream {backend.display} unreachable: {type(exc).__name__}",
-                          code="upstream_unreachable")
+                          code="upstream_unreachable", front=front)
 
-    async def upstream_error(self, resp: httpx.Response, backend: Backend, clock: Clock) -> JSONResponse:
-        """An upstream 4xx/5xx, its message kept (and redacted), in OpenAI's error shape."""
+    async def upstream_error(self, resp: httpx.Response, backend: Backend, clock: Clock,
+                             front: Front = OPENAI) -> Response:
+        """An upstream 4xx/5xx, its message kept (and redacted), in the client's error shape."""
         try:
             raw = await self.read_all(resp, clock, ERROR_BODY_BYTES)
         except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError):
@@ -128,18 +130,21 @@ class Proxy:
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
             if hint and isinstance(data["error"].get("message"), str):
                 data["error"]["message"] += hint
-            return JSONResponse(data, status_code=resp.status_code)
+            return front.error_response(resp.status_code, data)
         if isinstance(data, dict) and isinstance(data.get("error"), str):
-            return self.error(resp.status_code, data["error"] + hint, code=resp.status_code)
+            return self.error(resp.status_code, data["error"] + hint, code=resp.status_code, front=front)
         text = raw.decode("utf-8", "replace").strip()[:2000] or resp.reason_phrase
-        return self.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}", code=resp.status_code)
+        return self.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}",
+                          code=resp.status_code, front=front)
 
     # ------------------------------------------------------------ upstream exchange
 
-    def build(self, backend: Backend, method: str, url: str, request: Request, **body: Any) -> httpx.Request:
+    def build(self, backend: Backend, method: str, url: str, request: Request,
+              headers: Mapping[str, str] | None = None, **body: Any) -> httpx.Request:
+        """The upstream request; ``headers``: the client headers to forward, if not the request's own."""
         wait = min(backend.read_timeout, backend.total_timeout)  # the longest silence httpx allows
         timeout = httpx.Timeout(wait, connect=backend.connect_timeout, pool=backend.connect_timeout)
-        headers = forward_headers(request.headers, backend)
+        headers = forward_headers(request.headers if headers is None else headers, backend)
         headers.pop("accept-encoding", None)  # httpx asks for (and decodes) what it can read
         return self.client.build_request(method, url, headers=headers, timeout=timeout, **body)
 
@@ -159,7 +164,8 @@ class Proxy:
         return resp, slot, clock
 
     async def exchange(self, request: Request, backend: Backend, req: httpx.Request,
-                       answer: Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]) -> Response:
+                       answer: Callable[[httpx.Response, Slot, Clock], Awaitable[Response]],
+                       front: Front = OPENAI) -> Response:
         """Open the upstream request and build the answer, both cancelled if the client goes away first.
 
         ``answer`` owns the response and the slot: it releases them, or hands
@@ -175,13 +181,13 @@ class Proxy:
             try:
                 resp, slot, clock = await self.open(backend, req)
             except BadRequest as exc:
-                result = self.refuse(exc)
+                result = self.refuse(exc, front)
             except (httpx.HTTPError, UpstreamTimeout) as exc:
-                result = self.connect_failure(exc, backend)
+                result = self.connect_failure(exc, backend, front)
             else:
                 try:
                     if resp.status_code >= 400:
-                        result = await self.upstream_error(resp, backend, clock)
+                        result = await self.upstream_error(resp, backend, clock, front)
                         await self.finish(resp, slot)
                     else:
                         result = await answer(resp, slot, clock)
@@ -197,6 +203,20 @@ class Proxy:
         slot.release()
         await resp.aclose()
 
+    def cleanup(self, response: Response, resp: httpx.Response, slot: Slot) -> Response:
+        """``response`` (streaming from ``resp``) that closes ``resp`` and frees ``slot`` when it ends."""
+        return _Cleanup(response, lambda: self.finish(resp, slot))
+
+    async def read_whole(self, resp: httpx.Response, slot: Slot, clock: Clock, backend: Backend) -> bytes:
+        """The whole upstream body (redacted), then the exchange is finished; Failure if it cannot be had."""
+        try:
+            return self.redactor.data(await self.read_all(resp, clock, self.config.max_response_bytes))
+        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError) as exc:
+            raise Failure(504 if isinstance(exc, UpstreamTimeout) else 502,
+                          f"upstream {backend.display}: {exc or type(exc).__name__}") from None
+        finally:
+            await self.finish(resp, slot)
+
     async def read_all(self, resp: httpx.Response, clock: Clock, limit: int) -> bytes:
         parts: list[bytes] = []
         size = 0
@@ -208,109 +228,6 @@ class Proxy:
             parts.append(piece)
             clock.data()
         return b"".join(parts)
-
-    # ------------------------------------------------------------ chat completions
-
-    async def chat_completions(self, request: Request) -> Response:
-        try:
-            body = await read_body(request.headers.get("content-length"), request.stream(), self.config.max_body_bytes)
-            payload = parse_json_object(body)
-            check_chat_request(payload)
-        except BadRequest as exc:
-            return self.refuse(exc)
-        except ClientDisconnect:
-            return Response(status_code=499)
-        backend = self.config.backend_for(payload.get("model"))
-        upstream_payload = dict(payload)
-        if "model" in payload:
-            upstream_payload["model"] = backend.upstream_model(payload["model"])
-        req = self.build(backend, "POST", upstream_url(backend, "/chat/completions"), request, json=upstream_payload)
-        parse = should_parse(None, payload, parse_without_tools=backend.parse_without_tools)
-        options = backend.parser_options() if parse else None
-        stream = payload.get("stream") is True
-
-        async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
-            is_sse = resp.headers.get("content-type", "").startswith("text/event-stream")
-            if stream and is_sse:
-                if options is None:
-                    body = self.relay(resp, clock, sse=True)
-                else:
-                    rewriter = ChatStreamRewriter(request=payload, max_event_chars=self.config.max_event_bytes,
-                                                  **options)
-                    body = self.rewrite_sse(resp, clock, rewriter)
-                return _Cleanup(EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n"),
-                                lambda: self.finish(resp, slot))
-            try:
-                raw = self.redactor.data(await self.read_all(resp, clock, self.config.max_response_bytes))
-            except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError) as exc:
-                return self.error(502 if not isinstance(exc, UpstreamTimeout) else 504,
-                                  f"upstream {backend.display}: {exc or type(exc).__name__}", code="upstream_bad_response")
-            finally:
-                await self.finish(resp, slot)
-            if stream:  # asked to stream, the upstream answered with one body: send it as a stream anyway
-                items = await self.decode(raw, payload, options or {"dialects": []}, as_chunks=True)
-                return EventSourceResponse(iter([encode_items(items)]), sep="\n")
-            if options is None:
-                return Response(raw, status_code=resp.status_code, media_type="application/json")
-            items = await self.decode(raw, payload, options, as_chunks=False)
-            if items and items[0][0] == "error":
-                return JSONResponse(json.loads(items[0][1]), status_code=502)
-            return Response(items[0][1], status_code=resp.status_code, media_type="application/json")
-
-        return await self.exchange(request, backend, req, answer)
-
-    async def decode(self, raw: bytes, request: dict[str, Any], options: dict[str, Any], *, as_chunks: bool
-                     ) -> list[tuple[str, str]]:
-        """A whole upstream completion, rewritten: ``[("data", json)...]`` or one ``("error", json)``."""
-        def work() -> list[tuple[str, str]]:
-            try:
-                completion = rewrite_completion(json.loads(raw), request=request, **options)
-                if not as_chunks:
-                    return [("data", dumps(completion))]
-                chunks = completion_to_chunks(completion)
-                return [("data", dumps(c)) for c in chunks] + [("done", "[DONE]")]
-            except (ValueError, AttributeError, TypeError, RecursionError) as exc:
-                text = raw.decode("utf-8", "replace")[:2000]
-                what = f"{type(exc).__name__}: {exc}"[:300]
-                message = f"upstream sent an unusable response ({what}): {text!r}"
-                return [error_item(message, code="upstream_bad_response")]
-
-        return await anyio.to_thread.run_sync(work) if len(raw) > OFFLOAD_BYTES else work()
-
-    async def rewrite_sse(self, resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter
-                          ) -> AsyncIterator[bytes]:
-        """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive together
-        leave together). Cancelled when the client goes away; the upstream closes with it."""
-        redact = self.redactor.stream()
-        pieces = resp.aiter_bytes()
-        try:
-            while (raw := await next_piece(pieces, clock)) is not None:
-                decoded = rewriter.read(redact.feed(raw))
-                if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
-                    data = await anyio.to_thread.run_sync(rewriter.write, decoded)
-                else:
-                    data = rewriter.write(decoded)
-                if rewriter.saw_data:
-                    clock.data()
-                if data:
-                    yield data
-                if rewriter.finished:
-                    return
-            def end() -> bytes:
-                return rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
-
-            data = await anyio.to_thread.run_sync(end) if rewriter.may_be_slow() else end()
-        except UpstreamTimeout as exc:
-            log.warning("upstream %s: %s", resp.request.url.host, exc)
-            data = rewriter.fail_bytes(str(exc))
-        except httpx.HTTPError as exc:
-            data = rewriter.fail_bytes(self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}"))
-        except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
-            log.exception("rewriting the upstream stream failed")
-            message = self.redactor.text(f"streamparse failed: {type(exc).__name__}: {exc}")
-            data = encode_items([error_item(message, type_="server_error")])
-        if data:
-            yield data
 
     async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool) -> AsyncIterator[bytes]:
         """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
@@ -346,8 +263,8 @@ class Proxy:
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
             headers = {k: v for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
             sse = resp.headers.get("content-type", "").startswith("text/event-stream")
-            return _Cleanup(StreamingResponse(self.relay(resp, clock, sse=sse), status_code=resp.status_code,
-                                              headers=headers), lambda: self.finish(resp, slot))
+            return self.cleanup(StreamingResponse(self.relay(resp, clock, sse=sse), status_code=resp.status_code,
+                                                  headers=headers), resp, slot)
 
         return await self.exchange(request, backend, req, answer)
 
@@ -363,6 +280,8 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     """
     config.check_environment()
     proxy = Proxy(config, client)
+    chat = ChatPipeline(proxy)
+    messages = MessagesAPI(proxy, chat)
     RedactingFilter(proxy.redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access")
 
     @contextlib.asynccontextmanager
@@ -374,7 +293,9 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
             await proxy.aclose()
 
     routes = [
-        Route("/v1/chat/completions", proxy.chat_completions, methods=["POST"]),
+        Route("/v1/chat/completions", chat.completions, methods=["POST"]),
+        Route("/v1/messages", messages.create, methods=["POST"]),
+        Route("/v1/messages/count_tokens", messages.count_tokens, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/{path:path}", proxy.passthrough, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]

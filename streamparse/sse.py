@@ -14,12 +14,12 @@ import json
 
 import orjson
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from .openai import ChunkRewriter
 
-__all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "encode_event", "encode_items",
-           "error_body", "error_item", "dumps"]
+__all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
+           "openai_items", "encode_event", "encode_items", "error_body", "error_item", "dumps"]
 
 
 class EventTooLarge(ValueError):
@@ -146,16 +146,49 @@ def error_item(message: str, *, type_: str = "upstream_error", code: Any = None)
 # One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("event", SSEEvent: a comment
 # or [DONE]) or ("fail", message).
 Decoded = tuple[str, Any]
+# What a rewritten stream says, before it is put on the wire: ("chunk", chunk dict), ("comment", text),
+# ("done", None) or ("error", an OpenAI-style error body).
+Output = tuple[str, Any]
+
+
+class Wire(Protocol):
+    """How a rewritten chat stream is written for the client (OpenAI chunks, Anthropic events...)."""
+
+    def encode(self, outputs: list[Output]) -> bytes: ...
+
+
+def openai_items(outputs: list[Output]) -> list[tuple[str, str]]:
+    """Outputs as OpenAI SSE items: ``("data", json)``, ``("comment", text)``, ``("done", "[DONE]")``,
+    ``("error", json)``."""
+    items = []
+    for kind, value in outputs:
+        if kind == "chunk":
+            items.append(("data", dumps(value)))
+        elif kind == "comment":
+            items.append(("comment", value))
+        elif kind == "done":
+            items.append(("done", "[DONE]"))
+        else:
+            items.append(("error", dumps(value)))
+    return items
+
+
+class OpenAIWire:
+    """The OpenAI chat-completion stream: ``data: <chunk>`` events and ``data: [DONE]``."""
+
+    def encode(self, outputs: list[Output]) -> bytes:
+        return encode_items(openai_items(outputs))
 
 
 class ChatStreamRewriter:
     """Upstream chat-completion SSE -> rewritten SSE: event by event (``feed``) or byte by byte (``feed_bytes``).
 
-    ``feed(event)`` returns a list of items: ``("data", json_text)``,
-    ``("comment", text)``, ``("done", "[DONE]")`` or ``("error", json_text)``.
-    A broken upstream (invalid JSON, a line past ``max_event_chars``) flushes
-    what the parser held, reports an error and ends the stream: ``finished``
-    becomes True.
+    ``feed(event)`` returns a list of outputs: ``("chunk", dict)``, ``("comment", text)``,
+    ``("done", None)`` or ``("error", error body)``; ``wire`` (default: OpenAI SSE) turns
+    them into bytes. A broken upstream (invalid JSON, a line past ``max_event_chars``)
+    flushes what the parser held, reports an error and ends the stream: ``finished``
+    becomes True. ``unmet`` (a message) is said as an SSE comment before the end when
+    the stream made no tool call (a request whose ``tool_choice`` demanded one).
 
     ``feed_bytes`` is ``write(read(raw))``: a transport may look between the two
     (``may_be_slow``) and run ``write`` in a worker thread when it could decode a
@@ -163,11 +196,19 @@ class ChatStreamRewriter:
     """
 
     def __init__(self, tools: Any = None, *, request: Mapping[str, Any] | None = None,
-                 max_event_chars: int | None = None, **options: Any):
+                 max_event_chars: int | None = None, wire: Wire | None = None, unmet: str | None = None,
+                 **options: Any):
         self._rewriter = ChunkRewriter(tools, request=request, **options)
         self._decoder = SSEDecoder(max_event_chars)
+        self.wire = wire or OpenAIWire()
+        self._unmet = unmet
         self.finished = False
         self.saw_data = False  # the last read() met data (not only comments)
+
+    @property
+    def calls(self) -> int:
+        """Tool calls the client has been sent so far (parsed and native)."""
+        return self._rewriter.calls
 
     # Byte level, for transports: upstream SSE bytes in, rewritten SSE bytes out.
 
@@ -191,30 +232,30 @@ class ChatStreamRewriter:
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
-        return encode_items([item for d in decoded for item in self._apply(d)])
+        return self.wire.encode([out for d in decoded for out in self._apply(d)])
 
     def feed_bytes(self, raw: bytes) -> bytes:
         """What this piece of the upstream body becomes (events that arrive together leave together)."""
         return self.write(self.read(raw))
 
     def end_bytes(self) -> bytes:
-        """The upstream body ended: its last event, what the parser held, ``[DONE]``."""
-        items = [item for event in self._decoder.close() for item in self.feed(event)]
-        return encode_items(items + self.close())
+        """The upstream body ended: its last event, what the parser held, the end of the stream."""
+        outputs = [out for event in self._decoder.close() for out in self.feed(event)]
+        return self.wire.encode(outputs + self.close())
 
     def fail_bytes(self, message: str) -> bytes:
-        return encode_items(self.fail(message))
+        return self.wire.encode(self.fail(message))
 
     # Event level.
 
-    def feed(self, event: SSEEvent) -> list[tuple[str, str]]:
+    def feed(self, event: SSEEvent) -> list[Output]:
         return self._apply(self._decode(event))
 
-    def close(self) -> list[tuple[str, str]]:
+    def close(self) -> list[Output]:
         """The upstream stream ended without ``[DONE]``: flush and finish."""
         return self._end() if not self.finished else []
 
-    def fail(self, message: str) -> list[tuple[str, str]]:
+    def fail(self, message: str) -> list[Output]:
         """The upstream broke (disconnect, read error): flush, report, finish."""
         return self._fail(message) if not self.finished else []
 
@@ -231,7 +272,7 @@ class ChatStreamRewriter:
         except (ValueError, RecursionError):
             return ("fail", f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
 
-    def _apply(self, decoded: Decoded) -> list[tuple[str, str]]:
+    def _apply(self, decoded: Decoded) -> list[Output]:
         kind, value = decoded
         if self.finished:
             return []
@@ -240,22 +281,24 @@ class ChatStreamRewriter:
         if kind == "event":
             return [("comment", value.comment or "")] if value.data is None else self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:
-            return self._flush() + [("error", json.dumps(value))] + self._end()
+            return self._flush() + [("error", value)] + self._end()
         try:
             chunks = self._rewriter.feed(value)
         except ValueError as exc:
             return self._fail(f"upstream sent a malformed chunk: {exc}")
-        return [("data", dumps(c)) for c in chunks]
+        return [("chunk", c) for c in chunks]
 
-    def _flush(self) -> list[tuple[str, str]]:
-        return [("data", dumps(c)) for c in self._rewriter.close()]
+    def _flush(self) -> list[Output]:
+        return [("chunk", c) for c in self._rewriter.close()]
 
-    def _end(self) -> list[tuple[str, str]]:
-        items = self._flush() + [("done", "[DONE]")]
+    def _end(self) -> list[Output]:
+        outputs = self._flush()
+        if self._unmet and not self.calls:
+            outputs.append(("comment", self._unmet))
         self.finished = True
-        return items
+        return outputs + [("done", None)]
 
-    def _fail(self, message: str) -> list[tuple[str, str]]:
-        items = self._flush() + [error_item(message)]
+    def _fail(self, message: str) -> list[Output]:
+        outputs = self._flush() + [("error", error_body(message))]
         self.finished = True
-        return items
+        return outputs

@@ -21,7 +21,7 @@ import httpx
 from .config import Backend
 from .validation import BadRequest
 
-__all__ = ["HOP_BY_HOP", "CREDENTIALS", "proxied_path", "upstream_url", "forward_headers", "Slots", "Clock",
+__all__ = ["Failure", "HOP_BY_HOP", "CREDENTIALS", "proxied_path", "upstream_url", "forward_headers", "Slots", "Clock",
            "UpstreamTimeout", "next_piece", "only_comments", "not_found_hint"]
 
 # Headers that describe one connection, not the message: never forwarded.
@@ -33,6 +33,15 @@ HOP_BY_HOP = frozenset({
 CREDENTIALS = frozenset({"authorization", "x-api-key", "cookie", "api-key"})
 
 _ENCODED_SEPARATORS = ("%2e", "%2f", "%5c", "%00")
+
+
+class Failure(Exception):
+    """The upstream's answer cannot be used (too large, too slow, broken): the status and code to report."""
+
+    def __init__(self, status: int, message: str, code: str = "upstream_bad_response"):
+        super().__init__(message)
+        self.status = status
+        self.code = code
 
 
 def proxied_path(path: str, raw_path: bytes | None) -> str:

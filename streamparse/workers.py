@@ -42,7 +42,7 @@ def config_from_settings(settings: Mapping[str, Any]) -> ProxyConfig:
     if isinstance(settings.get("config"), str):
         config = load_config(settings["config"])
     elif "upstream" in settings:
-        config = ProxyConfig.single(settings["upstream"])
+        config = ProxyConfig.single(settings["upstream"], settings.get("backend"))
     else:
         raise ConfigError(f"{ENV_VAR} needs 'config' (a TOML file) or 'upstream' (a URL)")
     server = settings.get("server") or {}

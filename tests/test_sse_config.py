@@ -36,12 +36,12 @@ def _chunk(content: str, finish: str | None = None) -> SSEEvent:
 
 def test_rewriter_invalid_json_flushes_then_errors_then_stops() -> None:
     rw = ChatStreamRewriter()
-    ((kind, text),) = rw.feed(_chunk("Hi <tool"))
-    assert kind == "data" and json.loads(text) == {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+    ((kind, chunk),) = rw.feed(_chunk("Hi <tool"))
+    assert kind == "chunk" and chunk == {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
                                                    "choices": [{"index": 0, "delta": {"content": "Hi "}, "finish_reason": None}]}
     items = rw.feed(SSEEvent(data="{broken"))
-    assert [k for k, _ in items] == ["data", "error"]
-    assert json.loads(items[0][1])["choices"][0]["delta"]["content"] == "<tool"
+    assert [k for k, _ in items] == ["chunk", "error"]
+    assert items[0][1]["choices"][0]["delta"]["content"] == "<tool"
     assert rw.finished and rw.feed(_chunk("more")) == [] and rw.close() == []
 
 
@@ -50,12 +50,13 @@ def test_rewriter_passes_comments_and_upstream_errors() -> None:
     assert rw.feed(SSEEvent(comment="ping")) == [("comment", "ping")]
     items = rw.feed(SSEEvent(data=json.dumps({"error": {"message": "overloaded"}})))
     assert [k for k, _ in items] == ["error", "done"]
+    assert items[0][1] == {"error": {"message": "overloaded"}}
 
 
 def test_rewriter_without_done_still_ends_cleanly() -> None:
     rw = ChatStreamRewriter()
     rw.feed(_chunk("tail <"))
-    assert [k for k, _ in rw.close()] == ["data", "done"]
+    assert [k for k, _ in rw.close()] == ["chunk", "done"]
 
 
 def test_config_file(tmp_path) -> None:

@@ -143,3 +143,41 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return predicate()
+
+
+class RecordingModel:
+    """A tool-less model server: answers the scripted texts in turn (the last one repeats) and records each
+    request body and its headers. An answer may be ``(text, finish_reason)``."""
+
+    def __init__(self, *answers: str | tuple[str, str]):
+        self.answers = list(answers)
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+
+    def reset(self, *answers: str | tuple[str, str]) -> None:
+        with self.lock:
+            self.answers = list(answers)
+            self.requests.clear()
+            self.headers.clear()
+
+    def app(self) -> Starlette:
+        async def chat(request: Request) -> Response:
+            body = json.loads(await request.body())
+            with self.lock:
+                turn = len(self.requests)
+                self.requests.append(body)
+                self.headers.append(dict(request.headers))
+                answer = self.answers[min(turn, len(self.answers) - 1)]
+            text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
+            model = str(body.get("model"))
+            if not body.get("stream"):
+                return JSONResponse({
+                    "id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 1, "model": model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            chunks = completion_chunks([text], model, include_usage=usage, finish_reason=finish)
+            return StreamingResponse(sse_frames(chunks), media_type="text/event-stream")
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])

@@ -1,0 +1,267 @@
+"""The Anthropic Messages API served by the proxy, driven by the real anthropic client.
+
+Two backends behind it, both scripted model servers that record what they receive:
+one that ignores ``tools`` (``tool_prompt = "hermes"``) and one that takes OpenAI
+tools natively (the request is translated; the model still writes markup, which is parsed).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import anthropic
+import httpx
+import pytest
+
+from streamparse.config import Backend, ProxyConfig
+from streamparse.prompting import ToolChoice, instructions, render_tool_result
+from streamparse.render import render
+from streamparse.runner import ServerThread
+from streamparse.server import create_app
+
+from upstreams import FaultLog, RecordingModel, faulty_upstream
+
+WEATHER = {"name": "get_weather", "description": "Current weather for a city",
+           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+CLOCK = {"name": "get_time", "description": "Local time in a timezone",
+         "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}
+TOOLS = [WEATHER, CLOCK]
+OPENAI_TOOLS = [{"type": "function", "function": {"name": t["name"], "parameters": t["input_schema"],
+                                                  "description": t["description"]}} for t in TOOLS]
+CALL = render("hermes", "get_weather", {"city": "Paris"})
+ASK = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[RecordingModel]:
+    yield RecordingModel()
+
+
+@pytest.fixture(scope="module")
+def proxies(model: RecordingModel) -> Iterator[dict[str, ServerThread]]:
+    with ServerThread(model.app()) as up:
+        prompted = ProxyConfig.single(up.url + "/v1", {"tool_prompt": "hermes"})
+        native = ProxyConfig(backends=[Backend(name="native", upstream=up.url + "/v1", default=True,
+                                               model_map={"claude-local": "qwen-upstream"})])
+        with ServerThread(create_app(prompted)) as p1, ServerThread(create_app(native)) as p2:
+            yield {"prompted": p1, "native": p2}
+
+
+def client(server: ServerThread) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=server.url, api_key="sk-ant-test", max_retries=0, timeout=30)
+
+
+def sse_types(server: ServerThread, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The raw stream: (event name, data) in order; checks each event's name equals its data's type."""
+    out = []
+    with httpx.Client(timeout=30) as http, http.stream("POST", server.url + "/v1/messages", json=body,
+                                                     headers={"x-api-key": "k", "anthropic-version": "2023-06-01"}) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+                assert data["type"] == name
+                out.append((name, data))
+    return out
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_tool_use_from_a_tool_less_backend(proxies: dict[str, ServerThread], model: RecordingModel,
+                                           stream: bool) -> None:
+    model.reset("Let me check.\n" + CALL)
+    kw: dict[str, Any] = dict(model="m", max_tokens=256, system="You are terse.", messages=ASK, tools=TOOLS)
+    if stream:
+        with client(proxies["prompted"]).messages.stream(**kw) as s:
+            message = s.get_final_message()
+    else:
+        message = client(proxies["prompted"]).messages.create(**kw)
+    assert message.role == "assistant" and message.model == "m" and message.id.startswith("msg_")
+    assert [b.type for b in message.content] == ["text", "tool_use"]
+    assert message.content[0].text.strip() == "Let me check."
+    use = message.content[1]
+    assert use.id.startswith("toolu_") and use.name == "get_weather" and use.input == {"city": "Paris"}
+    assert message.stop_reason == "tool_use" and message.stop_sequence is None
+    assert message.usage.input_tokens == (10 if stream else 11) and message.usage.output_tokens > 0
+    (body,) = model.requests
+    assert "tools" not in body and "tool_choice" not in body and body["max_tokens"] == 256
+    assert body["messages"] == [
+        {"role": "system", "content": "You are terse.\n\n" + instructions(OPENAI_TOOLS, "hermes", ToolChoice("auto"))},
+        {"role": "user", "content": "Weather in Paris?"}]
+    assert body.get("stream", False) is stream
+
+
+def test_stream_events_come_in_anthropics_order(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset("<think>Paris, so weather.</think>Checking.\n" + CALL)
+    events = sse_types(proxies["prompted"], {"model": "m", "max_tokens": 64, "messages": ASK, "tools": TOOLS,
+                                             "stream": True})
+    names = [n for n, _ in events]
+    assert names[:2] == ["message_start", "ping"] and names[-2:] == ["message_delta", "message_stop"]
+    blocks: list[tuple[str, list[str]]] = []  # (block type, delta types) in order
+    open_index = None
+    for name, data in events[2:-2]:
+        if name == "content_block_start":
+            assert open_index is None and data["index"] == len(blocks)
+            open_index = data["index"]
+            blocks.append((data["content_block"]["type"], []))
+        elif name == "content_block_delta":
+            assert data["index"] == open_index
+            blocks[-1][1].append(data["delta"]["type"])
+        elif name == "content_block_stop":
+            assert data["index"] == open_index
+            open_index = None
+        else:
+            assert name == "ping"
+    assert open_index is None
+    assert [b for b, _ in blocks] == ["thinking", "text", "tool_use"]
+    assert set(blocks[0][1]) == {"thinking_delta"} and set(blocks[1][1]) == {"text_delta"}
+    assert set(blocks[2][1]) == {"input_json_delta"}
+    start = events[0][1]["message"]
+    assert start["content"] == [] and start["stop_reason"] is None and start["role"] == "assistant"
+    assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
+    assert model.requests[0]["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_two_turns_with_the_anthropic_client(proxies: dict[str, ServerThread], model: RecordingModel,
+                                             stream: bool) -> None:
+    model.reset(CALL, "Sunny, 21 °C.")
+    ac = client(proxies["prompted"])
+
+    def ask(messages: list[dict[str, Any]]) -> anthropic.types.Message:
+        kw: dict[str, Any] = dict(model="m", max_tokens=128, messages=messages, tools=TOOLS)
+        if stream:
+            with ac.messages.stream(**kw) as s:
+                return s.get_final_message()
+        return ac.messages.create(**kw)
+
+    first = ask(ASK)
+    (use,) = [b for b in first.content if b.type == "tool_use"]
+    history = ASK + [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "sunny, 21 C"}]}]
+    final = ask(history)
+    assert [b.type for b in final.content] == ["text"] and final.content[0].text == "Sunny, 21 °C."
+    assert final.stop_reason == "end_turn"
+    sent = model.requests[1]["messages"]
+    assert "tools" not in model.requests[1]
+    assert sent[0]["role"] == "system" and "get_weather" in sent[0]["content"]
+    assert sent[1:] == [{"role": "user", "content": "Weather in Paris?"},
+                        {"role": "assistant", "content": render("hermes", "get_weather", {"city": "Paris"})},
+                        {"role": "user", "content": render_tool_result(use.id, "get_weather", "sunny, 21 C")}]
+
+
+@pytest.mark.parametrize("choice, mode, shown", [
+    ({"type": "auto"}, ToolChoice("auto"), True),
+    ({"type": "any"}, ToolChoice("required"), True),
+    ({"type": "tool", "name": "get_time"}, ToolChoice("named", "get_time"), True),
+    ({"type": "auto", "disable_parallel_tool_use": True}, ToolChoice("auto", parallel=False), True),
+    ({"type": "none"}, ToolChoice("none"), False),
+])
+def test_every_tool_choice_through_tool_prompt(proxies: dict[str, ServerThread], model: RecordingModel,
+                                               choice: dict[str, Any], mode: ToolChoice, shown: bool) -> None:
+    model.reset(CALL)
+    message = client(proxies["prompted"]).messages.create(model="m", max_tokens=64, messages=ASK, tools=TOOLS,
+                                                          tool_choice=choice)  # type: ignore[arg-type]
+    system = model.requests[0]["messages"][0]
+    if shown:
+        assert system == {"role": "system", "content": instructions(OPENAI_TOOLS, "hermes", mode)}
+        assert [b.type for b in message.content] == ["tool_use"] and message.stop_reason == "tool_use"
+    else:  # no instructions, nothing parsed: the markup is the answer's text
+        assert system["role"] == "user"
+        assert [b.type for b in message.content] == ["text"] and message.content[0].text == CALL
+        assert message.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize("choice, expected", [
+    ({"type": "auto"}, "auto"),
+    ({"type": "any"}, "required"),
+    ({"type": "tool", "name": "get_time"}, {"type": "function", "function": {"name": "get_time"}}),
+    ({"type": "none"}, "none"),
+])
+def test_every_tool_choice_to_a_native_backend(proxies: dict[str, ServerThread], model: RecordingModel,
+                                               choice: dict[str, Any], expected: Any) -> None:
+    model.reset(CALL)
+    message = client(proxies["native"]).messages.create(model="claude-local", max_tokens=64, messages=ASK, tools=TOOLS,
+                                                        tool_choice=choice)  # type: ignore[arg-type]
+    body = model.requests[0]
+    assert body["model"] == "qwen-upstream" and body["tools"] == OPENAI_TOOLS and body["tool_choice"] == expected
+    assert message.model == "claude-local"
+    kinds = [b.type for b in message.content]
+    assert kinds == (["text"] if expected == "none" else ["tool_use"])
+
+
+def test_request_fields_are_translated(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset(("<think>hmm</think>A short answer", "length"))
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    message = client(proxies["native"]).messages.create(
+        model="claude-local", max_tokens=5, system=[{"type": "text", "text": "Be brief."}],
+        messages=[{"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}],
+        stop_sequences=["\n\n"], metadata={"user_id": "u-1"}, thinking={"type": "enabled", "budget_tokens": 1024},
+        extra_body={"temperature": 0.2, "top_p": 0.9})  # this SDK release no longer has them as arguments
+    body = model.requests[0]
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "What is this?"},
+                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]
+    assert (body["max_tokens"], body["stop"], body["temperature"], body["top_p"], body["user"]) == (
+        5, ["\n\n"], 0.2, 0.9, "u-1")
+    assert body["chat_template_kwargs"] == {"enable_thinking": True}
+    assert [b.type for b in message.content] == ["thinking", "text"]
+    assert message.content[0].thinking == "hmm" and message.content[1].text == "A short answer"
+    assert message.stop_reason == "max_tokens"
+
+
+def test_client_key_and_headers(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset("hi")
+    client(proxies["native"]).messages.create(model="m", max_tokens=8, messages=ASK)
+    headers = model.headers[0]
+    assert headers["authorization"] == "Bearer sk-ant-test"
+    assert "x-api-key" not in headers and not any(k.startswith("anthropic-") for k in headers)
+
+
+def test_bad_requests_get_anthropic_errors(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset("unused")
+    ac = client(proxies["native"])
+    with pytest.raises(anthropic.BadRequestError) as info:  # max_tokens is required (the SDK checks it too)
+        ac.post("/v1/messages", cast_to=object, body={"model": "m", "messages": ASK})
+    assert info.value.status_code == 400
+    assert info.value.body == {"type": "error", "error": {"type": "invalid_request_error",
+                                                          "message": "max_tokens: a positive integer is required"}}
+    with pytest.raises(anthropic.BadRequestError, match="role"):
+        ac.messages.create(model="m", max_tokens=8, messages=[{"role": "robot", "content": "x"}])  # type: ignore[list-item]
+    with pytest.raises(anthropic.BadRequestError, match="tool_choice"):
+        ac.messages.create(model="m", max_tokens=8, messages=ASK, tools=TOOLS,
+                           tool_choice={"type": "tool", "name": "nope"})
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies["native"].url + "/v1/messages", content=b"{not json")
+    assert resp.status_code == 400 and resp.json()["type"] == "error"
+    assert model.requests == []  # none of these reached the backend
+
+
+def test_upstream_failures_keep_their_status_in_anthropic_shape() -> None:
+    log = FaultLog()
+    with ServerThread(faulty_upstream(log)) as up, \
+            ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as px:
+        ac = client(px)
+        with pytest.raises(anthropic.InternalServerError) as info:
+            ac.messages.create(model="status500", max_tokens=8, messages=ASK)
+        assert info.value.status_code == 500 and info.value.body["type"] == "error"
+        assert info.value.body["error"]["type"] == "api_error"
+        with ac.messages.stream(model="broken", max_tokens=8, messages=ASK) as s:
+            with pytest.raises(anthropic.APIStatusError):
+                s.get_final_message()
+
+
+def test_count_tokens_is_an_estimate(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset("unused")
+    ac = client(proxies["prompted"])
+    small = ac.messages.count_tokens(model="m", messages=ASK)
+    with_tools = ac.messages.count_tokens(model="m", messages=ASK, tools=TOOLS)
+    assert 0 < small.input_tokens < with_tools.input_tokens
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies["prompted"].url + "/v1/messages/count_tokens", json={"model": "m", "messages": ASK})
+    assert resp.headers["x-streamparse-estimate"].startswith("characters/4")
+    assert model.requests == []
