@@ -17,13 +17,39 @@ from collections.abc import Iterable, Mapping  # isinstance against these is muc
 from typing import Any
 
 from lark import Transformer, v_args
-from lark.exceptions import LarkError
+from lark.exceptions import LarkError, VisitError
 
 from ._grammar import load_grammar
 
 
 class ArgumentError(ValueError):
     """A block body that is not a usable call (not JSON even after repair, no name, ...)."""
+
+
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def number_value(text: str) -> int | float:
+    """A number as the model wrote it -> int or finite float; ArgumentError for what JSON cannot carry
+    back out (an overflowing float such as ``1e999``, an integer past Python's 4300-digit limit)."""
+    try:
+        value = int(text) if _INTEGER.fullmatch(text) else float(text)
+    except ValueError:
+        raise ArgumentError(f"number out of range: {text[:40]}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ArgumentError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ArgumentError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` (raw control characters allowed in strings) that refuses NaN, Infinity and numbers
+    JSON cannot carry back out: ValueError for all of them."""
+    return json.loads(text, strict=False, parse_float=number_value, parse_int=number_value,
+                      parse_constant=_no_constant)
 
 
 class UnparsedArguments(str):
@@ -69,10 +95,7 @@ class RelaxedJsonToPython(Transformer):
         return decode_string_token(str(tok))
 
     def number(self, tok: Any) -> int | float:
-        text = str(tok).lstrip("+")
-        if re.fullmatch(r"-?\d+", text):
-            return int(text)
-        return float(text)
+        return number_value(str(tok).lstrip("+"))
 
     def true(self, _tok: Any) -> bool:
         return True
@@ -149,19 +172,22 @@ def loads_relaxed(text: str) -> tuple[Any, bool]:
     Raises ArgumentError when even the relaxed grammar cannot read it.
     """
     try:
-        return json.loads(text, strict=False), False
-    except ValueError:
+        return _loads(text), False
+    except (ValueError, RecursionError):
         pass
     candidate = close_open_brackets(strip_fences(text).strip())
     try:
-        return json.loads(candidate, strict=False), True
-    except ValueError:
+        return _loads(candidate), True
+    except (ValueError, RecursionError):
         pass
     try:
-        tree = load_grammar("relaxed_json").parse(candidate)
+        return RelaxedJsonToPython().transform(load_grammar("relaxed_json").parse(candidate)), True
+    except VisitError as exc:  # a value the transformer refused (a number out of range)
+        raise ArgumentError(str(exc.orig_exc)) from None
     except LarkError as exc:
         raise ArgumentError(f"not JSON, even relaxed: {first_line(exc)}") from None
-    return RelaxedJsonToPython().transform(tree), True
+    except RecursionError:
+        raise ArgumentError("nested too deeply") from None
 
 
 def first_line(exc: Exception) -> str:
@@ -270,7 +296,6 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-_INT_RE = re.compile(r"[+-]?\d+")
 _NUM_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NO_VALUE = object()
 
@@ -279,16 +304,15 @@ def _from_string(text: str, target: str) -> Any:
     """Convert one string to ``target`` JSON type, or return _NO_VALUE."""
     s = text.strip()
     low = s.lower()
-    if target == "integer":
-        if _INT_RE.fullmatch(s):
-            return int(s)
-        if _NUM_RE.fullmatch(s) and float(s).is_integer():
-            return int(float(s))
-    elif target == "number":
-        if _INT_RE.fullmatch(s):
-            return int(s)
-        if _NUM_RE.fullmatch(s):
-            return float(s)
+    if target in ("integer", "number") and _NUM_RE.fullmatch(s):
+        try:
+            value = number_value(s)
+        except ArgumentError:
+            return _NO_VALUE  # kept as the string it was
+        if target == "number" or isinstance(value, int):
+            return value
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
     elif target == "boolean":
         if low in ("true", "false"):
             return low == "true"

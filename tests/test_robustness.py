@@ -398,3 +398,30 @@ def test_parse_never_raises_on_random_strings() -> None:
 def test_parse_never_raises_hypothesis(text: str) -> None:
     for tools in (TOOLS, None):
         whole(text, tools)
+
+
+_HUGE = "1" + "0" * 5000  # past Python's 4300-digit limit for int()
+
+
+@pytest.mark.parametrize("text", [
+    '<tool_call>{"name": "get_weather", "arguments": {city: %s}}</tool_call>' % _HUGE,
+    '<tool_call>{"name": "get_weather", "arguments": {"city": %s}}</tool_call>' % _HUGE,
+    '<tool_call>{"name": "get_weather", "arguments": {"city": 1e999}}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": -Infinity}}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": NaN}}</tool_call>',
+    "[get_weather(city=%s)]" % _HUGE,
+    "[get_weather(city=1e999)]",
+])
+def test_numbers_json_cannot_carry_are_never_a_call_and_never_raise(text: str) -> None:
+    """int() refuses 5000 digits and 1e999 is inf: either would crash the decode or write invalid JSON."""
+    for tools in (None, TOOLS):
+        result = sp.parse(text, tools)
+        assert result.tool_calls == [] and result.content == text
+
+
+def test_an_out_of_range_xml_value_stays_a_string() -> None:
+    schema_tool = [{"type": "function", "function": {"name": "count", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}}}}]
+    text = f"<tool_call>\n<function=count>\n<parameter=n>\n{_HUGE}\n</parameter>\n<parameter=x>\n1e999\n</parameter>\n</function>\n</tool_call>"
+    (call,) = sp.parse(text, schema_tool).tool_calls
+    assert json.loads(call.arguments) == {"n": _HUGE, "x": "1e999"}

@@ -21,6 +21,7 @@ from lark.visitors import merge_transformers
 from .._grammar import load_grammar
 from ..arguments import (
     ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed,
+    number_value,
 )
 from .spec import Calls
 
@@ -181,11 +182,7 @@ class _PythonCalls(Transformer):
         return "".join(_python_string(str(p)) for p in parts)
 
     def number(self, tok: Any) -> int | float:
-        text = str(tok)
-        value = float(text) if re.search(r"[.eE]", text) else int(text)
-        if isinstance(value, float) and value in (float("inf"), float("-inf")):
-            raise ArgumentError("number out of range")
-        return value
+        return number_value(str(tok))
 
     def true(self) -> bool:
         return True
