@@ -1,7 +1,7 @@
 """The proxy's chat pipeline, shared by ``/v1/chat/completions`` and ``/v1/messages``.
 
 One OpenAI chat request in (the client's, or an Anthropic request translated by
-``anthropic_request``), one upstream exchange, the answer rewritten by the
+``anthropic.request``), one upstream exchange, the answer rewritten by the
 OpenAI adapter and written in the client's shape by its front (``fronts``).
 
 For a backend with ``tool_prompt`` (it ignores ``tools``), ``prompting`` turns

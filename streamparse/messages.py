@@ -1,6 +1,6 @@
 """The Anthropic Messages API in front of any OpenAI-compatible backend.
 
-``POST /v1/messages`` translates the request (``anthropic_request``), runs the
+``POST /v1/messages`` translates the request (``anthropic.request``), runs the
 shared chat pipeline (``chat``: tool prompting, parsing, retries, limits) and
 answers as Anthropic does (``fronts.AnthropicFront``: message JSON, or its
 stream events). ``POST /v1/messages/count_tokens`` answers with an estimate.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from .anthropic_request import estimate_input_tokens, to_chat_request
+from .anthropic.request import estimate_input_tokens, to_chat_request
 from .fronts import AnthropicFront, JSONBody
 from .prompting import prompt_request
 from .validation import BadRequest, check_chat_request, parse_json_object, read_body

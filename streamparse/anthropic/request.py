@@ -28,7 +28,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from .validation import BadRequest
+from ..validation import BadRequest
 
 __all__ = ["to_chat_request", "estimate_input_tokens", "SERVER_TOOL_NOTE"]
 
