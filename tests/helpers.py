@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, AsyncIterator, Iterable
+
+import anyio
 
 import streamparse as sp
 from streamparse.examples import EXAMPLE_TOOLS
@@ -65,3 +67,25 @@ def assert_chunking_invariant(text: str, tools: Any = TOOLS, **options: Any) -> 
     for size in (1, 2, 3, 4, 7, 13):
         assert summary(feed_chunks(text, size, tools, **options)) == whole, f"chunk size {size}"
     return whole
+
+
+async def aiter_of(items: Iterable[Any]) -> AsyncIterator[Any]:
+    """An async iterator over ``items`` that yields to the event loop between them."""
+    for item in items:
+        yield item
+        await anyio.sleep(0)
+
+
+def accumulate(chunks: Iterable[Any]) -> dict[int, dict[str, Any]]:
+    """openai SDK chunks -> per choice index: ``content``, ``calls`` (by index: id, name, arguments), ``finish``."""
+    acc: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            slot = acc.setdefault(choice.index, {"content": "", "calls": {}, "finish": None})
+            slot["content"] += choice.delta.content or ""
+            for tc in choice.delta.tool_calls or []:
+                call = slot["calls"].setdefault(tc.index, {"id": tc.id, "name": "", "arguments": ""})
+                call["name"] += tc.function.name or ""
+                call["arguments"] += tc.function.arguments or ""
+            slot["finish"] = choice.finish_reason or slot["finish"]
+    return acc

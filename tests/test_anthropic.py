@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Iterable, get_args
+from typing import Any, Iterable, get_args
 
 import anthropic
-import anyio
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import Message, RawMessageStreamEvent
@@ -21,7 +20,7 @@ try:  # anthropic 2.x runs on httpx2, earlier versions on httpx
 except ImportError:  # pragma: no cover
     import httpx as http  # type: ignore[no-redef]
 
-from helpers import TOOLS
+from helpers import TOOLS, aiter_of
 from streamparse import Diagnostic, StreamParser
 from streamparse import anthropic as spa
 from streamparse import openai as sp_openai
@@ -497,26 +496,15 @@ def test_anthropic_client_raises_on_an_error_event() -> None:
 
 # ---------------------------------------------------------------- async, on both anyio backends
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-async def _aiter(items: Iterable[Any]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
-        await anyio.sleep(0)
-
-
 @pytest.mark.anyio
 async def test_stream_events_async_equals_sync(anyio_backend: str) -> None:
     deltas = pieces("<think>Hmm.</think>" + TEXT, 6)
-    events = [e async for e in spa.stream_events(_aiter(deltas), TOOLS, model="x")]
+    events = [e async for e in spa.stream_events(aiter_of(deltas), TOOLS, model="x")]
     assert anonymous(accumulate(events)) == anonymous(accumulate(spa.stream_events_sync(deltas, TOOLS, model="x")))
 
 
 @pytest.mark.anyio
 async def test_events_from_chunks_async_equals_sync(anyio_backend: str) -> None:
-    events = [e async for e in spa.events_from_chunks(_aiter(NATIVE), model="claude-x")]
+    events = [e async for e in spa.events_from_chunks(aiter_of(NATIVE), model="claude-x")]
     assert events == list(spa.events_from_chunks_sync(NATIVE, model="claude-x"))
     assert events[0]["message"]["model"] == "claude-x"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import anyio
 import pytest
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from helpers import TOOLS
+from helpers import TOOLS, aiter_of
 from streamparse import aparse
 from streamparse import openai as sp_openai
 from streamparse.runner import ServerThread
@@ -188,20 +188,10 @@ def test_malformed_completion() -> None:
 
 # ---------------------------------------------------------------- async, on both anyio backends
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-async def _aiter(items: Iterable[Any]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
-
-
 @pytest.mark.anyio
 async def test_rewrite_stream_async_equals_sync(anyio_backend: str) -> None:
     chunks = make_chunks(TEXT, size=2, usage=True)
-    out = [c async for c in sp_openai.rewrite_stream(_aiter(chunks), TOOLS)]
+    out = [c async for c in sp_openai.rewrite_stream(aiter_of(chunks), TOOLS)]
     sync = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
     strip = lambda cs: json.dumps([accumulate(cs)[0] | {"tool_calls": {k: {**v, "id": None} for k, v in accumulate(cs)[0]["tool_calls"].items()}}])  # noqa: E731
     assert strip(out) == strip(sync)
@@ -210,7 +200,7 @@ async def test_rewrite_stream_async_equals_sync(anyio_backend: str) -> None:
 
 @pytest.mark.anyio
 async def test_aparse_async_text_deltas(anyio_backend: str) -> None:
-    events = [e async for e in aparse(_aiter([TEXT[i : i + 5] for i in range(0, len(TEXT), 5)]), TOOLS)]
+    events = [e async for e in aparse(aiter_of([TEXT[i : i + 5] for i in range(0, len(TEXT), 5)]), TOOLS)]
     assert [e.name for e in events if e.type == "tool_call"] == ["get_weather", "get_weather"]
     assert "".join(e.text for e in events if e.type == "text") == "Checking both.\n\nand\n\nDone."
 
@@ -252,7 +242,7 @@ def test_sdk_chunks_are_read_as_the_json_they_came_from() -> None:
 
 def test_sdk_chunks_with_a_split_hermes_call_sync_and_async() -> None:
     async def collect() -> list[dict[str, Any]]:
-        return [c async for c in sp_openai.rewrite_stream(_aiter(sdk_chunks("Hi " + HERMES, size=5)), TOOLS)]
+        return [c async for c in sp_openai.rewrite_stream(aiter_of(sdk_chunks("Hi " + HERMES, size=5)), TOOLS)]
 
     for out in (list(sp_openai.rewrite_stream_sync(sdk_chunks("Hi " + HERMES, size=5), TOOLS)), anyio.run(collect)):
         acc = accumulate(out)[0]

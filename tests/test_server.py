@@ -11,7 +11,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from helpers import TOOLS
+from helpers import TOOLS, accumulate
 from streamparse.config import ProxyConfig
 from streamparse.runner import ServerThread, free_port
 from streamparse.server import create_app
@@ -47,17 +47,7 @@ def faults() -> Iterator[tuple[FaultLog, ServerThread]]:
 
 
 def stream_events(client: OpenAI, model: str, **kw: Any) -> dict[int, dict[str, Any]]:
-    acc: dict[int, dict[str, Any]] = {}
-    for chunk in client.chat.completions.create(model=model, messages=MESSAGES, tools=TOOLS, stream=True, **kw):
-        for choice in chunk.choices:
-            slot = acc.setdefault(choice.index, {"content": "", "calls": {}, "finish": None})
-            slot["content"] += choice.delta.content or ""
-            for tc in choice.delta.tool_calls or []:
-                call = slot["calls"].setdefault(tc.index, {"id": tc.id, "name": "", "arguments": ""})
-                call["name"] += tc.function.name or ""
-                call["arguments"] += tc.function.arguments or ""
-            slot["finish"] = choice.finish_reason or slot["finish"]
-    return acc
+    return accumulate(client.chat.completions.create(model=model, messages=MESSAGES, tools=TOOLS, stream=True, **kw))
 
 
 EXPECTED = {

@@ -20,6 +20,7 @@ from streamparse.render import render
 from streamparse.runner import ServerThread
 from streamparse.server import create_app
 
+from helpers import accumulate
 from upstreams import RecordingModel
 
 WEATHER = {"type": "function", "function": {
@@ -55,16 +56,7 @@ def client(server: ServerThread) -> OpenAI:
 
 def streamed(oai: OpenAI, **kw: Any) -> dict[str, Any]:
     """A streamed answer, accumulated: content, calls, finish_reason."""
-    out: dict[str, Any] = {"content": "", "calls": {}, "finish": None}
-    for chunk in oai.chat.completions.create(stream=True, **kw):
-        for choice in chunk.choices:
-            out["content"] += choice.delta.content or ""
-            for tc in choice.delta.tool_calls or []:
-                call = out["calls"].setdefault(tc.index, {"id": tc.id, "name": "", "arguments": ""})
-                call["name"] += tc.function.name or ""
-                call["arguments"] += tc.function.arguments or ""
-            out["finish"] = choice.finish_reason or out["finish"]
-    return out
+    return accumulate(oai.chat.completions.create(stream=True, **kw)).get(0, {"content": "", "calls": {}, "finish": None})
 
 
 def upstream_has_no_tool_fields(body: dict[str, Any]) -> None:
