@@ -137,12 +137,17 @@ def strip_fences(text: str) -> str:
 def close_open_brackets(text: str) -> str:
     """Close what a truncated JSON text left open: a string, then brackets.
 
-    A dangling ``,`` or ``:`` at the end is dropped (``:`` gets ``null``).
+    A closer that skips open brackets (``[{"a": {}]``) gets the missing closers put before it;
+    a closer with nothing open to close is dropped. A dangling ``,`` or ``:`` at the end is dropped
+    (``:`` gets ``null``). Linear: each bracket is pushed and popped once.
     """
-    stack: list[str] = []
+    stack: list[str] = []  # the closers still owed, innermost last
+    owed = {"}": 0, "]": 0}
+    pieces: list[str] = []  # text before ``start``, with closers inserted or dropped
+    start = 0
     quote = ""
     escaped = False
-    for ch in text:
+    for i, ch in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -153,9 +158,24 @@ def close_open_brackets(text: str) -> str:
         elif ch in "\"'":
             quote = ch
         elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack and stack[-1] == ch:
+            closer = "}" if ch == "{" else "]"
+            stack.append(closer)
+            owed[closer] += 1
+        elif ch in "}]":
+            if not owed[ch]:  # nothing to close: drop it
+                pieces.append(text[start:i])
+                start = i + 1
+                continue
+            missing = []
+            while stack[-1] != ch:
+                missing.append(stack.pop())
+                owed[missing[-1]] -= 1
             stack.pop()
+            owed[ch] -= 1
+            if missing:
+                pieces += [text[start:i], "".join(missing)]
+                start = i
+    text = "".join(pieces) + text[start:]
     if quote:
         text += ("\\" if escaped else "") + quote
     stripped = text.rstrip()

@@ -96,3 +96,20 @@ def test_coerce_value_keeps_allowed_types_and_recurses() -> None:
 def test_missing_required() -> None:
     assert missing_required({"a": 1}, {"required": ["a", "b"]}) == ["b"]
     assert missing_required({}, None) == []
+
+
+@pytest.mark.parametrize("broken, repaired", [
+    ('[{"name": "s", "arguments": {"p": "x"}]', [{"name": "s", "arguments": {"p": "x"}}]),  # a brace left out
+    ('[{"name": "s", "arguments": {"p": "x"}]]', [{"name": "s", "arguments": {"p": "x"}}]),  # `}]]` for `}}]`
+    ('{"a": [1, 2}', {"a": [1, 2]}),
+    ('{"a": 1}}', {"a": 1}),  # a closer with nothing to close
+    ('{"a": "x\\"}]"', {"a": 'x"}]'}),  # brackets inside a string are text
+])
+def test_mismatched_closers_are_repaired(broken: str, repaired: object) -> None:
+    """Seen from a 0.5B model in tools_array, xlam and hunyuan answers (tests/test_real_model_tools.py)."""
+    assert loads_relaxed(broken) == (repaired, True)
+
+
+def test_bracket_repair_is_linear_on_deep_mismatches() -> None:
+    text = "[" * 50_000 + "}" * 50_000  # each closer skips nothing; every one is dropped, every [ closed
+    assert close_open_brackets(text) == "[" * 50_000 + "]" * 50_000
