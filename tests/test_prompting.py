@@ -79,7 +79,8 @@ def test_instructions_list_every_tool(dialect: str) -> None:
         if schema is not None:
             assert json.dumps(schema, ensure_ascii=False) in text
     assert not re.search(r"\$\w", text), "a placeholder was left unfilled"
-    assert "<tool_response id=\"call_1\" name=\"get_weather\">" in text
+    assert '<tool_response id="..." name="...">' in text and "never write one yourself" in text
+    assert text.rstrip().endswith("and write no call.")  # the last word is when (not) to call
 
 
 @pytest.mark.parametrize("dialect", PROMPT_DIALECTS)
@@ -89,8 +90,7 @@ def test_the_example_taught_is_what_the_parser_reads(dialect: str) -> None:
     first = render(dialect, "get_weather", example_arguments(WEATHER))
     assert first in text
     assert got(sp.parse(first, TOOLS, dialects=[dialect])) == [("get_weather", example_arguments(WEATHER))]
-    several = first + "\n" + render(dialect, "search_web", example_arguments(SEARCH))
-    assert several in text
+    several = first + "\n" + render(dialect, "search_web", example_arguments(SEARCH))  # "one after the other"
     assert got(sp.parse("Sure.\n" + several, TOOLS, dialects=[dialect])) == [
         ("get_weather", example_arguments(WEATHER)), ("search_web", example_arguments(SEARCH))]
 
