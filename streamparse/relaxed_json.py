@@ -189,13 +189,17 @@ def loads_relaxed(text: str) -> tuple[Any, bool]:
     """
     try:
         return _loads(text), False
-    except (ValueError, RecursionError):
+    except ValueError:
         pass
+    except RecursionError:  # no repair makes it shallower: stop before the slow relaxed parse
+        raise ArgumentError("nested too deeply") from None
     candidate = close_open_brackets(strip_fences(text).strip())
     try:
         return _loads(candidate), True
-    except (ValueError, RecursionError):
+    except ValueError:
         pass
+    except RecursionError:
+        raise ArgumentError("nested too deeply") from None
     try:
         return RelaxedJsonToPython().transform(load_grammar("relaxed_json").parse(candidate)), True
     except VisitError as exc:  # a value the transformer refused (a number out of range)
