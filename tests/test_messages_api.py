@@ -265,3 +265,23 @@ def test_count_tokens_is_an_estimate(proxies: dict[str, ServerThread], model: Re
         resp = http.post(proxies["prompted"].url + "/v1/messages/count_tokens", json={"model": "m", "messages": ASK})
     assert resp.headers["x-streamparse-estimate"].startswith("characters/4")
     assert model.requests == []
+
+
+def test_claude_code_style_request(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    """Claude Code posts to ``/v1/messages?beta=true`` with a bearer token, beta headers, cache_control marks
+    and system blocks; it gets an ordinary answer."""
+    model.reset("Done.")
+    body = {"model": "m", "max_tokens": 32, "stream": True,
+            "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
+            "tools": [{**WEATHER, "cache_control": {"type": "ephemeral"}}]}
+    headers = {"authorization": "Bearer local", "anthropic-version": "2023-06-01",
+               "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14"}
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies["prompted"].url + "/v1/messages?beta=true", json=body, headers=headers)
+    assert resp.status_code == 200 and resp.text.rstrip().endswith('data: {"type":"message_stop"}')
+    deltas = [json.loads(line[6:])["delta"] for line in resp.text.splitlines() if '"content_block_delta"' in line]
+    assert "".join(d["text"] for d in deltas) == "Done."
+    sent = model.requests[0]
+    assert sent["messages"][0]["content"].startswith("You are Claude Code.\n\n# Tools")
+    assert model.headers[0]["authorization"] == "Bearer local" and "anthropic-beta" not in model.headers[0]
