@@ -272,3 +272,19 @@ def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     proc.stdout.close()
     assert proc.wait(timeout=60) == 2
     assert proc.stderr.read() == b""
+
+
+def test_serve_tool_prompt_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    up = ["serve", "--upstream", "http://127.0.0.1:9/v1"]
+    assert "tool_prompt must name a dialect" in fails(capsys, *up, "--tool-prompt", "nope")
+    config = tmp_path / "p.toml"
+    config.write_text('[backends.a]\nupstream = "http://127.0.0.1:9/v1"\ntool_prompt = "qwen3_xml"\n')
+    assert fails(capsys, "serve", "--config", str(config), "--tool-prompt", "hermes") == (
+        "streamparse serve: --tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
+    from streamparse.config import load_config
+    from streamparse.workers import config_from_settings
+
+    assert load_config(str(config)).backends[0].tool_prompt == "qwen3_coder"  # aliases accepted
+    single = config_from_settings({"upstream": "http://127.0.0.1:9/v1",
+                                   "backend": {"tool_prompt": "hermes", "tool_prompt_retry": True}})
+    assert (single.backends[0].tool_prompt, single.backends[0].tool_prompt_retry) == ("hermes", True)
