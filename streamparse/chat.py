@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 import httpx
 from sse_starlette.sse import EventSourceResponse
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 
 from .config import Backend
@@ -34,7 +34,7 @@ from .openai import completion_to_chunks, rewrite_completion, should_parse
 from .prompting import ToolChoice, corrective_message, prompt_request
 from .sse import ChatStreamRewriter, Output, error_body
 from .upstream import Clock, Failure, Slot, UpstreamTimeout, next_piece, upstream_url
-from .validation import BadRequest, check_chat_request, parse_json_object, read_body
+from .validation import BadRequest, check_chat_request
 
 if TYPE_CHECKING:
     from .server import Proxy
@@ -65,13 +65,12 @@ class ChatPlan:
 
 def plan_chat(payload: Mapping[str, Any], backend: Backend) -> ChatPlan:
     """The upstream request and parsing for ``payload`` on ``backend``."""
-    choice = ToolChoice.from_request(payload)
     if backend.tool_prompt:
         prompted = prompt_request(payload, backend.tool_prompt, others=backend.dialects)
-        upstream, tools = prompted.payload, prompted.tools
+        upstream, tools, choice = prompted.payload, prompted.tools, prompted.choice
         options = {**backend.parser_options(), **prompted.parser_options()} if prompted.parse else None
     else:
-        upstream, tools = dict(payload), None
+        upstream, tools, choice = dict(payload), None, ToolChoice.from_request(payload)
         parse = should_parse(None, payload, parse_without_tools=backend.parse_without_tools)
         options = backend.parser_options() if parse else None
     if "model" in payload:
@@ -107,15 +106,13 @@ class ChatPipeline:
 
     async def completions(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
+        payload = await self.proxy.read_json(request)
+        if isinstance(payload, Response):
+            return payload
         try:
-            body = await read_body(request.headers.get("content-length"), request.stream(),
-                                   self.proxy.config.max_body_bytes)
-            payload = parse_json_object(body)
             check_chat_request(payload)
         except BadRequest as exc:
             return self.proxy.refuse(exc)
-        except ClientDisconnect:
-            return Response(status_code=499)
         return await self.run(request, payload, OPENAI)
 
     async def run(self, request: Request, payload: Mapping[str, Any], front: Front,

@@ -14,15 +14,15 @@ would have sent an OpenAI server, and only when the backend has no key of its ow
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 
 from .anthropic.request import estimate_input_tokens, to_chat_request
 from .fronts import AnthropicFront, JSONBody
 from .prompting import prompt_request
-from .validation import BadRequest, check_chat_request, parse_json_object, read_body
+from .validation import BadRequest, check_chat_request
 
 if TYPE_CHECKING:
     from .chat import ChatPipeline
@@ -47,19 +47,9 @@ class MessagesAPI:
         self.proxy = proxy
         self.chat = chat
 
-    async def _read(self, request: Request, front: AnthropicFront) -> dict[str, Any] | Response:
-        try:
-            body = await read_body(request.headers.get("content-length"), request.stream(),
-                                   self.proxy.config.max_body_bytes)
-            return parse_json_object(body)
-        except BadRequest as exc:
-            return self.proxy.refuse(exc, front)
-        except ClientDisconnect:
-            return Response(status_code=499)
-
     async def create(self, request: Request) -> Response:
         """``POST /v1/messages``, streaming or not."""
-        body = await self._read(request, AnthropicFront())
+        body = await self.proxy.read_json(request, AnthropicFront())
         if isinstance(body, Response):
             return body
         stops = body.get("stop_sequences")
@@ -76,7 +66,7 @@ class MessagesAPI:
         """``POST /v1/messages/count_tokens``: an estimate (see ``estimate_input_tokens``) of the prompt the
         backend would see, prompted tool instructions included; the ``x-streamparse-estimate`` header says so."""
         front = AnthropicFront()
-        body = await self._read(request, front)
+        body = await self.proxy.read_json(request, front)
         if isinstance(body, Response):
             return body
         try:

@@ -39,7 +39,7 @@ from .redaction import RedactingFilter, Redactor
 from .sse import encode_items, error_body, error_item
 from .upstream import (HOP_BY_HOP, Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece,
                        not_found_hint, only_comments, proxied_path, upstream_url)
-from .validation import BadRequest, read_body
+from .validation import BadRequest, parse_json_object, read_body
 
 __all__ = ["create_app", "BadRequest"]
 
@@ -202,6 +202,16 @@ class Proxy:
     async def finish(resp: httpx.Response, slot: Slot) -> None:
         slot.release()
         await resp.aclose()
+
+    async def read_json(self, request: Request, front: Front = OPENAI) -> dict[str, Any] | Response:
+        """The request body as a JSON object, or the error response (in ``front``'s shape) to send instead."""
+        try:
+            body = await read_body(request.headers.get("content-length"), request.stream(), self.config.max_body_bytes)
+            return parse_json_object(body)
+        except BadRequest as exc:
+            return self.refuse(exc, front)
+        except ClientDisconnect:
+            return Response(status_code=499)
 
     def cleanup(self, response: Response, resp: httpx.Response, slot: Slot) -> Response:
         """``response`` (streaming from ``resp``) that closes ``resp`` and frees ``slot`` when it ends."""
