@@ -7,7 +7,7 @@ kept for releasing the block whole is dropped as soon as a call has left it.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from .bodies import BracketBody, TagBody
@@ -25,7 +25,7 @@ class Block:
     """
 
     __slots__ = ("dialect", "opener", "name", "head", "cur", "sink", "in_item", "segments", "outside", "size",
-                 "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner")
+                 "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner", "watch")
 
     def __init__(self, fence: str, head: str) -> None:
         self.dialect: Dialect = None  # type: ignore[assignment]  # set when a head decides it
@@ -46,6 +46,7 @@ class Block:
         self.calls = 0  # calls emitted from this block
         self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
         self.scanner: BracketBody | TagBody | None = None
+        self.watch: Callable[[], Callable[[str], None] | None] | None = None  # item opened -> who reads its text as written
 
     def write(self, s: str) -> None:
         self.size += len(s)
@@ -65,6 +66,15 @@ class Block:
         if text:
             self.outside.append(text)
         self.in_item = True
+        reader = self.watch() if self.watch is not None else None
+        if reader is not None:
+            write = self.cur.write
+
+            def tee(s: str) -> None:
+                write(s)
+                reader(s)
+
+            self.sink = tee
 
     def close_item(self) -> None:
         if self.in_item:

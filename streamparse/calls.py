@@ -32,6 +32,31 @@ class CallFactory:
         self.new_id = id_factory
         self.count = 0
 
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return (self.schemas or {}).get(name)
+
+    def reserve(self, name: str) -> tuple[int, str] | None:
+        """A streamed call's index and id, if its name is allowed and the call limit not reached."""
+        if (self.schemas is not None and name not in self.schemas) or self.count >= self.max_calls:
+            return None
+        self.count += 1
+        return self.count - 1, self.new_id()
+
+    def arguments_of(self, d: Dialect, item: str, head_name: str | None, name: str) -> tuple[str | None, str]:
+        """The arguments JSON whole-call mode gives ``item`` (one call named ``name``), or ``(None, why not)``."""
+        try:
+            calls, _ = d.decode(item, head_name if d.body != TAGGED else None)
+            if len(calls) != 1 or calls[0][0] != name:
+                return None, "the item does not read as this one call"
+            return self._typed(d, name, calls[0][1])[1], ""
+        except (ArgumentError, ValueError, RecursionError) as exc:
+            return None, str(exc)[:200]
+
+    def notes(self, d: Dialect, name: str, arguments: Any) -> list[Diagnostic]:
+        missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, self.schema(name))
+        return [Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
+                           {"name": name, "missing": missing})] if missing else []
+
     def from_item(self, d: Dialect, item: str, head_name: str | None,
                   exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
         """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair."""
@@ -73,8 +98,5 @@ class CallFactory:
                          for k, v in arguments.items()}
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
-        missing = args_mod.missing_required(arguments, schema)
-        if missing:
-            notes.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
-                                    {"name": name, "missing": missing}))
+        notes += self.notes(d, name, arguments)
         return name, json.dumps(arguments, ensure_ascii=False), notes

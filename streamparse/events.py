@@ -50,6 +50,32 @@ class ToolCall:
 
 
 @dataclass(slots=True)
+class ToolCallStart:
+    """A call begins (``stream_arguments=True``): its name is known and allowed. Its arguments
+    follow as ``ToolCallDelta`` events with the same ``index``, then the ``ToolCall`` itself."""
+
+    index: int
+    id: str
+    name: str
+    dialect: str = ""
+    type: ClassVar[str] = "tool_call_start"
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A piece of a started call's arguments JSON. The pieces of one call, joined, are exactly
+    its ``ToolCall.arguments``."""
+
+    index: int
+    arguments_fragment: str
+    type: ClassVar[str] = "tool_call_delta"
+
+    @property
+    def fragment(self) -> str:
+        return self.arguments_fragment
+
+
+@dataclass(slots=True)
 class Diagnostic:
     """Something worth knowing that changed nothing in the output's meaning:
     a block that was repaired, rejected (and released as text), or cut by a limit.
@@ -65,7 +91,7 @@ class Diagnostic:
     type: ClassVar[str] = "diagnostic"
 
 
-Event = Union[TextDelta, ReasoningDelta, ToolCall, Diagnostic]
+Event = Union[TextDelta, ReasoningDelta, ToolCall, Diagnostic, ToolCallStart, ToolCallDelta]
 
 
 class ParseResult:
@@ -85,7 +111,7 @@ class ParseResult:
                 reasoning.append(ev.text)
             elif isinstance(ev, ToolCall):
                 self.tool_calls.append(ev)
-            else:
+            elif isinstance(ev, Diagnostic):
                 self.diagnostics.append(ev)
         self.content: str = "".join(text)
         self.reasoning: str = "".join(reasoning)

@@ -31,7 +31,8 @@ from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .calls import CallFactory, new_call_id
 from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, TextDelta
+from .events import Diagnostic, Event, ParseResult, TextDelta, ToolCall
+from .live import LiveCall, whole_call_events
 from .output import Output
 from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
 
@@ -66,6 +67,7 @@ class StreamParser(Output):
         max_calls: int = 1000,
         start_in_reasoning: bool = False,
         id_factory: Callable[[], str] = new_call_id,
+        stream_arguments: bool = False,
     ) -> None:
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
         self._table = marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))
@@ -87,6 +89,8 @@ class StreamParser(Output):
         self._closers: list[str] = []  # AFTER: optional closers still allowed
         self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
         self._closed = False
+        self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
+        self._live: LiveCall | None = None  # the item being streamed
         Output.__init__(self)
 
     # ------------------------------------------------------------------ public API
@@ -104,7 +108,7 @@ class StreamParser(Output):
             return [TextDelta(delta)]
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
         if fast is not None and type(delta) is str and fast(delta):
-            return []
+            return self._live.take() if self._live is not None else []
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -152,6 +156,8 @@ class StreamParser(Output):
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final
         self._body_fast = None if self._mode != _BODY or final or self._held else self._block.scanner.fast_path()  # type: ignore[union-attr]
+        if self._live is not None:
+            self._live.flush()
         self._flush()
         return self._out
 
@@ -163,7 +169,7 @@ class StreamParser(Output):
             b = self._block
             assert b is not None and b.scanner is not None
             b.scanner.finish()
-            exact = b.dialect.eos_ends and b.in_item
+            exact = b.in_item and (b.dialect.eos_ends or self._live is not None and self._live.started)
             if exact:
                 b.close_item()
             self._drain(b, exact)
@@ -281,6 +287,8 @@ class StreamParser(Output):
         ends = op.end if op.end is not None else d.end
         if b.name:
             ends = tuple(e.replace("{name}", b.name) for e in ends)
+        if self._streaming:
+            b.watch = self._watch_item
         if d.body == TAGGED:
             b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block)
         else:
@@ -305,6 +313,9 @@ class StreamParser(Output):
         if b.done:
             return self._end_block(b, new)
         if end < n or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
+            if self._live is not None and self._live.started:
+                b.close_item()  # a call under way always ends as a call: cut here
+                self._drain(b, True)
             if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
@@ -377,9 +388,29 @@ class StreamParser(Output):
 
     # ------------------------------------------------------------------ items -> calls
 
+    def _watch_item(self) -> Callable[[str], None] | None:
+        b = self._block
+        assert b is not None
+        self._live = LiveCall(b.dialect, b.name, self._factory, self._commit, self._event)
+        return self._live.feed
+
+    def _commit(self) -> None:
+        """A streamed call starts: the block is a call block from now on."""
+        b = self._block
+        assert b is not None
+        if not b.calls:
+            for diag, text in b.failed:
+                self._event(diag)
+                self._text(text)
+            b.drop_body()
+        b.calls += 1
+
     def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
         """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
         ``exact``: ended only by the end of the stream, so it must not need repair."""
+        live, self._live = self._live, None
+        if live is not None and live.close(item, exact):
+            return
         events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
         if failure is not None:
             if b.calls:
@@ -394,7 +425,8 @@ class StreamParser(Output):
                 self._text(text)
             b.drop_body()
         for ev in events:
-            self._event(ev)
+            for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
+                self._event(out)
         b.calls += n_calls
 
 

@@ -28,7 +28,7 @@ from .decoders import (
     deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls,
     pythonic_calls, qwen3_calls,
 )
-from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, lit, name, opt, peek, ws
+from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
 
@@ -36,6 +36,7 @@ _TOOLCALL, _TOOLCALL_END = "<tool_call>", "</tool_call>"
 _DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 _DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 _JSON_START = (peek("[{"),)
+_QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", "</parameter>", "</function>")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 
@@ -52,9 +53,11 @@ _DECLARATIONS = (
                             Opener("<function=", keep=10, end=(), look=(name(), lit(">"), ws(), lit("<parameter=", "</function>")))),
             TAGGED, qwen3_calls, "qwen3_coder", end=(_TOOLCALL_END,), closers=(_TOOLCALL_END,),
             item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, aliases=("qwen3_xml",),
+            stream=_QWEN3_STREAM,
             doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
             "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
+            stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", first_close=True),
             aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
     Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),
             doc="<tools>[{…}, {…}]</tools>, each element emitted as it closes"),
@@ -101,11 +104,13 @@ _DECLARATIONS = (
             doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
     Dialect("seed_oss", (Opener("<seed:tool_call>", head=(ws(),), look=(lit("<function="),)),), TAGGED, qwen3_calls,
             "seed_oss", end=("</seed:tool_call>",), item=("<function=", "</function>"),
-            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True,
+            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True, stream=_QWEN3_STREAM,
             doc="<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>"),
     Dialect("minimax_m2", (Opener("<minimax:tool_call>", head=(ws(),), look=(lit("<invoke"),)),), TAGGED, minimax_calls,
             "minimax_m2", end=("</minimax:tool_call>",), item=("<invoke", "</invoke>"),
             nest=("<minimax:tool_call>", "</minimax:tool_call>"), text_values=True, aliases=("minimax-m2", "minimax"),
+            stream=TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
+                             r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>"),
             doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
     Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", doc="<|tool_call|>[{…}]"),
     Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",),

@@ -66,6 +66,18 @@ def peek(chars: str) -> Part:
 
 
 @dataclass(frozen=True)
+class TagParams:
+    """How an XML-style dialect's arguments stream (``stream_tags``): regexes for the call's head
+    (group 1: the name) and a parameter's head (group 1: the key), and the literal closing a value."""
+
+    head: str
+    param: str
+    value_close: str
+    item_close: str = ""  # the item's own closer ("": the item ends with the block)
+    first_close: bool = False  # a value ends at its first closer (GLM); else at one followed by the next head or the end
+
+
+@dataclass(frozen=True)
 class Opener:
     """One way a dialect's block starts.
 
@@ -100,6 +112,7 @@ class Dialect:
     needs_tools: bool = False  # only recognised when tools are provided
     text_values: bool = False  # argument values are raw text, typed by the tool's schema
     eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
+    stream: TagParams | None = None  # TAGGED: how arguments stream as written; None: whole, when the item closes
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""
