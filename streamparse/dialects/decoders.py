@@ -6,6 +6,8 @@ and the relaxed-JSON grammar only on failure; the tag dialects are parsed by the
 Lark grammar and a ``Transformer`` with one method per rule. The XML-parameter
 family (Qwen3-Coder, Seed-OSS, MiniMax) has a linear decoder of its own that agrees
 with its grammar on well-formed items (property-tested) and is lenient beyond it.
+Qwen3-Coder, Seed-OSS, MiniMax and GLM items try a ``str.find`` fast path first
+(``fast_tags``): it gives the full decoder's exact result or declines.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..arguments import (
     ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed,
     number_value,
 )
+from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -72,13 +75,19 @@ class XmlParams:
     Values are returned raw; layout and types are the schema's business (arguments.py).
     """
 
-    def __init__(self, head: str, param: str, param_close: str, close: str):
+    def __init__(self, head: str, param: str, param_close: str, close: str,
+                 fast: Callable[[str], Decoded | None] | None = None):
+        self.fast = fast  # exact on the plain shape, None when unsure (fast_tags)
         self.head = re.compile(head, re.I)
         self.tokens = re.compile(f"(?P<open>{param})|(?P<close>{param_close})", re.I | re.S)
         self.follow = re.compile(rf"\s*(?:{param}|\Z)", re.I)
         self.close = re.compile(rf"{close}\s*\Z", re.I)
 
     def __call__(self, text: str, head_name: str | None) -> Decoded:
+        if self.fast is not None:
+            decoded = self.fast(text)
+            if decoded is not None:
+                return decoded
         m = self.head.match(text)
         if m is None:
             raise ArgumentError("no function head")
@@ -127,9 +136,10 @@ class XmlParams:
 
 
 _PARAM_KEY = r"<parameter=([^>]*)>"
-qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>")
+qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>", fast=qwen3_fast)
 minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                          r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>")
+                          r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",
+                          fast=minimax_fast)
 
 
 # --------------------------------------------------------------------------- grammar-based decoders
@@ -216,8 +226,13 @@ def _python_string(token: str) -> str:
     return value
 
 
-def _grammar_decoder(grammar: str, transformer: Transformer) -> Callable[[str, str | None], Decoded]:
+def _grammar_decoder(grammar: str, transformer: Transformer,
+                     fast: Callable[[str], Decoded | None] | None = None) -> Callable[[str, str | None], Decoded]:
     def decode(text: str, head_name: str | None) -> Decoded:
+        if fast is not None:
+            decoded = fast(text)
+            if decoded is not None:
+                return decoded
         try:
             results = transformer.transform(load_grammar(grammar).parse(text))
         except LarkError as exc:
@@ -230,12 +245,41 @@ def _grammar_decoder(grammar: str, transformer: Transformer) -> Callable[[str, s
     return decode
 
 
-glm_calls = _grammar_decoder("glm45", _TagCalls())
+glm_calls = _grammar_decoder("glm45", _TagCalls(), fast=glm_fast)
 kimi_calls = _grammar_decoder("kimi_k2", _TagCalls())
 deepseek_v3_calls = _grammar_decoder("deepseek_v3", _TagCalls())
 deepseek_v31_calls = _grammar_decoder("deepseek_v31", _TagCalls())
 harmony_calls = _grammar_decoder("openai", _TagCalls())
 pythonic_calls = _grammar_decoder("pythonic", _PythonCalls())
+
+
+class _XmlTreeCalls(_TagCalls):
+    """Trees of ``qwen3_coder.lark`` / ``minimax_m2.lark`` -> calls, named and keyed as ``XmlParams`` names them."""
+
+    def function(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        head, *params = children
+        return (_call_name(str(head)[len("<function=") : -1]), dict(params)), False
+
+    def invoke(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        head, *params = children
+        return (_call_name(str(head).split('"')[1]), dict(params)), False
+
+    def param(self, children: list[Any]) -> tuple[str, str]:
+        head = str(children[0])
+        key = head[len("<parameter=") : -1] if head.startswith("<parameter=") else head.split('"')[1]
+        return key.strip(), str(children[1]) if len(children) > 1 else ""
+
+
+def _call_name(raw: str) -> str:
+    if not raw.strip():
+        raise ArgumentError("empty function name")
+    return raw.strip()
+
+
+# The grammars alone, without fast path or leniency: the definitions the fast paths are tested against.
+qwen3_grammar_calls = _grammar_decoder("qwen3_coder", _XmlTreeCalls())
+minimax_grammar_calls = _grammar_decoder("minimax_m2", _XmlTreeCalls())
+glm_grammar_calls = _grammar_decoder("glm45", _TagCalls())
 
 
 class _Envelope(Transformer):
@@ -254,4 +298,5 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 __all__ = [
     "json_calls", "qwen3_calls", "minimax_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
     "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar",
+    "qwen3_grammar_calls", "minimax_grammar_calls", "glm_grammar_calls",
 ]

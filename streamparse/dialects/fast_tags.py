@@ -1,0 +1,135 @@
+"""Fast paths for well-formed tag items (Qwen3-Coder / Seed-OSS, MiniMax-M2, GLM-4.5/4.7).
+
+Invariant: a fast path returns either exactly what the dialect's decoder would
+return for the item (the grammar's reading, which is also the linear decoder's
+reading for the XML-parameter family) or ``None``, which means "not sure: ask the
+full decoder". It never raises and never guesses. It reads only the plain shape
+(one head, parameters separated by whitespace, each value ended by the first
+closer, the closing tag and whitespace to the end) and declines everything else:
+tags inside values, missing closers, other letter cases, empty keys, odd
+characters in names. Agreement is property-tested in ``tests/test_fast_decode.py``.
+
+Why each item is exact (Qwen3-Coder, ``grammars/qwen3_coder.lark``): the grammar
+ends a value at the first ``</parameter>`` followed by whitespace and then
+``<parameter=…>`` or ``</function>`` and the end; when the *first* ``</parameter>``
+after a head is followed that way, the first valid closer is that one, so the
+value is the text up to it (empty included: the closer outranks a value). The
+linear decoder (``XmlParams``) reads the same item the same way when the only
+tag-like strings in it, in any letter case, are the structural ones, which is
+checked last. MiniMax is the same with ``<invoke name="…">`` heads. GLM
+(``grammars/glm45.lark``) has no lookahead: a value runs to the first
+``</arg_value>``; an empty value that has a later ``</arg_value>`` is declined,
+because the grammar's value terminal outranks the closer and reads on to it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .spec import Calls
+
+__all__ = ["FastXmlItem", "qwen3_fast", "minimax_fast", "glm_fast"]
+
+Fast = Optional[tuple[Calls, bool]]  # (calls, repaired), or None: not sure, ask the full decoder
+
+
+class FastXmlItem:
+    """One ``HEAD (ws PARAM VALUE CLOSER)* ws END ws`` item read with ``str.find``; ``None`` when unsure.
+
+    ``head`` and ``param`` are compiled patterns matched at a position, group 1 the
+    name or key (exactly the grammar's head terminals, so case-sensitive). ``tags``
+    finds every string the lenient decoder could take for a tag, in any case: the
+    item is accepted only when it finds the structural ones and no others.
+    """
+
+    def __init__(self, head: str, param: str, param_close: str, close: str, tags: str):
+        self.head = re.compile(head)
+        self.param = re.compile(param)
+        self.param_close = param_close
+        self.close = close
+        self.tags = re.compile(tags, re.I)
+
+    def __call__(self, text: str) -> Fast:
+        n = len(text)
+        pos = 0
+        while pos < n and text[pos].isspace():
+            pos += 1
+        m = self.head.match(text, pos)
+        if m is None:
+            return None
+        name = m.group(1).strip()
+        if not name:
+            return None  # the decoder's error to report
+        params: dict[str, str] = {}
+        pos = m.end()
+        count = 0
+        param_match, param_close, close = self.param.match, self.param_close, self.close
+        step = len(param_close)
+        while True:
+            while pos < n and text[pos].isspace():
+                pos += 1
+            m = param_match(text, pos)
+            if m is not None:
+                start = m.end()
+                end = text.find(param_close, start)
+                if end < 0:
+                    return None  # no closer: the lenient decoder's business
+                # Valid only if what follows is another head or the end: checked by the next turn.
+                params[m.group(1).strip()] = text[start:end]
+                pos = end + step
+                count += 1
+            elif text.startswith(close, pos):
+                rest = pos + len(close)
+                if rest < n and not text[rest:].isspace():
+                    return None
+                break
+            else:
+                return None
+        tags = 2 + 2 * count
+        if text.count("<") != tags and len(self.tags.findall(text)) != tags:
+            return None  # a tag-like string inside a name, key or value
+        return [(name, params)], False
+
+
+qwen3_fast = FastXmlItem(r"<function=([^>\n]+)>", r"<parameter=([^>]+)>", "</parameter>", "</function>",
+                         r"</?(?:function|parameter)")
+minimax_fast = FastXmlItem(r'<invoke name="([^"\'>]*)">', r'<parameter name="([^"\'>]*)">', "</parameter>",
+                           "</invoke>", r"</?(?:invoke|parameter)")
+
+
+_GLM_NAME = re.compile(r"\s*([^<\s]+)")
+_KEY, _KEY_CLOSE, _VALUE, _VALUE_CLOSE = "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"
+
+
+def glm_fast(text: str) -> Fast:
+    """``NAME (ws <arg_key>K</arg_key> ws <arg_value>V</arg_value>)* ws`` read as ``glm45.lark`` reads it, or ``None``."""
+    m = _GLM_NAME.match(text)
+    if m is None:
+        return None
+    n = len(text)
+    pos = m.end()
+    params: dict[str, str] = {}
+    while True:
+        while pos < n and text[pos].isspace():
+            pos += 1
+        if pos == n:
+            return [(m.group(1), params)], False
+        if not text.startswith(_KEY, pos):
+            return None
+        start = pos + 9
+        end = text.find("<", start)
+        if end <= start or not text.startswith(_KEY_CLOSE, end):
+            return None  # an empty key, or a '<' in it: the grammar's error
+        key = text[start:end].strip()
+        pos = end + 10
+        while pos < n and text[pos].isspace():
+            pos += 1
+        if not text.startswith(_VALUE, pos):
+            return None
+        start = pos + 11
+        end = text.find(_VALUE_CLOSE, start)
+        if end < 0 or (end == start and text.find(_VALUE_CLOSE, start + 12) >= 0):
+            return None
+        params[key] = text[start:end]
+        pos = end + 12
