@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Literal, Mapping, Protocol, Sequence, Union
 
-from .events import Event, ReasoningDelta, TextDelta, ToolCall
+from .events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from .parser import StreamParser
 
 __all__ = ["ChunkRewriter", "rewrite_stream", "rewrite_stream_sync", "rewrite_completion", "completion_to_chunks",
@@ -78,43 +78,68 @@ def _tool_call_dict(call: ToolCall, index: int) -> dict[str, Any]:
 
 
 class _Choice:
-    """Per-choice state: its own parser and call numbering (after any native calls)."""
+    """Per-choice state: its own parser and call numbering (after any native calls).
 
-    __slots__ = ("parser", "next_index", "ours", "finished")
+    With ``stream_arguments``, a call goes out in pieces under one wire index: its start (id, type, name,
+    ``"arguments": ""``), then each arguments fragment alone (``{"index", "function": {"arguments"}}``); the
+    final ``ToolCall`` adds nothing. Each such piece is a chunk of its own."""
+
+    __slots__ = ("parser", "next_index", "ours", "finished", "live")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]):
         self.parser = StreamParser(tools, **options)
         self.next_index = 0  # next tool_calls index to hand out
         self.ours = 0  # calls this choice got from the parser
         self.finished = False
+        self.live: dict[int, int] = {}  # parser index of a started call -> its wire index
 
     def note_native(self, tool_calls: Any) -> None:
         for tc in tool_calls if isinstance(tool_calls, list) else ():
             if _is_object(tc) and isinstance(tc.get("index"), int):
                 self.next_index = max(self.next_index, tc["index"] + 1)
 
+    def _take_index(self) -> int:
+        index = self.next_index
+        self.next_index += 1
+        self.ours += 1
+        return index
+
     def segments(self, events: list[Event]) -> list[dict[str, Any]]:
-        """Events -> ordered delta pieces: runs of text, of reasoning, of calls."""
+        """Events -> ordered delta pieces: runs of text, of reasoning, of whole calls; streamed call pieces alone."""
         pieces: list[dict[str, Any]] = []
         value: Any
+        alone = False  # the last piece is a streamed call piece: nothing joins it
         for ev in events:
             if isinstance(ev, TextDelta):
                 key, value = "content", ev.text
             elif isinstance(ev, ReasoningDelta):
                 key, value = "reasoning_content", ev.text
             elif isinstance(ev, ToolCall):
-                key, value = "tool_calls", _tool_call_dict(ev, self.next_index)
-                self.next_index += 1
-                self.ours += 1
+                if self.live.pop(ev.index, None) is not None:
+                    continue  # its arguments were all sent
+                key, value = "tool_calls", _tool_call_dict(ev, self._take_index())
+            elif isinstance(ev, ToolCallStart):
+                index = self.live[ev.index] = self._take_index()
+                pieces.append({"tool_calls": [{"index": index, "id": ev.id, "type": "function",
+                                               "function": {"name": ev.name, "arguments": ""}}]})
+                alone = True
+                continue
+            elif isinstance(ev, ToolCallDelta):
+                index = self.live.get(ev.index, -1)
+                if index >= 0 and ev.arguments_fragment:
+                    pieces.append({"tool_calls": [{"index": index, "function": {"arguments": ev.arguments_fragment}}]})
+                    alone = True
+                continue
             else:
                 continue  # diagnostics are not part of the wire format
-            if pieces and key in pieces[-1] and len(pieces[-1]) == 1:
+            if pieces and not alone and key in pieces[-1] and len(pieces[-1]) == 1:
                 if key == "tool_calls":
                     pieces[-1][key].append(value)
                 else:
                     pieces[-1][key] += value
             else:
                 pieces.append({key: [value] if key == "tool_calls" else value})
+            alone = False
         return pieces
 
 

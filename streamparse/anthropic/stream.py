@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 
-from ..events import Event, ReasoningDelta, TextDelta, ToolCall
+from ..events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ..openai import JSONObject, Tools, _is_object, _json_object
 from ..parser import StreamParser
 from ..sse import dumps
@@ -39,6 +39,7 @@ class MessageStream:
         self._open: int | None = None  # index of the open block
         self._json: dict[int, list[str]] = {}  # tool_use block index -> its arguments so far
         self._ids: set[str] = set()
+        self._live: dict[int, int] = {}  # parser index of a started call -> its tool_use block index
         self._blank_kind, self._blank = "", ""  # whitespace waiting to begin a block of that kind
 
     def start(self) -> list[dict[str, Any]]:
@@ -129,15 +130,31 @@ class MessageStream:
         return out
 
     def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
-        """Parser events -> stream events (diagnostics are not part of the wire format)."""
+        """Parser events -> stream events (diagnostics are not part of the wire format).
+
+        A whole ``ToolCall`` is a block's start, one ``input_json_delta`` and its stop. With the parser's
+        ``stream_arguments``, ``ToolCallStart`` opens the block, each ``ToolCallDelta`` is an
+        ``input_json_delta`` and the ``ToolCall`` that ends it only closes it."""
         out: list[dict[str, Any]] = []
         for ev in parser_events:
             if isinstance(ev, TextDelta):
                 out += self.text(ev.text)
             elif isinstance(ev, ReasoningDelta):
                 out += self.thinking(ev.text)
+            elif isinstance(ev, ToolCallStart):
+                started = self.tool_start(ev.id, ev.name)
+                if started:
+                    self._live[ev.index] = len(self.message["content"]) - 1
+                out += started
+            elif isinstance(ev, ToolCallDelta):
+                if ev.index in self._live:
+                    out += self._arguments(self._live[ev.index], ev.arguments_fragment)
             elif isinstance(ev, ToolCall):
-                out += self.tool_call(ev.id, ev.name, ev.arguments)
+                block = self._live.pop(ev.index, None)
+                if block is None:
+                    out += self.tool_call(ev.id, ev.name, ev.arguments)
+                elif block == self._open and not self.finished:
+                    out += self._close_block()
         return out
 
     def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
@@ -188,7 +205,9 @@ class ChunkTranslator:
     """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Anthropic stream events, one chunk at a time.
 
     Only choice index 0 is used. Tool call pieces are read both in the whole-call form streamparse emits and
-    in an upstream's native fragments (first piece with id and name, then ``arguments`` pieces). The finish
+    in fragments (first piece with id and name, then ``arguments`` pieces: an upstream's native calls, or
+    streamparse's with ``stream_arguments``); a tool_use block stays open until the next block or the end,
+    since a chunk does not say that a call is complete. The finish
     reason and usage are remembered until ``close()``, since usage comes in a later chunk.
     """
 
