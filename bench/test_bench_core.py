@@ -1,28 +1,41 @@
 """pytest-benchmark suite over the harness's workloads (4-character deltas).
 
 Run: pytest bench/ --benchmark-only        (not part of the test command)
-The same workloads drive `streamparse bench`, which adds baselines, latency and memory.
+The same workloads drive `streamparse bench`, which adds baselines, latency, memory and the
+correctness check. Every parser is timed through ``baselines.raw_api`` (StreamParser.feed itself,
+the floor's bare search), as `streamparse bench` does, so their figures compare.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from streamparse.benchmark import PARSERS, RENDERERS, SCALING_KB, build_workload, split
+from streamparse.baselines import raw_api
+from streamparse.benchmark import NAIVE_MAX_CHARS, PARSERS, RENDERERS, SCALING_KB, build_workload, split
 
 
-def _run(factory, tools, deltas: list[str]) -> int:
+def _run(factory, tools, deltas: list[str]) -> list[Any]:
+    feed, close, _ = raw_api(factory(tools))
+    out = [feed(delta) for delta in deltas]
+    out.append(close())
+    return out
+
+
+def _calls(factory, tools, deltas: list[str]) -> int:
     session = factory(tools)
-    n = 0
-    for delta in deltas:
-        n += len(session.feed(delta)[1])
-    return n + len(session.close()[1])
+    return sum(len(session.feed(d)[1]) for d in deltas) + len(session.close()[1])
 
 
-def _bench(benchmark, scenario: str, parser: str = "streamparse") -> None:
+def _bench(benchmark, scenario: str, parser: str = "streamparse", factory=None) -> None:
     workload = build_workload(scenario)
+    if parser == "naive" and len(workload.text) > NAIVE_MAX_CHARS:
+        pytest.skip(f"naive is quadratic: skipped above {NAIVE_MAX_CHARS // 1024} KB")
+    factory = factory or PARSERS[parser]
     deltas = split(workload.text, 4)
-    calls = benchmark(_run, PARSERS[parser], workload.tools, deltas)
+    benchmark(_run, factory, workload.tools, deltas)
+    calls = _calls(factory, workload.tools, deltas)
     if benchmark.stats:  # None under --benchmark-disable
         mean = benchmark.stats.stats.mean
         benchmark.extra_info.update(chars=len(workload.text), deltas=len(deltas), calls=calls,
@@ -51,3 +64,24 @@ def test_dialect(benchmark, dialect: str) -> None:
 @pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder"])
 def test_argument_scaling(benchmark, dialect: str, kb: int) -> None:
     _bench(benchmark, f"args:{dialect}:{kb}")
+
+
+def _engines(dialect: str) -> list[str]:
+    from streamparse.engines import engine_comparators
+
+    return sorted(engine_comparators(dialect)[0])
+
+
+@pytest.mark.parametrize("parser", ["streamparse", "floor", *_engines("hermes")])
+def test_agent_hermes(benchmark, parser: str) -> None:
+    from streamparse.engines import engine_comparators
+
+    _bench(benchmark, "agent:hermes", parser, PARSERS.get(parser) or engine_comparators("hermes")[0][parser])
+
+
+@pytest.mark.parametrize("parser", ["streamparse", "floor", *_engines("qwen3_coder")])
+def test_agent_qwen3_coder(benchmark, parser: str) -> None:
+    from streamparse.engines import engine_comparators
+
+    _bench(benchmark, "agent:qwen3_coder", parser,
+           PARSERS.get(parser) or engine_comparators("qwen3_coder")[0][parser])

@@ -1,5 +1,12 @@
-"""The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive),
-a caller's ``--compare module:callable``, and the serving engines' parsers when installed."""
+"""The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive) and
+a caller's ``--compare module:callable``. The serving engines' parsers come from ``streamparse.engines``.
+
+Fair timing: a session may offer ``raw()``, the bare per-delta callable, its end-of-stream callable and
+a function turning what they return into ``(text, calls)`` after the clock stops. The harness times
+``raw()`` when present and ``feed`` otherwise, in the same loop, so no parser pays for an adapter
+that another does not: streamparse is timed as ``StreamParser.feed`` itself, the floor as one regex
+search that hands the delta back.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,9 @@ from typing import Any, Callable, Protocol
 from .events import TextDelta, ToolCall
 from .parser import StreamParser
 
-__all__ = ["Session", "SessionFactory", "PARSERS", "load_compare", "optional_comparators"]
+__all__ = ["Session", "SessionFactory", "PARSERS", "Pair", "load_compare", "raw_api"]
+
+Pair = tuple[str, list[tuple[str, str]]]  # (text, [(name, arguments_json)]) emitted by one feed
 
 
 class Session(Protocol):
@@ -22,6 +31,15 @@ class Session(Protocol):
     def close(self) -> tuple[str, list[tuple[str, str]]]: ...
 
     def held(self) -> int | None: ...
+
+
+RawApi = tuple[Callable[[str], Any], Callable[[], Any], Callable[[Any], Pair] | None]
+
+
+def raw_api(session: Session) -> RawApi:
+    """What the harness times: ``(feed, close, decode)``; decode None means outputs are already pairs."""
+    raw = getattr(session, "raw", None)
+    return raw() if raw is not None else (session.feed, session.close, None)
 
 
 class _StreamparseSession:
@@ -46,6 +64,9 @@ class _StreamparseSession:
     def held(self) -> int | None:
         return len(self._p.held_text)
 
+    def raw(self) -> RawApi:
+        return self._p.feed, self._p.close, self._split
+
 
 class _IdentitySession:
     def __init__(self, tools: Any):
@@ -60,6 +81,20 @@ class _IdentitySession:
     def held(self) -> int | None:
         return 0
 
+    def _raw_feed(self, delta: str) -> str:
+        return delta
+
+    def raw(self) -> RawApi:
+        return self._raw_feed, self._raw_close, self._as_pair
+
+    @staticmethod
+    def _raw_close() -> str:
+        return ""
+
+    @staticmethod
+    def _as_pair(text: str) -> Pair:
+        return text, []
+
 
 _FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<think>", re.I)
 
@@ -67,9 +102,16 @@ _FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<t
 class _FloorSession(_IdentitySession):
     """The least any marker-aware parser must do: one regex search per delta."""
 
+    def __init__(self, tools: Any):
+        self._search = _FLOOR_RE.search
+
     def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
-        _FLOOR_RE.search(delta)
+        self._search(delta)
         return delta, []
+
+    def _raw_feed(self, delta: str) -> str:
+        self._search(delta)
+        return delta
 
 
 _NAIVE_BLOCKS = re.compile(
@@ -151,18 +193,3 @@ def load_compare(spec: str) -> tuple[str, SessionFactory]:
         raise ValueError(f"--compare wants module:callable, got {spec!r}")
     fn = getattr(importlib.import_module(module_name), attr)
     return spec, lambda tools: _BatchSession(fn, tools)
-
-
-def optional_comparators() -> tuple[dict[str, SessionFactory], list[str]]:
-    """sglang / vllm streaming tool parsers, when importable; otherwise a line saying why not."""
-    found: dict[str, SessionFactory] = {}
-    notes: list[str] = []
-    for package in ("sglang", "vllm"):
-        try:
-            importlib.import_module(package)
-        except Exception as exc:  # noqa: BLE001 - any import failure means "not available here"
-            notes.append(f"{package}: not compared ({type(exc).__name__}: {exc}); install it to add its streaming tool parser")
-            continue
-        notes.append(f"{package}: importable, but its streaming tool parser needs a tokenizer and a request object; "
-                     "not wired in this version")
-    return found, notes

@@ -6,9 +6,18 @@ machine, so ratios mean something:
 - ``identity``: hands every delta back as text (the cost of the loop itself);
 - ``floor``: one compiled-regex search per delta for the start markers, nothing else;
 - ``naive``: re-parses the whole buffer on every delta, the way the seed converters do
-  (regex over everything received, ``json.loads`` per block) - quadratic;
-- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``), and the
-  streaming tool parsers of sglang / vllm when those packages are importable.
+  (regex over everything received, ``json.loads`` per block) - quadratic, so it runs only on
+  workloads up to ``NAIVE_MAX_CHARS`` (decided by size, up front) and says so;
+- the serving engines' streaming tool parsers (``streamparse.engines``: vLLM, SGLang) on every
+  workload written in a dialect they parse (hermes, qwen3_coder), when installed;
+- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``).
+
+Every parser's output is checked against streamparse's parse of the whole text at once:
+the calls (names and parsed arguments) and the text, separately.
+
+Cost of a run: each parser is timed up to ``repeat`` times (fewer once ``TIME_BUDGET`` seconds
+are spent, so slow parsers and big inputs run once), then one instrumented run (held text,
+emission latency) and one run under tracemalloc (peak memory).
 """
 
 from __future__ import annotations
@@ -22,17 +31,19 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from .baselines import PARSERS, Session, SessionFactory, load_compare, optional_comparators
+from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
 from .events import TextDelta, ToolCall
 from .parser import StreamParser
 from .render import RENDERERS
-from .workloads import KB, SCALING_KB, Workload, build_workload, split
+from .workloads import KB, SCALING_KB, Workload, build_workload, split, workload_dialect
 
 __all__ = [
-    "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "build_workload", "split", "measure",
-    "run_suite", "format_table", "load_compare", "optional_comparators",
+    "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "ENGINE_DIALECTS", "NAIVE_MAX_CHARS",
+    "build_workload", "split", "measure", "run_suite", "format_table", "ratios", "load_compare", "skip_reason",
+    "timed_run",
 ]
 
+Expected = tuple[str, list[tuple[str, Any]]]  # (text, [(name, parsed arguments)])
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -49,8 +60,12 @@ class Result:
     max_held: int | None
     latency_deltas: list[int]
     latency_us: list[float]
-    correct: bool | None
+    correct: bool | None  # calls and text both equal to streamparse's whole-text parse
     note: str = ""
+    calls_ok: int | None = None  # calls equal (name and parsed arguments) to the reference, position by position
+    calls_expected: int | None = None
+    text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"
+    runs: int = 0  # timed runs; the best is reported
 
     @property
     def mb_per_s(self) -> float:
@@ -60,6 +75,10 @@ class Result:
     def us_per_delta(self) -> float:
         return self.seconds / self.deltas * 1e6 if self.deltas else 0.0
 
+    @property
+    def skipped(self) -> bool:
+        return self.seconds != self.seconds  # NaN
+
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d.update(mb_per_s=self.mb_per_s, us_per_delta=self.us_per_delta,
@@ -68,26 +87,31 @@ class Result:
         return d
 
 
-def _timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> tuple[float, str, list[tuple[str, str]]]:
-    session = factory(tools)
-    feed = session.feed
-    text: list[str] = []
-    calls: list[tuple[str, str]] = []
+def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> tuple[float, str, list[tuple[str, str]]]:
+    """One run, timed with the same loop for every parser: one call per delta and one append.
+
+    What the parser returns is turned into text and calls only after the clock stops, so a
+    session's adapter (``raw()``, see baselines) costs nothing inside the timed region."""
+    feed, close, decode = raw_api(factory(tools))
+    outputs: list[Any] = []
+    append = outputs.append
     gc.disable()
     try:
         start = time.perf_counter()
         for delta in deltas:
-            t, c = feed(delta)
-            if t:
-                text.append(t)
-            if c:
-                calls += c
-        t, c = session.close()
+            append(feed(delta))
+        append(close())
         elapsed = time.perf_counter() - start
     finally:
         gc.enable()
-    text.append(t)
-    calls += c
+    text: list[str] = []
+    calls: list[tuple[str, str]] = []
+    for out in outputs:
+        t, c = decode(out) if decode is not None else out
+        if t:
+            text.append(t)
+        if c:
+            calls += c
     return elapsed, "".join(text), calls
 
 
@@ -129,58 +153,128 @@ def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> 
         tracemalloc.stop()
 
 
+def _loads(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments  # not JSON: compared as written, so it differs
+
+
+def check(text: str, calls: list[tuple[str, Any]], expected: Expected) -> tuple[int, str]:
+    """How many calls equal the reference's at the same position, and whether the text does."""
+    got = [(n, _loads(a)) for n, a in calls]
+    matched = sum(g == e for g, e in zip(got, expected[1]))
+    if len(got) != len(expected[1]):
+        matched = min(matched, len(expected[1]) - 1)  # a missing or extra call is never "all ok"
+    if text == expected[0]:
+        return matched, "ok"
+    return matched, "ws" if text.split() == expected[0].split() else "differs"
+
+
+TIME_BUDGET = 0.25  # seconds of timed runs per parser and workload: repeats stop once spent
+
+
 def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Sequence[str], *,
-            repeat: int = 3, expected: tuple[str, list[tuple[str, Any]]] | None = None) -> Result:
+            repeat: int = 3, expected: Expected | None = None) -> Result:
     best = float("inf")
+    spent = 0.0
+    runs = 0
     text: str = ""
     calls: list[tuple[str, str]] = []
-    for _ in range(repeat):
-        elapsed, text, calls = _timed_run(factory, workload.tools, deltas)
+    while runs < max(repeat, 1) and (runs == 0 or spent < TIME_BUDGET):
+        elapsed, text, calls = timed_run(factory, workload.tools, deltas)
         best = min(best, elapsed)
+        spent += elapsed
+        runs += 1
     max_held, lat_d, lat_us = _instrumented_run(factory, workload.tools, deltas, workload.call_ends)
-    correct = None
+    result = Result(workload.name, parser, len(workload.text), len(deltas), best, len(calls),
+                    _peak_memory(factory, workload.tools, deltas), max_held, lat_d, lat_us, None, runs=runs)
     if expected is not None:
-        correct = (text, [(n, json.loads(a)) for n, a in calls]) == expected
-    return Result(workload.name, parser, len(workload.text), len(deltas), best, len(calls),
-                  _peak_memory(factory, workload.tools, deltas), max_held, lat_d, lat_us, correct)
+        result.calls_ok, result.text_ok = check(text, calls, expected)
+        result.calls_expected = len(expected[1])
+        result.correct = result.calls_ok == result.calls_expected and result.text_ok == "ok"
+    return result
+
+
+def reference(workload: Workload) -> Expected:
+    """streamparse's parse of the whole text at once: what every parser's output is checked against."""
+    parser = StreamParser(workload.tools)
+    events = parser.feed(workload.text) + parser.close()
+    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
+            [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)])
 
 
 # ----------------------------------------------------------------------------- the suite
 
+ENGINE_DIALECTS = ("hermes", "qwen3_coder")  # the dialects streamparse.engines has comparators for
 SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "prose": lambda: ["prose"],
     "tool_heavy": lambda: ["tool_heavy"],
     "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
-    "scaling": lambda: [f"args:{d}:{kb}" for d in ("hermes", "qwen3_coder") for kb in SCALING_KB],
+    "scaling": lambda: [f"args:{d}:{kb}" for d in ENGINE_DIALECTS for kb in SCALING_KB],
+    "engines": lambda: [f"agent:{d}" for d in ENGINE_DIALECTS],
 }
-NAIVE_MAX_CHARS = 80 * KB  # beyond this the quadratic baseline takes minutes: skipped, and said so
+NAIVE_MAX_CHARS = 16 * KB  # the quadratic baseline runs up to this size (~0.2 s); above, it would take minutes
+
+
+def skip_reason(parser: str, chars: int) -> str | None:
+    """Decided by size, before running: a parser too slow to finish on this input in the default run."""
+    if parser == "naive" and chars > NAIVE_MAX_CHARS:
+        return f"naive: skipped above {NAIVE_MAX_CHARS // KB} KB (quadratic)"
+    return None
+
+
+def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
+    """The engines' sessions per dialect (``streamparse.engines``), asked once each; every note logged once."""
+    from . import engines  # looked up on the module, so tests can monkeypatch engine_comparators
+
+    found: dict[str, dict[str, SessionFactory]] = {}
+    notes: list[str] = []
+    for dialect in dict.fromkeys(d for d in dialects if d in ENGINE_DIALECTS):
+        sessions, lines = engines.engine_comparators(dialect)
+        found[dialect] = dict(sessions)
+        notes += [line for line in lines if line not in notes]
+    for line in notes:
+        log(f"# {line}")
+    return found
+
+
+_BASELINE_NOTES = {"identity": "baseline: the loop alone, parses nothing",
+                   "floor": "baseline: one regex search per delta, parses nothing"}
 
 
 def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[str, SessionFactory] | None = None,
-              quick: bool = False, repeat: int = 3, log: Callable[[str], None] = print) -> list[Result]:
+              quick: bool = False, repeat: int = 3, engines: bool = True,
+              log: Callable[[str], None] = print) -> list[Result]:
+    """Run every workload of ``scenarios`` (groups of SCENARIOS or single workloads) through every parser,
+    plus the engines' parsers for that workload's dialect when ``engines``; log one table per workload."""
     parsers = dict(parsers or PARSERS)
+    names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
+             if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
+    by_dialect = engine_parsers(map(workload_dialect, names), log) if engines else {}
     results: list[Result] = []
-    for group in scenarios:
-        names = SCENARIOS[group]() if group in SCENARIOS else [group]
-        for name in names:
-            if quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4:
+    for name in names:
+        workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
+        deltas = split(workload.text, chunk)
+        expected = reference(workload)
+        table: list[Result] = []
+        for pname, factory in {**parsers, **by_dialect.get(workload_dialect(name) or "", {})}.items():
+            why = skip_reason(pname, len(workload.text))
+            if why is not None:
+                table.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
+                                    None, [], [], None, why))
                 continue
-            workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
-            deltas = split(workload.text, chunk)
-            reference = StreamParser(workload.tools)
-            ref_events = reference.feed(workload.text) + reference.close()
-            expected = ("".join(e.text for e in ref_events if isinstance(e, TextDelta)),
-                        [(e.name, json.loads(e.arguments)) for e in ref_events if isinstance(e, ToolCall)])
-            for pname, factory in parsers.items():
-                if pname == "naive" and len(workload.text) > NAIVE_MAX_CHARS:
-                    results.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
-                                          None, [], [], None, f"skipped: quadratic, input over {NAIVE_MAX_CHARS // KB} KB"))
-                    continue
-                check = expected if pname == "streamparse" else None
-                results.append(measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=check))
-            log(format_table([r for r in results if r.scenario == name]))
+            result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=expected)
+            result.note = _BASELINE_NOTES.get(pname, "")
+            table.append(result)
+        results += table
+        log(format_table(table))
     return results
 
+
+# ----------------------------------------------------------------------------- reporting
 
 def _fmt(value: float | None, digits: int = 2) -> str:
     if value is None or value != value:  # None or NaN
@@ -188,69 +282,78 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _check_cell(r: Result) -> str:
+    if r.calls_ok is None:
+        return "-"
+    calls = "ok" if r.calls_ok == r.calls_expected else f"{r.calls_ok}/{r.calls_expected}"
+    return f"{calls} / {r.text_ok}"
+
+
 def format_table(results: list[Result]) -> str:
+    """One workload's table. ``calls / text``: calls equal to streamparse's whole-text parse (ok, or how
+    many of how many) and the text (ok, ``ws``: differs only in whitespace, or differs)."""
     if not results:
         return ""
+    floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
     head = f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)"
-    cols = f"{'parser':<22}{'MB/s':>9}{'µs/delta':>10}{'deltas/s':>12}{'calls':>7}{'calls/s':>11}{'peak KiB':>10}" \
-           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  note"
+    cols = f"{'parser':<20}{'MB/s':>8}{'µs/delta':>10}{'×floor':>8}{'calls':>7}{'calls/s':>10}{'peak KiB':>10}" \
+           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  {'calls / text':<16}note"
     lines = [head, cols]
     for r in results:
         lat = sorted(x for x in r.latency_us if x == x)
+        over = r.seconds / floor.seconds if floor and floor.seconds and not r.skipped else None
         lines.append(
-            f"{r.parser:<22}{_fmt(r.mb_per_s):>9}{_fmt(r.us_per_delta, 3):>10}"
-            f"{_fmt(r.deltas / r.seconds if r.seconds == r.seconds and r.seconds else None, 0):>12}"
-            f"{r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and r.seconds == r.seconds else None, 0):>11}"
+            f"{r.parser:<20}{_fmt(r.mb_per_s):>8}{_fmt(r.us_per_delta, 3):>10}{_fmt(over, 1):>8}"
+            f"{'-' if r.skipped else r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0):>10}"
             f"{_fmt(r.peak_kib, 0):>10}{'-' if r.max_held is None else r.max_held:>9}"
             f"{max(r.latency_deltas) if r.latency_deltas else '-':>10}"
             f"{_fmt(lat[len(lat) // 2] if lat else None, 1):>11}{_fmt(lat[-1] if lat else None, 1):>11}"
-            f"  {r.note}{'' if r.correct is not False else 'WRONG OUTPUT'}"
+            f"  {_check_cell(r):<16}{r.note}"
         )
     return "\n".join(lines)
 
 
+def _engine_rows(results: list[Result], scenario: str) -> list[Result]:
+    return [r for r in results if r.scenario == scenario and ":" in r.parser and not r.skipped
+            and r.parser.split(":", 1)[0] in ("vllm", "sglang")]
+
+
 def ratios(results: list[Result]) -> dict[str, float]:
-    """The headline ratios: same run, same machine."""
-    by = {(r.scenario, r.parser): r for r in results}
+    """The headline ratios: same run, same machine.
+
+    ``<dialect>_streamparse_over_best_engine``: streamparse's per-delta cost on the agent workload of that
+    dialect over the lowest per-delta cost among the engines measured there whose calls were all right
+    (among all engines measured there if none was)."""
+    by = {(r.scenario, r.parser): r for r in results if not r.skipped}
     out: dict[str, float] = {}
     if ("prose", "streamparse") in by and ("prose", "floor") in by:
         out["prose_streamparse_over_floor"] = by["prose", "streamparse"].seconds / by["prose", "floor"].seconds
     if ("tool_heavy", "streamparse") in by:
         out["tool_heavy_mb_per_s"] = by["tool_heavy", "streamparse"].mb_per_s
         naive = by.get(("tool_heavy", "naive"))
-        if naive and naive.seconds == naive.seconds:
+        if naive:
             out["tool_heavy_naive_over_streamparse"] = naive.seconds / by["tool_heavy", "streamparse"].seconds
-    for dialect in ("hermes", "qwen3_coder"):
+    for dialect in ENGINE_DIALECTS:
         big, small = by.get((f"args:{dialect}:256", "streamparse")), by.get((f"args:{dialect}:16", "streamparse"))
         if big and small:
             out[f"scaling_{dialect}_256kb_over_16kb"] = big.seconds / small.seconds
+        naive, ours = by.get((f"args:{dialect}:16", "naive")), by.get((f"args:{dialect}:16", "streamparse"))
+        if naive and ours:
+            out[f"scaling_{dialect}_16kb_naive_over_streamparse"] = naive.seconds / ours.seconds
+        agent = f"agent:{dialect}"
+        mine, floor = by.get((agent, "streamparse")), by.get((agent, "floor"))
+        if mine and floor:
+            out[f"agent_{dialect}_streamparse_over_floor"] = mine.seconds / floor.seconds
+        engines = _engine_rows(results, agent)
+        right = [r for r in engines if r.calls_ok is not None and r.calls_ok == r.calls_expected]
+        if mine and engines:
+            best = min(right or engines, key=lambda r: r.seconds)
+            out[f"{dialect}_streamparse_over_best_engine"] = mine.us_per_delta / best.us_per_delta
     return out
 
 
-def plot(results: list[Result], path: str) -> None:
-    """Time against argument size, log-log, one line per parser (needs matplotlib)."""
-    try:
-        import matplotlib
+def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
+    """Per-delta cost against argument size, log-log, one line per parser (see ``benchplot``)."""
+    from .benchplot import plot as _plot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise RuntimeError("--plot needs matplotlib: pip install 'streamparse[plot]'") from exc
-    fig, ax = plt.subplots(figsize=(7, 5))
-    series: dict[str, list[tuple[float, float]]] = {}
-    for r in results:
-        if r.scenario.startswith("args:") and r.seconds == r.seconds:
-            dialect, kb = r.scenario.split(":")[1:]
-            series.setdefault(f"{r.parser} ({dialect})", []).append((float(kb), r.seconds * 1e3))
-    if not series:
-        raise RuntimeError("--plot needs the scaling scenario (args:*) in the run")
-    for label, points in sorted(series.items()):
-        points.sort()
-        ax.loglog([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
-    ax.set_xlabel("argument size (KB)")
-    ax.set_ylabel("time for the whole stream (ms)")
-    ax.set_title("streamparse: time against argument size (4-character deltas)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    _plot(results, path, chunk)

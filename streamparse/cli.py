@@ -205,17 +205,13 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
     parsers = dict(bm.PARSERS)
-    extra, notes = bm.optional_comparators()
-    parsers.update(extra)
     for spec in args.compare or []:
         try:
             name, factory = bm.load_compare(spec)
         except (ImportError, AttributeError, ValueError) as exc:
             raise CliError(f"--compare {spec}: {exc}") from None
         parsers[name] = factory
-    for note in notes:
-        print(f"# {note}", file=out)
-    results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick,
+    results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick, engines=not args.no_engines,
                            log=lambda s: print(s, file=out, flush=True))
     headline = bm.ratios(results)
     if headline:
@@ -238,11 +234,11 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
             raise CliError(f"cannot write {args.json!r}: {exc.strerror or exc}") from None
     if args.plot:
         try:
-            bm.plot(results, args.plot)
+            bm.plot(results, args.plot, chunk)
         except (RuntimeError, OSError) as exc:
             raise CliError(f"--plot: {exc}") from None
         print(f"# plot written to {args.plot}", file=out)
-    return 1 if any(r.correct is False for r in results) else 0
+    return 1 if any(r.correct is False for r in results if r.parser == "streamparse") else 0
 
 
 def _bench_chunk(value: str) -> int | str:
@@ -254,12 +250,12 @@ def _bench_chunk(value: str) -> int | str:
 
 
 def _known_scenario(name: str) -> bool:
-    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME`` / ``args:NAME:KB``."""
+    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME``, ``agent:NAME``, ``args:NAME:KB``."""
     from .benchmark import RENDERERS, SCENARIOS
 
     kind, _, rest = name.partition(":")
     dialect, _, kb = rest.partition(":")
-    if kind == "dialect":
+    if kind in ("dialect", "agent"):
         return rest in RENDERERS
     if kind == "args":
         return dialect in RENDERERS and kb.isdecimal() and int(kb) > 0
@@ -309,15 +305,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     r.set_defaults(func=run_replay)
 
-    b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines")
+    b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines and the "
+                                     "serving engines' parsers")
     b.add_argument("--scenario", action="append",
-                   help="prose, tool_heavy, dialects, scaling, or one workload such as dialect:qwen3_coder or "
-                        "args:hermes:64 (repeatable; default: all four groups)")
+                   help="prose, tool_heavy, dialects, scaling, engines, or one workload such as dialect:qwen3_coder, "
+                        "agent:hermes or args:hermes:64 (repeatable; default: all five groups)")
     b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
     b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
                    help="another parser: a callable taking the list of deltas, returning (text, calls)")
     b.add_argument("--json", metavar="FILE", help="write machine-readable results")
-    b.add_argument("--plot", metavar="FILE.png", help="time against argument size, log-log (needs matplotlib)")
+    b.add_argument("--plot", metavar="FILE.png",
+                   help="cost per delta against argument size, log-log, every parser (needs matplotlib and the "
+                        "scaling scenario)")
+    b.add_argument("--no-engines", action="store_true",
+                   help="leave out the serving engines' parsers (vLLM, SGLang) even when installed")
     b.add_argument("--quick", action="store_true", help="tiny workloads (a smoke run)")
     b.add_argument("--proxy", action="store_true", help="also load-test the proxy (starts real processes)")
     b.add_argument("--proxy-concurrency", type=int, default=200)
