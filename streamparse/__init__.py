@@ -16,7 +16,7 @@ from types import ModuleType
 from .aio import aparse, iparse
 from . import dialects
 from .dialects import ALIASES, DIALECTS, Dialect
-from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta, ToolCall
+from .events import Diagnostic, Event, ParseResult, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from .parser import StreamParser, parse
 
 __all__ = [
@@ -31,6 +31,8 @@ __all__ = [
     "StreamParser",
     "TextDelta",
     "ToolCall",
+    "ToolCallStart",
+    "ToolCallDelta",
     "aparse",
     "iparse",
     "parse",

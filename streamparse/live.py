@@ -2,8 +2,9 @@
 
 Invariant: a call starts only once its name is known, allowed by the tools and under the
 call limit; from then on it always ends as a call, and the concatenation of its
-fragments is exactly the final ``ToolCall.arguments``, valid JSON. Fragments gathered
-during one ``feed`` leave at the end of that feed, as one ``ToolCallDelta``.
+fragments is exactly the final ``ToolCall.arguments``, valid JSON. Its events wait in
+order until the parser takes them: at the end of each feed (fragments gathered during
+one feed leave as one ``ToolCallDelta``), or when the item closes.
 
 When streaming starts, per body kind: a JSON call object once its ``"name"`` has been
 read (its arguments object may already be under way: what was read leaves with the
@@ -30,12 +31,12 @@ class LiveCall:
     """One item of a block, watched as its text is written (``feed``), settled when it closes (``close``)."""
 
     def __init__(self, dialect: Dialect, head_name: str | None, factory: CallFactory,
-                 begin: Callable[[], None], emit: Callable[[Event], None]):
+                 begin: Callable[[], None]):
         self.dialect = dialect
         self.head_name = head_name
         self._factory = factory
         self._begin = begin  # the block commits to a call: what it held before is released
-        self._emit = emit
+        self._events: list[Event] = []  # waiting to be taken, in order
         self._frags: list[str] = []  # fragments of this feed (before the start: everything so far)
         self._sent: list[str] = []  # every fragment, for the final arguments
         self.index = -1
@@ -71,61 +72,55 @@ class LiveCall:
         if self._json is not None and self._json.schema is None and not self._json.started:
             self._json.schema = self._factory.schema(name)
         self._begin()
-        self._emit(ToolCallStart(self.index, self.id, name, self.dialect.name))
+        self._events.append(ToolCallStart(self.index, self.id, name, self.dialect.name))
         return True
 
     def take(self) -> list[Event]:
-        """The fragments gathered since the last take, as at most one event."""
-        if not self._frags:
-            return []
-        if not self.started:
-            if self._json is not None and self.head_name is not None and self._json.started:
-                self._named(self.head_name)
-            if not self.started:
-                return []
-        text = "".join(self._frags)
-        self._frags.clear()
-        self._sent.append(text)
-        return [ToolCallDelta(self.index, text)]
+        """The events waiting: the start, and this feed's fragments as one delta."""
+        if not self.started and self._json is not None and self.head_name is not None and self._json.started:
+            self._named(self.head_name)
+        out, self._events = self._events, []
+        text = "".join(self._frags) if self.started else ""
+        if text:
+            self._frags.clear()
+            self._sent.append(text)
+            out.append(ToolCallDelta(self.index, text))
+        return out
 
-    def flush(self) -> None:
-        for ev in self.take():
-            self._emit(ev)
-
-    def close(self, item: str, exact: bool) -> bool:
-        """The item closed (or was cut by the block's end, or the stream's). False: it never started, and the
-        caller decodes it as a whole item."""
+    def close(self, item: str, exact: bool) -> list[Event] | None:
+        """The item closed (or was cut by the block's end, or the stream's): its last events.
+        None: it never started, and the caller decodes it as a whole item."""
         if not self.started and self._json is not None and self.head_name is not None and self._json.started:
             self._named(self.head_name)
         if not self.started:
-            return False
-        notes: list[Diagnostic] = []
+            return None
+        notes: list[Event] = []
         if self._json is not None and self._json.streamable:
+            cut = not self._json.done
             self._json.finish()
-            self.flush()
-            arguments = "".join(self._sent)
-            if exact and not self._json.done:
+            arguments = "".join(self._sent) + "".join(self._frags)
+            if cut:
                 notes.append(Diagnostic("incomplete", f"{self.name}: call cut off by the end of the stream; "
                                         "its arguments were closed", self.dialect.name))
         else:
-            self.flush()
-            sent = "".join(self._sent)
-            whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
-            if whole is None or not whole.startswith(sent):
-                ending = self._tags.closing() if self._tags is not None else ("{}" if not sent else "}")
-                whole = sent + ending
-                notes.append(Diagnostic("repaired", f"{self.name}: streamed arguments closed as sent "
-                                        f"({why or 'the whole item reads differently'})", self.dialect.name,
-                                        {"name": self.name, "raw_item": item}))
-            rest = whole[len(sent) :]
-            if rest:
-                self._frags.append(rest)
-                self.flush()
-            arguments = whole
-        for note in notes + self._factory.notes(self.dialect, self.name, json.loads(arguments)):
-            self._emit(note)
-        self._emit(ToolCall(self.index, self.id, self.name, arguments, self.dialect.name))
-        return True
+            sent = "".join(self._sent) + "".join(self._frags)
+            arguments, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
+            if arguments is None or not arguments.startswith(sent):
+                if arguments is None:
+                    notes.append(Diagnostic("repaired", f"{self.name}: the item does not decode whole ({why}); "
+                                            "its streamed arguments were closed as sent", self.dialect.name,
+                                            {"name": self.name, "raw_item": item}))
+                if self._tags is not None:
+                    arguments = sent + self._tags.settle(arguments)
+                else:
+                    arguments = arguments if not sent else sent + "}"
+            self._frags.append(arguments[len(sent) :])
+        try:
+            notes += self._factory.notes(self.dialect, self.name, json.loads(arguments))
+        except ValueError as exc:  # not expected: the streamers write valid JSON by construction
+            notes.append(Diagnostic("rejected", f"{self.name}: streamed arguments are not valid JSON ({exc})",
+                                    self.dialect.name))
+        return self.take() + notes + [ToolCall(self.index, self.id, self.name, arguments, self.dialect.name)]
 
 
 def whole_call_events(call: ToolCall) -> list[Any]:

@@ -90,7 +90,7 @@ class StreamParser(Output):
         self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
         self._closed = False
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
-        self._live: LiveCall | None = None  # the item being streamed
+        self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
         Output.__init__(self)
 
     # ------------------------------------------------------------------ public API
@@ -108,7 +108,7 @@ class StreamParser(Output):
             return [TextDelta(delta)]
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
         if fast is not None and type(delta) is str and fast(delta):
-            return self._live.take() if self._live is not None else []
+            return self._lives[-1].take() if self._lives else []
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -156,8 +156,8 @@ class StreamParser(Output):
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final
         self._body_fast = None if self._mode != _BODY or final or self._held else self._block.scanner.fast_path()  # type: ignore[union-attr]
-        if self._live is not None:
-            self._live.flush()
+        for ev in self._lives[-1].take() if self._lives else ():
+            self._event(ev)
         self._flush()
         return self._out
 
@@ -169,7 +169,7 @@ class StreamParser(Output):
             b = self._block
             assert b is not None and b.scanner is not None
             b.scanner.finish()
-            exact = b.in_item and (b.dialect.eos_ends or self._live is not None and self._live.started)
+            exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
             if exact:
                 b.close_item()
             self._drain(b, exact)
@@ -313,7 +313,7 @@ class StreamParser(Output):
         if b.done:
             return self._end_block(b, new)
         if end < n or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
-            if self._live is not None and self._live.started:
+            if self._lives and self._lives[-1].started:
                 b.close_item()  # a call under way always ends as a call: cut here
                 self._drain(b, True)
             if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
@@ -337,6 +337,7 @@ class StreamParser(Output):
 
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
+        self._lives.clear()
         self._block, self._mode = None, _TEXT
         if not b.calls:
             for diag, _ in b.failed:
@@ -391,8 +392,9 @@ class StreamParser(Output):
     def _watch_item(self) -> Callable[[str], None] | None:
         b = self._block
         assert b is not None
-        self._live = LiveCall(b.dialect, b.name, self._factory, self._commit, self._event)
-        return self._live.feed
+        live = LiveCall(b.dialect, b.name, self._factory, self._commit)
+        self._lives.append(live)
+        return live.feed
 
     def _commit(self) -> None:
         """A streamed call starts: the block is a call block from now on."""
@@ -408,8 +410,10 @@ class StreamParser(Output):
     def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
         """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
         ``exact``: ended only by the end of the stream, so it must not need repair."""
-        live, self._live = self._live, None
-        if live is not None and live.close(item, exact):
+        done = self._lives.pop(0).close(item, exact) if self._lives else None
+        if done is not None:
+            for ev in done:
+                self._event(ev)
             return
         events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
         if failure is not None:

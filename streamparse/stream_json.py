@@ -214,7 +214,7 @@ class JsonEcho:
         if role == "key":
             f = self._stack[-1]
             f.key, f.state = content, _COLON
-            self._emit(json.dumps(content, ensure_ascii=False))
+            self._emit('"' + "".join(held or ()) + '"')  # as written (normalised in passing)
         elif role == "name":
             if self._on_name is not None:
                 self._on_name(content)

@@ -128,11 +128,15 @@ class TagStream:
                 self._tail = t[-i - 1 :]
                 return
 
-    def closing(self) -> str:
-        """What completes the emitted text as JSON, when the end does not settle it (an open string, the object)."""
+    def settle(self, whole: str | None) -> str:
+        """What follows the emitted text when the end does not simply continue it: the open value closed,
+        then every member of ``whole`` (the whole-call arguments) stated again, which JSON readers take
+        over the earlier ones (the last of a repeated key wins). Without ``whole``: just closed."""
         if not self.emitted:
-            return "{}"
-        return ('"' if self._value is not None else "null" if self._typed is not None else "") + "}"
+            return whole or "{}"
+        out = '"' if self._value is not None else "null" if self._typed is not None else ""
+        members = whole[1:] if whole and whole.startswith("{") else "}"
+        return out + (", " if self._keys and members != "}" else "") + members
 
     # ------------------------------------------------------------------ states
 
@@ -189,7 +193,12 @@ class TagStream:
             self._value_text(t[i:n])
             return n
         self._value_text(t[i:k])
-        rest = t[k : k + max(len(self._c.close), len(self._c.param_start))].lower()
+        rest = t[k : k + max(len(self._c.close), len(self._c.param_start), len(self._c.item_close))].lower()
+        if self._c.item_close and rest.startswith(self._c.item_close):
+            if n - k <= len(self._c.item_close):
+                return -k - 1  # the item may end here (then so does the value)
+            self._value_text(t[k : k + len(self._c.item_close)])  # text follows in the same item: the value's own
+            return k + len(self._c.item_close)
         if rest.startswith(self._c.close):
             self._closing = t[k : k + len(self._c.close)]
             self._state = _CLOSING
@@ -197,7 +206,8 @@ class TagStream:
         if rest.startswith(self._c.param_start):
             self._state = _STOPPED  # a parameter head inside a value: only the whole item can say whose it is
             return n
-        if len(rest) < len(self._c.close) and (self._c.close.startswith(rest) or self._c.param_start.startswith(rest)):
+        if n - k < len(rest) + 1 and any(lit.startswith(rest) for lit in (self._c.close, self._c.param_start,
+                                                                           self._c.item_close) if lit):
             return -k - 1
         self._value_text("<")
         return k + 1
