@@ -34,7 +34,7 @@ class Block:
         self.fence = fence
         self.head = head  # fence + opener (+ head text): the block's markup before its body
         self.cur = io.StringIO()  # the item being read, or the current run outside items
-        self.sink = self.cur.write
+        self.sink: Callable[[str], Any] = self.cur.write
         self.in_item = False
         self.segments: list[str] | None = []  # the body so far, in order, while it may be released whole
         self.outside: list[str] = []  # runs of body text outside items

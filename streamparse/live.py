@@ -104,16 +104,17 @@ class LiveCall:
                                         "its arguments were closed", self.dialect.name))
         else:
             sent = "".join(self._sent) + "".join(self._frags)
-            arguments, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
-            if arguments is None or not arguments.startswith(sent):
-                if arguments is None:
+            whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
+            arguments = whole or ""
+            if whole is None or not whole.startswith(sent):
+                if whole is None:
                     notes.append(Diagnostic("repaired", f"{self.name}: the item does not decode whole ({why}); "
                                             "its streamed arguments were closed as sent", self.dialect.name,
                                             {"name": self.name, "raw_item": item}))
                 if self._tags is not None:
-                    arguments = sent + self._tags.settle(arguments)
+                    arguments = sent + self._tags.settle(whole)
                 else:
-                    arguments = arguments if not sent else sent + "}"
+                    arguments = whole if whole is not None and not sent else sent + "}" if sent else "{}"
             self._frags.append(arguments[len(sent) :])
         try:
             notes += self._factory.notes(self.dialect, self.name, json.loads(arguments))

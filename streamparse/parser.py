@@ -31,9 +31,9 @@ from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .calls import CallFactory, new_call_id
 from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, TextDelta, ToolCall
-from .live import LiveCall, whole_call_events
-from .output import Output
+from .events import Diagnostic, Event, ParseResult, TextDelta
+from .live import LiveCall
+from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -49,7 +49,7 @@ def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
 
 
-class StreamParser(Output):
+class StreamParser(ItemCalls):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -91,7 +91,7 @@ class StreamParser(Output):
         self._closed = False
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
-        Output.__init__(self)
+        ItemCalls.__init__(self)
 
     # ------------------------------------------------------------------ public API
 
@@ -330,11 +330,6 @@ class StreamParser(Output):
             return end
         return new
 
-    def _drain(self, b: Block, exact: bool = False) -> None:
-        for item in b.items:
-            self._on_item(b, item, exact)
-        b.items.clear()
-
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
         self._lives.clear()
@@ -386,52 +381,6 @@ class StreamParser(Output):
         ws, self._after_ws = self._after_ws, ""
         self._text(ws)
         return resume
-
-    # ------------------------------------------------------------------ items -> calls
-
-    def _watch_item(self) -> Callable[[str], None] | None:
-        b = self._block
-        assert b is not None
-        live = LiveCall(b.dialect, b.name, self._factory, self._commit)
-        self._lives.append(live)
-        return live.feed
-
-    def _commit(self) -> None:
-        """A streamed call starts: the block is a call block from now on."""
-        b = self._block
-        assert b is not None
-        if not b.calls:
-            for diag, text in b.failed:
-                self._event(diag)
-                self._text(text)
-            b.drop_body()
-        b.calls += 1
-
-    def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
-        """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
-        ``exact``: ended only by the end of the stream, so it must not need repair."""
-        done = self._lives.pop(0).close(item, exact) if self._lives else None
-        if done is not None:
-            for ev in done:
-                self._event(ev)
-            return
-        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
-        if failure is not None:
-            if b.calls:
-                self._event(failure)
-                self._text(item)
-            else:
-                b.failed.append((failure, item))
-            return
-        if not b.calls:
-            for diag, text in b.failed:
-                self._event(diag)
-                self._text(text)
-            b.drop_body()
-        for ev in events:
-            for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
-                self._event(out)
-        b.calls += n_calls
 
 
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:

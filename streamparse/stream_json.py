@@ -72,7 +72,7 @@ class JsonEcho:
     """
 
     def __init__(self, out: Callable[[str], None], *, route: str = "all", schema: Any = None,
-                 on_name: Callable[[str], None] | None = None):
+                 on_name: Callable[[str], Any] | None = None):
         self._out = out
         self.schema = schema
         self._call = route == "call"

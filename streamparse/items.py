@@ -1,0 +1,79 @@
+"""From a block's items to call events: whole items decoded when they close, or streamed as written.
+
+Invariant: a block's items are settled in the order they were written; a block commits to
+being a call block at its first call (or first started call), and what it held before
+(items that did not decode) is released then, before that call's first event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from .events import ToolCall
+from .live import LiveCall, whole_call_events
+from .output import Output
+
+if TYPE_CHECKING:
+    from .block import Block
+    from .calls import CallFactory
+
+__all__ = ["ItemCalls"]
+
+
+class ItemCalls(Output):
+    """The part of the parser that turns items into events (the parser sets the attributes below)."""
+
+    _factory: CallFactory
+    _block: Block | None
+    _streaming: bool
+    _lives: list[LiveCall]
+
+    def _drain(self, b: Block, exact: bool = False) -> None:
+        """Settle the items that closed during a scan."""
+        for item in b.items:
+            self._on_item(b, item, exact)
+        b.items.clear()
+
+    def _watch_item(self) -> Callable[[str], None] | None:
+        """An item opened (streaming mode): a live call reads its text as it is written."""
+        b = self._block
+        assert b is not None
+        live = LiveCall(b.dialect, b.name, self._factory, self._commit)
+        self._lives.append(live)
+        return live.feed
+
+    def _commit(self) -> None:
+        """A streamed call starts: the block is a call block from now on."""
+        assert self._block is not None
+        self._commit_block(self._block)
+        self._block.calls += 1
+
+    def _commit_block(self, b: Block) -> None:
+        """The block's first call: items held as possibly-not-calls leave as text, and the body copy goes."""
+        if not b.calls:
+            for diag, text in b.failed:
+                self._event(diag)
+                self._text(text)
+            b.drop_body()
+
+    def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
+        """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
+        ``exact``: ended only by the end of the stream, so it must not need repair."""
+        done = self._lives.pop(0).close(item, exact) if self._lives else None
+        if done is not None:
+            for ev in done:
+                self._event(ev)
+            return
+        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
+        if failure is not None:
+            if b.calls:
+                self._event(failure)
+                self._text(item)
+            else:
+                b.failed.append((failure, item))
+            return
+        self._commit_block(b)
+        for ev in events:
+            for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
+                self._event(out)
+        b.calls += n_calls
