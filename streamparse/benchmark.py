@@ -26,6 +26,7 @@ import bisect
 import gc
 import itertools
 import json
+import math
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
 from .events import TextDelta, ToolCall
 from .parser import StreamParser
 from .render import RENDERERS
-from .workloads import KB, SCALING_KB, Workload, build_workload, split, workload_dialect
+from .benchreport import format_table, ratios
+from .workloads import ENGINE_DIALECTS, KB, SCALING_KB, Workload, build_workload, split, workload_dialect
 
 __all__ = [
     "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "ENGINE_DIALECTS", "NAIVE_MAX_CHARS",
@@ -66,6 +68,7 @@ class Result:
     calls_expected: int | None = None
     text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"
     runs: int = 0  # timed runs; the best is reported
+    engine: bool = False  # a serving engine's parser (from streamparse.engines)
 
     @property
     def mb_per_s(self) -> float:
@@ -208,7 +211,6 @@ def reference(workload: Workload) -> Expected:
 
 # ----------------------------------------------------------------------------- the suite
 
-ENGINE_DIALECTS = ("hermes", "qwen3_coder")  # the dialects streamparse.engines has comparators for
 SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "prose": lambda: ["prose"],
     "tool_heavy": lambda: ["tool_heavy"],
@@ -216,14 +218,43 @@ SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "scaling": lambda: [f"args:{d}:{kb}" for d in ENGINE_DIALECTS for kb in SCALING_KB],
     "engines": lambda: [f"agent:{d}" for d in ENGINE_DIALECTS],
 }
-NAIVE_MAX_CHARS = 16 * KB  # the quadratic baseline runs up to this size (~0.2 s); above, it would take minutes
+NAIVE_MAX_CHARS = 20 * KB  # the quadratic baseline runs up to this size (~0.5 s a run); 64 KB would take ~10 s
+SLOW_RUN_SECONDS = 3.0  # in a series (args:DIALECT:*), a comparator whose next run would take longer is skipped
+_NEVER_SKIPPED = ("streamparse", "identity", "floor")
 
 
 def skip_reason(parser: str, chars: int) -> str | None:
-    """Decided by size, before running: a parser too slow to finish on this input in the default run."""
+    """Decided by size, before running: the quadratic baseline only runs on small inputs."""
     if parser == "naive" and chars > NAIVE_MAX_CHARS:
         return f"naive: skipped above {NAIVE_MAX_CHARS // KB} KB (quadratic)"
     return None
+
+
+def predicted_seconds(points: list[tuple[int, float]], chars: int) -> tuple[float, float]:
+    """One run's time at ``chars`` from the parser's earlier runs in the same series, and the exponent used:
+    the growth measured between the last two sizes (kept between 1 and 2), 2 when only one is known."""
+    c1, t1 = points[-1]
+    exponent = 2.0
+    if len(points) > 1:
+        c0, t0 = points[-2]
+        if 0 < t0 < t1 and c0 < c1:
+            exponent = min(2.0, max(1.0, math.log(t1 / t0) / math.log(c1 / c0)))
+        elif t1 <= t0:
+            exponent = 1.0
+    return t1 * (chars / c1) ** exponent, exponent
+
+
+def _too_slow(parser: str, name: str, chars: int, grown: dict[tuple[str, str], list[tuple[int, float, str]]]
+              ) -> str | None:
+    """A comparator (not streamparse or a baseline) whose run on this args:* size would exceed SLOW_RUN_SECONDS."""
+    points = grown.get((name.rsplit(":", 1)[0], parser)) if name.startswith("args:") else None
+    if not points or parser in _NEVER_SKIPPED:
+        return None
+    seconds, exponent = predicted_seconds([(c, t) for c, t, _ in points], chars)
+    if seconds <= SLOW_RUN_SECONDS:
+        return None
+    return (f"{parser}: skipped above {points[-1][2]} KB (a run would take ~{seconds:,.0f} s; "
+            f"time grows as size^{exponent:.1f})")
 
 
 def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
@@ -254,103 +285,33 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
     names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
              if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
     by_dialect = engine_parsers(map(workload_dialect, names), log) if engines else {}
+    grown: dict[tuple[str, str], list[tuple[int, float, str]]] = {}  # (args:DIALECT, parser) -> (chars, s, KB)
     results: list[Result] = []
     for name in names:
         workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
         deltas = split(workload.text, chunk)
         expected = reference(workload)
         table: list[Result] = []
-        for pname, factory in {**parsers, **by_dialect.get(workload_dialect(name) or "", {})}.items():
-            why = skip_reason(pname, len(workload.text))
+        engine_here = by_dialect.get(workload_dialect(name) or "", {})
+        for pname, factory in {**parsers, **engine_here}.items():
+            why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
             if why is not None:
                 table.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
-                                    None, [], [], None, why))
+                                    None, [], [], None, why, engine=pname in engine_here))
                 continue
             result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=expected)
+            result.engine = pname in engine_here
             result.note = _BASELINE_NOTES.get(pname, "")
             table.append(result)
+            if name.startswith("args:"):
+                series, kb = name.rsplit(":", 1)
+                grown.setdefault((series, pname), []).append((len(workload.text), result.seconds, kb))
         results += table
         log(format_table(table))
     return results
 
 
-# ----------------------------------------------------------------------------- reporting
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    if value is None or value != value:  # None or NaN
-        return "-"
-    return f"{value:,.{digits}f}"
-
-
-def _check_cell(r: Result) -> str:
-    if r.calls_ok is None:
-        return "-"
-    calls = "ok" if r.calls_ok == r.calls_expected else f"{r.calls_ok}/{r.calls_expected}"
-    return f"{calls} / {r.text_ok}"
-
-
-def format_table(results: list[Result]) -> str:
-    """One workload's table. ``calls / text``: calls equal to streamparse's whole-text parse (ok, or how
-    many of how many) and the text (ok, ``ws``: differs only in whitespace, or differs)."""
-    if not results:
-        return ""
-    floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
-    head = f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)"
-    cols = f"{'parser':<20}{'MB/s':>8}{'µs/delta':>10}{'×floor':>8}{'calls':>7}{'calls/s':>10}{'peak KiB':>10}" \
-           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  {'calls / text':<16}note"
-    lines = [head, cols]
-    for r in results:
-        lat = sorted(x for x in r.latency_us if x == x)
-        over = r.seconds / floor.seconds if floor and floor.seconds and not r.skipped else None
-        lines.append(
-            f"{r.parser:<20}{_fmt(r.mb_per_s):>8}{_fmt(r.us_per_delta, 3):>10}{_fmt(over, 1):>8}"
-            f"{'-' if r.skipped else r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0):>10}"
-            f"{_fmt(r.peak_kib, 0):>10}{'-' if r.max_held is None else r.max_held:>9}"
-            f"{max(r.latency_deltas) if r.latency_deltas else '-':>10}"
-            f"{_fmt(lat[len(lat) // 2] if lat else None, 1):>11}{_fmt(lat[-1] if lat else None, 1):>11}"
-            f"  {_check_cell(r):<16}{r.note}"
-        )
-    return "\n".join(lines)
-
-
-def _engine_rows(results: list[Result], scenario: str) -> list[Result]:
-    return [r for r in results if r.scenario == scenario and ":" in r.parser and not r.skipped
-            and r.parser.split(":", 1)[0] in ("vllm", "sglang")]
-
-
-def ratios(results: list[Result]) -> dict[str, float]:
-    """The headline ratios: same run, same machine.
-
-    ``<dialect>_streamparse_over_best_engine``: streamparse's per-delta cost on the agent workload of that
-    dialect over the lowest per-delta cost among the engines measured there whose calls were all right
-    (among all engines measured there if none was)."""
-    by = {(r.scenario, r.parser): r for r in results if not r.skipped}
-    out: dict[str, float] = {}
-    if ("prose", "streamparse") in by and ("prose", "floor") in by:
-        out["prose_streamparse_over_floor"] = by["prose", "streamparse"].seconds / by["prose", "floor"].seconds
-    if ("tool_heavy", "streamparse") in by:
-        out["tool_heavy_mb_per_s"] = by["tool_heavy", "streamparse"].mb_per_s
-        naive = by.get(("tool_heavy", "naive"))
-        if naive:
-            out["tool_heavy_naive_over_streamparse"] = naive.seconds / by["tool_heavy", "streamparse"].seconds
-    for dialect in ENGINE_DIALECTS:
-        big, small = by.get((f"args:{dialect}:256", "streamparse")), by.get((f"args:{dialect}:16", "streamparse"))
-        if big and small:
-            out[f"scaling_{dialect}_256kb_over_16kb"] = big.seconds / small.seconds
-        naive, ours = by.get((f"args:{dialect}:16", "naive")), by.get((f"args:{dialect}:16", "streamparse"))
-        if naive and ours:
-            out[f"scaling_{dialect}_16kb_naive_over_streamparse"] = naive.seconds / ours.seconds
-        agent = f"agent:{dialect}"
-        mine, floor = by.get((agent, "streamparse")), by.get((agent, "floor"))
-        if mine and floor:
-            out[f"agent_{dialect}_streamparse_over_floor"] = mine.seconds / floor.seconds
-        engines = _engine_rows(results, agent)
-        right = [r for r in engines if r.calls_ok is not None and r.calls_ok == r.calls_expected]
-        if mine and engines:
-            best = min(right or engines, key=lambda r: r.seconds)
-            out[f"{dialect}_streamparse_over_best_engine"] = mine.us_per_delta / best.us_per_delta
-    return out
-
+# ----------------------------------------------------------------------------- reporting (benchreport, benchplot)
 
 def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
     """Per-delta cost against argument size, log-log, one line per parser (see ``benchplot``)."""

@@ -37,6 +37,11 @@ def series(results: list[Result]) -> dict[str, dict[str, list[tuple[float, float
     return out
 
 
+def _skipped(results: list[Result]) -> set[tuple[str, str]]:
+    """(dialect, parser) pairs with an args:* workload skipped: their line ends early on purpose."""
+    return {(r.scenario.split(":")[1], r.parser) for r in results if r.scenario.startswith("args:") and r.skipped}
+
+
 def _label(parser: str) -> str:
     return {"floor": "floor (one regex search per delta)", "identity": "identity (the loop alone)",
             "naive": "naive (re-parses everything per delta)"}.get(parser, parser)
@@ -52,6 +57,7 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
     except ImportError as exc:
         raise RuntimeError("--plot needs matplotlib: pip install 'streamparse[plot]'") from exc
     data = series(results)
+    skipped = _skipped(results)
     if not data:
         raise RuntimeError("--plot needs the scaling scenario (args:*) in the run")
     dialects = sorted(data, key=lambda d: (d != "hermes", d))
@@ -68,6 +74,9 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
             if not points:
                 continue
             ax.plot([p[0] for p in points], [p[1] for p in points], label=_label(parser), ms=5, **style[parser])
+            if (dialect, parser) in skipped:
+                ax.annotate("skipped above", points[-1], xytext=(6, -3), textcoords="offset points", fontsize=8,
+                            color=style[parser]["color"])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(f"{dialect} markup", fontsize=11)

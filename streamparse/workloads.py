@@ -12,11 +12,12 @@ from typing import Any
 from .examples import EXAMPLE_TOOLS
 from .render import RENDERERS
 
-__all__ = ["Workload", "build_workload", "split", "workload_dialect", "KB", "SCALING_KB", "AGENT_TOOLS",
+__all__ = ["Workload", "build_workload", "split", "workload_dialect", "KB", "SCALING_KB", "ENGINE_DIALECTS", "AGENT_TOOLS",
            "AGENT_CALLS"]
 
 KB = 1024
 SCALING_KB = (1, 4, 16, 64, 256)
+ENGINE_DIALECTS = ("hermes", "qwen3_coder")  # the dialects streamparse.engines has comparators for
 
 
 _WORDS = ("the model writes prose between its calls and explains what it is doing next while a user "

@@ -77,7 +77,7 @@ def test_the_harness_times_streamparse_and_the_floor_without_adapters() -> None:
 
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS) is None
-    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "naive: skipped above 16 KB (quadratic)"
+    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "naive: skipped above 20 KB (quadratic)"
     assert bm.skip_reason("streamparse", 10**9) is None
     monkeypatch.setattr(bm, "NAIVE_MAX_CHARS", 2 * KB)
     logged: list[str] = []
@@ -143,9 +143,23 @@ def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeyp
     assert "qwen3_coder_streamparse_over_best_engine" not in ratios  # no engine measured there
 
 
+def test_a_comparator_whose_next_size_would_take_too_long_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert bm.predicted_seconds([(1000, 1.0)], 4000) == (16.0, 2.0)  # one point: assume quadratic
+    assert bm.predicted_seconds([(1000, 1.0), (4000, 4.0)], 16000) == (16.0, 1.0)  # measured: linear
+    assert bm.predicted_seconds([(1000, 1.0), (4000, 64.0)], 16000)[1] == 2.0  # never assumed worse than quadratic
+    monkeypatch.setattr("streamparse.engines.engine_comparators", lambda d: ({f"vllm:{d}": _SloppySession}, []))
+    monkeypatch.setattr(bm, "SLOW_RUN_SECONDS", 1e-9)  # any further run is "too long"
+    results = bm.run_suite(["args:hermes:1", "args:hermes:4"], parsers={"streamparse": PARSERS["streamparse"]},
+                           quick=True, log=lambda line: None)
+    rows = {(r.scenario, r.parser): r for r in results}
+    assert not rows["args:hermes:1", "vllm:hermes"].skipped and not rows["args:hermes:4", "streamparse"].skipped
+    assert rows["args:hermes:4", "vllm:hermes"].note.startswith("vllm:hermes: skipped above 1 KB (a run would take")
+    assert rows["args:hermes:4", "vllm:hermes"].engine
+
+
 def _row(scenario: str, parser: str, seconds: float, calls_ok: int = 1) -> Result:
-    return Result(scenario, parser, 4000, 1000, seconds, 1, 1.0, 0, [0], [1.0], True,
-                  calls_ok=calls_ok, calls_expected=1, text_ok="ok")
+    return Result(scenario, parser, 4000, 1000, seconds, 1, 1.0, 0, [0], [1.0], True, calls_ok=calls_ok,
+                  calls_expected=1, text_ok="ok", engine=parser.startswith(("vllm:", "sglang:")))
 
 
 def test_ratios_against_the_best_engine_that_got_the_calls_right() -> None:
@@ -169,7 +183,9 @@ def test_plot_writes_a_png_with_every_parser(tmp_path) -> None:
     results = [_row(f"args:{d}:{kb}", p, kb * 1e-3) for d in ("hermes", "qwen3_coder") for kb in (1, 4, 16)
                for p in ("streamparse", "floor", f"vllm:{d}")]
     results.append(Result("args:hermes:16", "naive", 1, 1, float("nan"), 0, float("nan"), None, [], [], None))
-    assert set(series(results)["hermes"]) == {"streamparse", "floor", "vllm:hermes"}  # skipped rows are not points
+    results += [_row("args:hermes:1", "naive", 1e-2), _row("args:hermes:4", "naive", 1e-1)]
+    assert set(series(results)["hermes"]) == {"streamparse", "floor", "vllm:hermes", "naive"}
+    assert series(results)["hermes"]["naive"] == [(1.0, 10.0), (4.0, 100.0)]  # µs per delta; skipped: no point
     path = tmp_path / "scaling.png"
     bm.plot(results, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

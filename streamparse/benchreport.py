@@ -1,0 +1,86 @@
+"""The benchmark's tables and headline ratios (``streamparse bench``); the picture is in ``benchplot``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .workloads import ENGINE_DIALECTS
+
+if TYPE_CHECKING:
+    from .benchmark import Result
+
+__all__ = ["format_table", "ratios"]
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    if value is None or value != value:  # None or NaN
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def _check_cell(r: Result) -> str:
+    if r.calls_ok is None:
+        return "-"
+    calls = "ok" if r.calls_ok == r.calls_expected else f"{r.calls_ok}/{r.calls_expected}"
+    return f"{calls} / {r.text_ok}"
+
+
+def format_table(results: list[Result]) -> str:
+    """One workload's table. ``calls / text``: calls equal to streamparse's whole-text parse (ok, or how
+    many of how many) and the text (ok, ``ws``: differs only in whitespace, or differs)."""
+    if not results:
+        return ""
+    floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
+    head = f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)"
+    cols = f"{'parser':<20}{'MB/s':>8}{'µs/delta':>10}{'×floor':>8}{'calls':>7}{'calls/s':>10}{'peak KiB':>10}" \
+           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  {'calls / text':<16}note"
+    lines = [head, cols]
+    for r in results:
+        lat = sorted(x for x in r.latency_us if x == x)
+        over = r.seconds / floor.seconds if floor and floor.seconds and not r.skipped else None
+        lines.append(
+            f"{r.parser:<20}{_fmt(r.mb_per_s):>8}{_fmt(r.us_per_delta, 3):>10}{_fmt(over, 1):>8}"
+            f"{'-' if r.skipped else r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0):>10}"
+            f"{_fmt(r.peak_kib, 0):>10}{'-' if r.max_held is None else r.max_held:>9}"
+            f"{max(r.latency_deltas) if r.latency_deltas else '-':>10}"
+            f"{_fmt(lat[len(lat) // 2] if lat else None, 1):>11}{_fmt(lat[-1] if lat else None, 1):>11}"
+            f"  {_check_cell(r):<16}{r.note}"
+        )
+    return "\n".join(lines)
+
+
+def _engine_rows(results: list[Result], scenario: str) -> list[Result]:
+    return [r for r in results if r.scenario == scenario and r.engine and not r.skipped]
+
+
+def ratios(results: list[Result]) -> dict[str, float]:
+    """The headline ratios: same run, same machine.
+
+    ``<dialect>_streamparse_over_best_engine``: streamparse's per-delta cost on the agent workload of that
+    dialect over the lowest per-delta cost among the engines measured there whose calls were all right
+    (among all engines measured there if none was)."""
+    by = {(r.scenario, r.parser): r for r in results if not r.skipped}
+    out: dict[str, float] = {}
+    if ("prose", "streamparse") in by and ("prose", "floor") in by:
+        out["prose_streamparse_over_floor"] = by["prose", "streamparse"].seconds / by["prose", "floor"].seconds
+    if ("tool_heavy", "streamparse") in by:
+        out["tool_heavy_mb_per_s"] = by["tool_heavy", "streamparse"].mb_per_s
+        naive = by.get(("tool_heavy", "naive"))
+        if naive:
+            out["tool_heavy_naive_over_streamparse"] = naive.seconds / by["tool_heavy", "streamparse"].seconds
+    for dialect in ENGINE_DIALECTS:
+        big, small = by.get((f"args:{dialect}:256", "streamparse")), by.get((f"args:{dialect}:16", "streamparse"))
+        if big and small:
+            out[f"scaling_{dialect}_256kb_over_16kb"] = big.seconds / small.seconds
+        naive, ours = by.get((f"args:{dialect}:16", "naive")), by.get((f"args:{dialect}:16", "streamparse"))
+        if naive and ours:
+            out[f"scaling_{dialect}_16kb_naive_over_streamparse"] = naive.seconds / ours.seconds
+        agent = f"agent:{dialect}"
+        mine, floor = by.get((agent, "streamparse")), by.get((agent, "floor"))
+        if mine and floor:
+            out[f"agent_{dialect}_streamparse_over_floor"] = mine.seconds / floor.seconds
+        engines = _engine_rows(results, agent)
+        right = [r for r in engines if r.calls_ok is not None and r.calls_ok == r.calls_expected]
+        if mine and engines:
+            best = min(right or engines, key=lambda r: r.seconds)
+            out[f"{dialect}_streamparse_over_best_engine"] = mine.us_per_delta / best.us_per_delta
+    return out
