@@ -22,6 +22,7 @@ default = true                           # the backend for models no backend nam
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
 tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
 tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
+stream_arguments = false                 # stream each call's arguments as they are written (name first)
 max_block_chars = 1048576
 max_calls = 1000
 max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
@@ -93,6 +94,7 @@ class Backend:
     parse_without_tools: bool = False
     tool_prompt: str | None = None
     tool_prompt_retry: bool = False
+    stream_arguments: bool = False
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
     max_connections: int = 1000
@@ -118,7 +120,8 @@ class Backend:
         return [s for s in found if len(s) >= 4]
 
     def parser_options(self) -> dict[str, Any]:
-        return {"dialects": self.dialects, "max_block_chars": self.max_block_chars, "max_calls": self.max_calls}
+        options = {"dialects": self.dialects, "max_block_chars": self.max_block_chars, "max_calls": self.max_calls}
+        return {**options, "stream_arguments": True} if self.stream_arguments else options
 
     def serves(self, model: Any) -> bool:
         return isinstance(model, str) and (model in self.models or model in self.model_map)
@@ -167,7 +170,7 @@ class ProxyConfig:
 
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
-_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry"}
+_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments"}
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:

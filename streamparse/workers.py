@@ -37,8 +37,9 @@ SERVER_KEYS = ("host", "port", "workers")  # [server] settings the command line 
 
 
 def config_from_settings(settings: Mapping[str, Any]) -> ProxyConfig:
-    """``{"config": PATH}`` or ``{"upstream": URL}``, plus optional ``"server": {host, port, workers}``
-    overrides -> a checked ``ProxyConfig`` (``ConfigError`` otherwise)."""
+    """``{"config": PATH}`` or ``{"upstream": URL}`` (with optional ``"backend"`` settings, as a config file's
+    backend table has them: ``tool_prompt``, ``stream_arguments``, ...), plus optional ``"server": {host, port,
+    workers}`` overrides -> a checked ``ProxyConfig`` (``ConfigError`` otherwise)."""
     if isinstance(settings.get("config"), str):
         config = load_config(settings["config"])
     elif "upstream" in settings:

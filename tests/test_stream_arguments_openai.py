@@ -14,6 +14,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from helpers import TOOLS, aiter_of
 from streamparse import StreamParser, ToolCall
+from streamparse.events import ToolCallDelta
 from streamparse import openai as sp_openai
 from streamparse.render import render
 
@@ -142,9 +143,11 @@ def test_streamed_arguments_equal_the_non_streaming_ones(text: str, size: int) -
                                                                        stream_arguments=True, id_factory=ids()))
     plain = ChatCompletion.model_validate(sp_openai.rewrite_completion(completion_for(text), TOOLS))
     got = [(c.id, c.function.name, c.function.arguments) for c in streamed.tool_calls or []]
-    assert got and got == [(c.id, c.function.name, c.function.arguments) for c in whole.choices[0].message.tool_calls or []]
+    assert got and got == [(c.id, c.function.name, c.function.arguments)  # type: ignore[union-attr]
+                           for c in whole.choices[0].message.tool_calls or []]
     assert [(n, json.loads(a)) for _, n, a in got] == [
-        (c.function.name, json.loads(c.function.arguments)) for c in plain.choices[0].message.tool_calls or []]
+        (c.function.name, json.loads(c.function.arguments))  # type: ignore[union-attr]
+        for c in plain.choices[0].message.tool_calls or []]
     assert streamed.content == whole.choices[0].message.content == plain.choices[0].message.content
 
 
@@ -219,9 +222,9 @@ def test_parser_events_and_wire_pieces_match() -> None:
     fragments = []
     for chunk in chunks:
         for event in parser.feed(chunk["choices"][0]["delta"].get("content") or ""):
-            if event.type == "tool_call_delta":
+            if isinstance(event, ToolCallDelta):
                 fragments.append(event.arguments_fragment)
-    fragments += [e.arguments_fragment for e in parser.close() if e.type == "tool_call_delta"]
+    fragments += [e.arguments_fragment for e in parser.close() if isinstance(e, ToolCallDelta)]
     wire = [tc["function"]["arguments"] for _, tc in call_pieces(rewrite(TEXT, 4, stream_arguments=True))
             if "id" not in tc]
     assert wire == fragments
@@ -241,4 +244,4 @@ def test_tool_call_event_is_final_arguments() -> None:
     events = [e for i in range(0, len(TEXT), 5) for e in parser.feed(TEXT[i : i + 5])] + parser.close()
     for call in (e for e in events if isinstance(e, ToolCall)):
         assert "".join(e.arguments_fragment for e in events
-                       if e.type == "tool_call_delta" and e.index == call.index) == call.arguments
+                       if isinstance(e, ToolCallDelta) and e.index == call.index) == call.arguments
