@@ -60,24 +60,25 @@ class BracketBody:
         self.sep_seen = False
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
-    def fast_path(self) -> Callable[[str], bool] | None:
+    def fast_path(self) -> Callable[[str], list | None] | None:
         """The fast path, when the next delta may take it (inside a double-quoted string)."""
         return self.fast if self.quote == '"' else None
 
-    def fast(self, delta: str) -> bool:
-        """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked)."""
+    def fast(self, delta: str) -> list | None:
+        """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked):
+        no events (``[]``). None: the slow path must read it."""
         b = self.b
         if self.quote != '"' or b.size + len(delta) >= self.limit:
-            return False
+            return None
         if not delta:
-            return True  # an empty delta must not touch the escape state
+            return []  # an empty delta must not touch the escape state
         j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
         if j >= 0:
-            return False  # the string closes in this delta: the slow path reads on
+            return None  # the string closes in this delta: the slow path reads on
         self.esc = j == _ESCAPE_PENDING
         b.size += len(delta)
         b.sink(delta)
-        return True
+        return []
 
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? False only when it surely cannot:
@@ -256,17 +257,17 @@ class TagBody:
             block.open_item()
             self.depth = 1
 
-    def fast_path(self) -> Callable[[str], bool] | None:
+    def fast_path(self) -> Callable[[str], list | None] | None:
         return self.fast if not self.between else None
 
-    def fast(self, delta: str) -> bool:
-        """Inside an item, a delta with no "<" is taken whole."""
+    def fast(self, delta: str) -> list | None:
+        """Inside an item, a delta with no "<" is taken whole (no events); None: the slow path reads it."""
         b = self.b
         if self.between or "<" in delta or b.size + len(delta) >= self.limit:
-            return False
+            return None
         b.size += len(delta)
         b.sink(delta)
-        return True
+        return []
 
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""

@@ -59,6 +59,17 @@ class LiveCall:
     def feed(self, text: str) -> None:
         """Item text as it is written (replaced by the streamer's own ``feed`` when there is one)."""
 
+    @property
+    def keeps_item(self) -> bool:
+        """Is the item's text needed when it closes? (XML-style items are checked against the whole decode.)"""
+        return self._json is None
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a streamed value: a function from a delta to its fragment ("" : held), or None."""
+        if not self.started or self._events or self._frags:
+            return None
+        return self._json.fast_path() if self._json is not None else self._tags.fast_path() if self._tags else None
+
     def _named(self, name: str) -> bool:
         """The item's name is known: start now if the tools and the call limit allow it."""
         if self.started or self._refused:

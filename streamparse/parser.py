@@ -31,7 +31,7 @@ from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .calls import CallFactory, new_call_id
 from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, TextDelta
+from .events import Diagnostic, Event, ParseResult, TextDelta, ToolCallDelta
 from .live import LiveCall
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
@@ -79,7 +79,7 @@ class StreamParser(ItemCalls):
         self._word_firsts = self._table.word_firsts
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
-        self._body_fast: Callable[[str], bool] | None = None  # in a block's body: its scanner's fast path
+        self._body_fast: Callable[[str], list | None] | None = None  # in a block's body: its fast path
         enabled = self._table.spans
         # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
         self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
@@ -107,8 +107,10 @@ class StreamParser(ItemCalls):
                 self._track_line(delta)
             return [TextDelta(delta)]
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
-        if fast is not None and type(delta) is str and fast(delta):
-            return self._lives[-1].take() if self._lives else []
+        if fast is not None and type(delta) is str:
+            taken = fast(delta)
+            if taken is not None:
+                return taken
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -124,6 +126,31 @@ class StreamParser(ItemCalls):
         events = self._run(self._held, final=True)
         self._closed = True
         return events
+
+    def _fast_live(self) -> Callable[[str], list | None] | None:
+        """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
+        b, live, limit = self._block, self._lives[-1], self._max_block
+        piece_of = live.fast_path()
+        if b is None or piece_of is None:
+            return None
+        write = b.cur.write if live.keeps_item else None
+        sent, index, delta_event = live._sent.append, live.index, ToolCallDelta
+
+        def fast(delta: str) -> list | None:
+            if b.size + len(delta) >= limit:
+                return None
+            piece = piece_of(delta)
+            if piece is None:
+                return None
+            b.size += len(delta)
+            if write is not None:
+                write(delta)
+            if not piece:
+                return []
+            sent(piece)
+            return [delta_event(index, piece)]
+
+        return fast
 
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
@@ -155,9 +182,10 @@ class StreamParser(ItemCalls):
                 break
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final
-        self._body_fast = None if self._mode != _BODY or final or self._held else self._block.scanner.fast_path()  # type: ignore[union-attr]
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
+        self._body_fast = None if self._mode != _BODY or final or self._held else (
+            self._fast_live() if self._lives and self._lives[-1].started else self._block.scanner.fast_path())  # type: ignore[union-attr]
         self._flush()
         return self._out
 

@@ -32,6 +32,8 @@ _KEY, _COLON, _VALUE, _NEXT = range(4)  # what a container expects next
 _TOKEN = re.compile(r"""\s+|[{}\[\]:,"']|[^\s{}\[\]:,"']+""")
 _WORD_END = re.compile(r"""[\s{}\[\]:,"']""")
 _IN_STRING = {'"': re.compile(r'["\\\x00-\x1f]'), "'": re.compile("['\"\\\\\\x00-\\x1f]")}
+# Text inside a string that needs no repair and cannot end it: plain characters and complete JSON escapes.
+_PLAIN = {q: re.compile(r"(?:[^%s\\\x00-\x1f]|\\[\"\\/bfnrt]|\\u[0-9a-fA-F]{4})*" % (q if q == '"' else "'\"")) for q in "\"'"}
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
@@ -39,8 +41,16 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _JSON_WS = frozenset(" \t\r\n")
 
 
-def _escaped(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)[1:-1]
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord("\""): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n",
+                                                   ord("\r"): "\\r", ord("\t"): "\\t", ord("\b"): "\\b", ord("\f"): "\\f"}
+
+
+def escaped(s: str) -> str:
+    """``s`` as the inside of a JSON string, as ``json.dumps(s, ensure_ascii=False)`` writes it."""
+    return s.translate(_ESCAPES)
+
+
+_escaped = escaped
 
 
 def _scalar(word: str) -> str:
@@ -121,6 +131,14 @@ class JsonEcho:
             self._end_word()
         while self._stack and not self.done:
             self._close()
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a string value that streams: each delta with nothing to repair or end it is its own
+        fragment (the returned function gives it back, or None when the slow path must read it)."""
+        if self._role != "value" or not self._quote or not self._live or self._esc:
+            return None
+        plain = _PLAIN[self._quote].fullmatch
+        return lambda delta: delta if plain(delta) else None
 
     # ------------------------------------------------------------------ strings
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from .arguments import _declared_types, coerce_xml_value, strip_layout
 from .dialects.spec import TagParams
+from .stream_json import escaped as _escaped
 
 __all__ = ["TagStream"]
 
@@ -38,8 +39,6 @@ class _Compiled:
 _COMPILED: dict[TagParams, _Compiled] = {}
 
 
-def _escaped(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)[1:-1]
 
 
 class _LayoutValue:
@@ -80,6 +79,18 @@ class _LayoutValue:
         self.sent += len(out)
         return _escaped(out)
 
+    def add_fast(self, s: str) -> str:
+        """``add`` for a value past its first line (no layout newline to settle, no single-line strip)."""
+        self.raw.append(s)
+        s = self.pend + s if self.pend else s
+        if s[-1:].isspace():
+            keep = len(s.rstrip())
+            s, self.pend = s[:keep], s[keep:]
+        else:
+            self.pend = ""
+        self.sent += len(s)
+        return _escaped(s)
+
     def end(self) -> str:
         """The value is complete: the escaped rest of its final text."""
         return _escaped(strip_layout("".join(self.raw))[self.sent :])
@@ -105,7 +116,7 @@ class TagStream:
         self._typed: list[str] | None = None  # a value held whole (typed by its schema at its end)
         self._key = ""
         self._closing = ""  # _CLOSING: the value closer and the whitespace after it, not yet known to end the value
-        self.emitted: list[str] = []
+        self.emitted = False  # anything sent yet
 
     @property
     def stopped(self) -> bool:
@@ -113,8 +124,17 @@ class TagStream:
 
     def _emit(self, s: str) -> None:
         if s:
-            self.emitted.append(s)
+            self.emitted = True
             self._out(s)
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a streamed string value past its first line: a delta with no ``<`` gives its escaped text
+        (maybe "", held as layout); None: the slow path must read it."""
+        v = self._value
+        if self._state != _VALUE or v is None or self._tail or v.lead is not None or not v.confirmed:
+            return None
+        add = v.add_fast
+        return lambda delta: None if "<" in delta else add(delta)
 
     def feed(self, text: str) -> None:
         if self._state == _STOPPED:
