@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 from .arguments import _declared_types, coerce_xml_value, strip_layout
 from .dialects.spec import TagParams
-from .stream_json import escaped as _escaped
+from .stream_json import _ESCAPES, escaped as _escaped
 
 __all__ = ["TagStream"]
 
@@ -56,7 +56,8 @@ class _LayoutValue:
 
     def add(self, s: str) -> str:
         """More raw text; returns the escaped text now safe to send."""
-        self.raw.append(s)
+        if not self.confirmed:
+            self.raw.append(s)
         if self.lead is not None:
             self.lead += s
             if self.lead in ("", "\r"):
@@ -79,21 +80,30 @@ class _LayoutValue:
         self.sent += len(out)
         return _escaped(out)
 
-    def add_fast(self, s: str) -> str:
-        """``add`` for a value past its first line (no layout newline to settle, no single-line strip)."""
-        self.raw.append(s)
-        s = self.pend + s if self.pend else s
+    def add_fast(self, s: str) -> str | None:
+        """``add`` for a value past its first line, when ``s`` has no ``<`` (else None: the slow path reads it).
+        Past the first line the raw text is no longer needed: only the held trailing whitespace can change."""
+        if "<" in s:
+            return None
+        if self.pend:
+            s = self.pend + s
         if s[-1:].isspace():
             keep = len(s.rstrip())
             s, self.pend = s[:keep], s[keep:]
         else:
             self.pend = ""
         self.sent += len(s)
-        return _escaped(s)
+        return s.translate(_ESCAPES)
 
     def end(self) -> str:
         """The value is complete: the escaped rest of its final text."""
-        return _escaped(strip_layout("".join(self.raw))[self.sent :])
+        if not self.confirmed:
+            return _escaped(strip_layout("".join(self.raw))[self.sent :])
+        rest = self.pend  # several lines: only a last newline with blanks after it is layout
+        nl = rest.rfind("\n")
+        if nl >= 0 and not rest[nl + 1 :].strip(" \t"):
+            rest = rest[: nl - 1 if rest[nl - 1 : nl] == "\r" else nl]
+        return _escaped(rest)
 
 
 class TagStream:
@@ -133,8 +143,7 @@ class TagStream:
         v = self._value
         if self._state != _VALUE or v is None or self._tail or v.lead is not None or not v.confirmed:
             return None
-        add = v.add_fast
-        return lambda delta: None if "<" in delta else add(delta)
+        return v.add_fast
 
     def feed(self, text: str) -> None:
         if self._state == _STOPPED:
