@@ -32,6 +32,7 @@ from .spec import Calls
 __all__ = ["FastXmlItem", "qwen3_fast", "minimax_fast", "glm_fast"]
 
 Fast = Optional[tuple[Calls, bool]]  # (calls, repaired), or None: not sure, ask the full decoder
+_WS = re.compile(r"\s*")  # the grammars' \s: str.isspace() exactly; one C call however long the run
 
 
 class FastXmlItem:
@@ -51,11 +52,8 @@ class FastXmlItem:
         self.tags = re.compile(tags, re.I)
 
     def __call__(self, text: str) -> Fast:
-        n = len(text)
-        pos = 0
-        while pos < n and text[pos].isspace():
-            pos += 1
-        m = self.head.match(text, pos)
+        skip = _WS.match
+        m = self.head.match(text, skip(text).end())  # type: ignore[union-attr]
         if m is None:
             return None
         name = m.group(1).strip()
@@ -67,8 +65,7 @@ class FastXmlItem:
         param_match, param_close, close = self.param.match, self.param_close, self.close
         step = len(param_close)
         while True:
-            while pos < n and text[pos].isspace():
-                pos += 1
+            pos = skip(text, pos).end()  # type: ignore[union-attr]
             m = param_match(text, pos)
             if m is not None:
                 start = m.end()
@@ -80,8 +77,7 @@ class FastXmlItem:
                 pos = end + step
                 count += 1
             elif text.startswith(close, pos):
-                rest = pos + len(close)
-                if rest < n and not text[rest:].isspace():
+                if skip(text, pos + len(close)).end() != len(text):  # type: ignore[union-attr]
                     return None
                 break
             else:
@@ -108,11 +104,11 @@ def glm_fast(text: str) -> Fast:
     if m is None:
         return None
     n = len(text)
+    skip = _WS.match
     pos = m.end()
     params: dict[str, str] = {}
     while True:
-        while pos < n and text[pos].isspace():
-            pos += 1
+        pos = skip(text, pos).end()  # type: ignore[union-attr]
         if pos == n:
             return [(m.group(1), params)], False
         if not text.startswith(_KEY, pos):
@@ -122,9 +118,7 @@ def glm_fast(text: str) -> Fast:
         if end <= start or not text.startswith(_KEY_CLOSE, end):
             return None  # an empty key, or a '<' in it: the grammar's error
         key = text[start:end].strip()
-        pos = end + 10
-        while pos < n and text[pos].isspace():
-            pos += 1
+        pos = skip(text, end + 10).end()  # type: ignore[union-attr]
         if not text.startswith(_VALUE, pos):
             return None
         start = pos + 11
