@@ -20,7 +20,7 @@ import sys
 from typing import Any, Sequence, TextIO
 
 from .dialects import REGISTRY
-from .events import Diagnostic, Event, ToolCall
+from .events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
 from .examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
 from .inputs import CliError, load_tools, read_text
 from .parser import StreamParser
@@ -34,6 +34,8 @@ def _format(ev: Event) -> str:
         return f"tool_call #{ev.index} {ev.name} {ev.arguments}  (id={ev.id}, {ev.dialect})"
     if isinstance(ev, Diagnostic):
         return f"diagnostic {ev.code}: {ev.message}"
+    if isinstance(ev, (ToolCallStart, ToolCallDelta)):
+        return f"{ev.type} #{ev.index} " + (ev.name if isinstance(ev, ToolCallStart) else repr(ev.arguments_fragment))
     return f"{ev.type:<9} {ev.text!r}"
 
 
@@ -88,6 +90,10 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if args.config:
             raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
         settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
+    if args.stream_arguments:
+        if args.config:
+            raise CliError("--stream-arguments goes with --upstream; in a config file set stream_arguments per backend")
+        settings["backend"] = {**settings.get("backend", {}), "stream_arguments": True}
     if not args.demo:
         return _serve(settings, args.log_level, out)
     from .replay import create_replay_app
@@ -294,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
     s.add_argument("--tool-prompt-retry", action="store_true",
                    help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
+    s.add_argument("--stream-arguments", action="store_true",
+                   help="stream each tool call's arguments as the model writes them (name first, then pieces)")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     s.set_defaults(func=run_serve)
 
