@@ -295,11 +295,17 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
         engine_here = by_dialect.get(workload_dialect(name) or "", {})
         for pname, factory in {**parsers, **engine_here}.items():
             why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
+            if why is None:
+                try:
+                    result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=expected)
+                except Exception as exc:  # noqa: BLE001 - a comparator that breaks is reported, not fatal
+                    if pname in _NEVER_SKIPPED:
+                        raise
+                    why = f"{pname}: failed ({type(exc).__name__}: {str(exc)[:120]})"
             if why is not None:
                 table.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
                                     None, [], [], None, why, engine=pname in engine_here))
                 continue
-            result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat, expected=expected)
             result.engine = pname in engine_here
             result.note = _BASELINE_NOTES.get(pname, "")
             table.append(result)

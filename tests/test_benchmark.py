@@ -111,13 +111,17 @@ class _SloppySession:
         return None
 
 
+def _broken(tools: Any) -> Any:
+    raise RuntimeError("no tokenizer")
+
+
 def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[str] = []
 
     def fake(dialect: str) -> tuple[dict[str, Any], list[str]]:
         asked.append(dialect)
         if dialect == "hermes":
-            return {"vllm:hermes": _SloppySession}, ["sglang: not installed"]
+            return {"vllm:hermes": _SloppySession, "sglang:hermes": _broken}, ["sglang: not installed"]
         return {}, ["sglang: not installed", "vllm: not installed"]
 
     monkeypatch.setattr("streamparse.engines.engine_comparators", fake)
@@ -128,7 +132,8 @@ def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeyp
     assert asked == ["hermes", "qwen3_coder"]  # once per dialect, never for prose
     assert logged[:2] == ["# sglang: not installed", "# vllm: not installed"]  # each note once, before the tables
     rows = {(r.scenario, r.parser): r for r in results}
-    assert {p for s, p in rows if s == "agent:hermes"} == {"streamparse", "floor", "vllm:hermes"}
+    assert {p for s, p in rows if s == "agent:hermes"} == {"streamparse", "floor", "vllm:hermes", "sglang:hermes"}
+    assert rows["agent:hermes", "sglang:hermes"].note == "sglang:hermes: failed (RuntimeError: no tokenizer)"
     assert {p for s, p in rows if s in ("prose", "agent:qwen3_coder")} == {"streamparse", "floor"}
     engine = rows["agent:hermes", "vllm:hermes"]
     assert (engine.calls_ok, engine.calls_expected, engine.text_ok, engine.correct) == (20, 20, "ws", False)
