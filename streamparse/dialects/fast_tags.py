@@ -18,8 +18,7 @@ linear decoder (``XmlParams``) reads the same item the same way when the only
 tag-like strings in it, in any letter case, are the structural ones, which is
 checked last. MiniMax is the same with ``<invoke name="…">`` heads. GLM
 (``grammars/glm45.lark``) has no lookahead: a value runs to the first
-``</arg_value>``; an empty value that has a later ``</arg_value>`` is declined,
-because the grammar's value terminal outranks the closer and reads on to it.
+``</arg_value>`` (an empty value is empty: the value terminal cannot start at a closer).
 """
 
 from __future__ import annotations
@@ -123,7 +122,7 @@ def glm_fast(text: str) -> Fast:
             return None
         start = pos + 11
         end = text.find(_VALUE_CLOSE, start)
-        if end < 0 or (end == start and text.find(_VALUE_CLOSE, start + 12) >= 0):
+        if end < 0:
             return None
         params[key] = text[start:end]
         pos = end + 12
