@@ -11,6 +11,11 @@ read (its arguments object may already be under way: what was read leaves with t
 start); a JSON arguments object whose name the head gave, at its ``{``; an XML-style
 item at its name tag. Other items (Python calls, Kimi/DeepSeek/harmony JSON after a
 name, arguments written as a string) start when they close, as one fragment.
+
+A started call cut before its end (by the end of the stream, or by ``max_block_chars``)
+still ends as a call: its arguments are closed where they stopped, with an ``incomplete``
+diagnostic (whole-call mode would have kept such a block as text). The rest of a block
+cut by the limit is text, as in whole-call mode.
 """
 
 from __future__ import annotations
@@ -106,13 +111,12 @@ class LiveCall:
         if not self.started:
             return None
         notes: list[Event] = []
+        if exact:  # cut: by the end of the stream, or by the block's size limit (then a block_too_large follows)
+            notes.append(Diagnostic("incomplete", f"{self.name}: call cut off before its end; its arguments were "
+                                    "closed where it stopped", self.dialect.name, {"name": self.name}))
         if self._json is not None and self._json.streamable:
-            cut = not self._json.done
             self._json.finish()
             arguments = "".join(self._sent) + "".join(self._frags)
-            if cut:
-                notes.append(Diagnostic("incomplete", f"{self.name}: call cut off by the end of the stream; "
-                                        "its arguments were closed", self.dialect.name))
         else:
             sent = "".join(self._sent) + "".join(self._frags)
             whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
