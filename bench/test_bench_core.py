@@ -16,11 +16,11 @@ from streamparse.baselines import raw_api
 from streamparse.benchmark import NAIVE_MAX_CHARS, PARSERS, RENDERERS, SCALING_KB, build_workload, split
 
 
-def _run(factory, tools, deltas: list[str]) -> list[Any]:
-    feed, close, _ = raw_api(factory(tools))
-    out = [feed(delta) for delta in deltas]
-    out.append(close())
-    return out
+def _run(factory, tools, deltas: list[str]) -> Any:
+    feed, close = raw_api(factory(tools))
+    for delta in deltas:
+        feed(delta)
+    return close()
 
 
 def _calls(factory, tools, deltas: list[str]) -> int:

@@ -1,11 +1,11 @@
 """The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive) and
 a caller's ``--compare module:callable``. The serving engines' parsers come from ``streamparse.engines``.
 
-Fair timing: a session may offer ``raw()``, the bare per-delta callable, its end-of-stream callable and
-a function turning what they return into ``(text, calls)`` after the clock stops. The harness times
-``raw()`` when present and ``feed`` otherwise, in the same loop, so no parser pays for an adapter
-that another does not: streamparse is timed as ``StreamParser.feed`` itself, the floor as one regex
-search that hands the delta back.
+Fair timing: a session may offer ``raw()``: the parser's own per-delta and end-of-stream callables,
+whose output is not turned into ``(text, calls)``. The harness times ``raw()`` when present and
+``feed``/``close`` otherwise, in the same loop, so no parser pays for an adapter that another does
+not: streamparse is timed as ``StreamParser.feed`` itself, the floor as one regex search that hands
+the delta back. ``feed`` (the adapter) gives the output that is checked.
 """
 
 from __future__ import annotations
@@ -26,20 +26,20 @@ Pair = tuple[str, list[tuple[str, str]]]  # (text, [(name, arguments_json)]) emi
 class Session(Protocol):
     """A streaming parser under test: ``feed`` returns (text, calls) emitted for that delta."""
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]: ...
+    def feed(self, delta: str) -> Pair: ...
 
-    def close(self) -> tuple[str, list[tuple[str, str]]]: ...
+    def close(self) -> Pair: ...
 
     def held(self) -> int | None: ...
 
 
-RawApi = tuple[Callable[[str], Any], Callable[[], Any], Callable[[Any], Pair] | None]
+RawApi = tuple[Callable[[str], Any], Callable[[], Any]]
 
 
 def raw_api(session: Session) -> RawApi:
-    """What the harness times: ``(feed, close, decode)``; decode None means outputs are already pairs."""
+    """What the harness times: the session's ``raw()`` ``(feed, close)``, else its ``feed`` and ``close``."""
     raw = getattr(session, "raw", None)
-    return raw() if raw is not None else (session.feed, session.close, None)
+    return raw() if raw is not None else (session.feed, session.close)
 
 
 class _StreamparseSession:
@@ -47,7 +47,7 @@ class _StreamparseSession:
         self._p = StreamParser(tools)
 
     @staticmethod
-    def _split(events: list[Any]) -> tuple[str, list[tuple[str, str]]]:
+    def _split(events: list[Any]) -> Pair:
         if not events:
             return "", []
         if len(events) == 1 and type(events[0]) is TextDelta:
@@ -55,27 +55,27 @@ class _StreamparseSession:
         text = "".join(e.text for e in events if e.type == "text")
         return text, [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)]
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+    def feed(self, delta: str) -> Pair:
         return self._split(self._p.feed(delta))
 
-    def close(self) -> tuple[str, list[tuple[str, str]]]:
+    def close(self) -> Pair:
         return self._split(self._p.close())
 
     def held(self) -> int | None:
         return len(self._p.held_text)
 
     def raw(self) -> RawApi:
-        return self._p.feed, self._p.close, self._split
+        return self._p.feed, self._p.close
 
 
 class _IdentitySession:
     def __init__(self, tools: Any):
         pass
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+    def feed(self, delta: str) -> Pair:
         return delta, []
 
-    def close(self) -> tuple[str, list[tuple[str, str]]]:
+    def close(self) -> Pair:
         return "", []
 
     def held(self) -> int | None:
@@ -85,15 +85,11 @@ class _IdentitySession:
         return delta
 
     def raw(self) -> RawApi:
-        return self._raw_feed, self._raw_close, self._as_pair
+        return self._raw_feed, self._raw_close
 
     @staticmethod
     def _raw_close() -> str:
         return ""
-
-    @staticmethod
-    def _as_pair(text: str) -> Pair:
-        return text, []
 
 
 _FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<think>", re.I)
@@ -105,7 +101,7 @@ class _FloorSession(_IdentitySession):
     def __init__(self, tools: Any):
         self._search = _FLOOR_RE.search
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+    def feed(self, delta: str) -> Pair:
         self._search(delta)
         return delta, []
 
@@ -143,13 +139,13 @@ class _NaiveSession:
                     found.append((obj["name"], json.dumps(obj.get("arguments", obj.get("parameters", {})))))
         return found
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+    def feed(self, delta: str) -> Pair:
         self._buf += delta
         calls = self._calls()
         new, self._seen = calls[self._seen:], len(calls)
         return "", new
 
-    def close(self) -> tuple[str, list[tuple[str, str]]]:
+    def close(self) -> Pair:
         return _NAIVE_BLOCKS.sub("", self._buf), []
 
     def held(self) -> int | None:
@@ -163,11 +159,11 @@ class _BatchSession:
         self._fn = fn
         self._deltas: list[str] = []
 
-    def feed(self, delta: str) -> tuple[str, list[tuple[str, str]]]:
+    def feed(self, delta: str) -> Pair:
         self._deltas.append(delta)
         return "", []
 
-    def close(self) -> tuple[str, list[tuple[str, str]]]:
+    def close(self) -> Pair:
         text, calls = self._fn(self._deltas)
         return text, [(c[0], c[1]) if isinstance(c, (tuple, list)) else (c.name, c.arguments) for c in calls]
 

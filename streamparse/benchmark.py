@@ -16,8 +16,12 @@ Every parser's output is checked against streamparse's parse of the whole text a
 the calls (names and parsed arguments) and the text, separately.
 
 Cost of a run: each parser is timed up to ``repeat`` times (fewer once ``TIME_BUDGET`` seconds
-are spent, so slow parsers and big inputs run once), then one instrumented run (held text,
-emission latency) and one run under tracemalloc (peak memory).
+are spent, so slow parsers and big inputs run once), then one instrumented run (the output for
+the check, held text, emission latency) and one run under tracemalloc (peak memory).
+
+Fair timing: the timed loop is the same for every parser (one call per delta, result dropped) and
+calls the parser itself, not an adapter: ``StreamParser.feed`` for streamparse, a bare regex search
+for the floor (``Session.raw``, see baselines).
 """
 
 from __future__ import annotations
@@ -90,58 +94,63 @@ class Result:
         return d
 
 
-def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> tuple[float, str, list[tuple[str, str]]]:
-    """One run, timed with the same loop for every parser: one call per delta and one append.
-
-    What the parser returns is turned into text and calls only after the clock stops, so a
-    session's adapter (``raw()``, see baselines) costs nothing inside the timed region."""
-    feed, close, decode = raw_api(factory(tools))
-    outputs: list[Any] = []
-    append = outputs.append
+def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
+    """Seconds for one run, with the same loop for every parser: one call per delta, the result dropped
+    (as a consumer would, once read). A session's ``raw()`` is what gets called (see baselines), so an
+    adapter that turns a parser's output into ``(text, calls)`` is not timed."""
+    feed, close = raw_api(factory(tools))
     gc.disable()
     try:
         start = time.perf_counter()
         for delta in deltas:
-            append(feed(delta))
-        append(close())
-        elapsed = time.perf_counter() - start
+            feed(delta)
+        close()
+        return time.perf_counter() - start
     finally:
         gc.enable()
-    text: list[str] = []
-    calls: list[tuple[str, str]] = []
-    for out in outputs:
-        t, c = decode(out) if decode is not None else out
-        if t:
-            text.append(t)
-        if c:
-            calls += c
-    return elapsed, "".join(text), calls
 
 
-def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int]
-                      ) -> tuple[int | None, list[int], list[float]]:
-    """Largest held-back count, and for each call: deltas and µs from its completing delta to its emission."""
+@dataclass
+class _Observed:
+    """What an instrumented run sees: the output, the most text held back, and when each call left."""
+
+    text: str
+    calls: list[tuple[str, str]]
+    max_held: int | None
+    latency_deltas: list[int]
+    latency_us: list[float]
+
+
+def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int]) -> _Observed:
+    """The output (for the check), the largest held-back count, and for each call: deltas and µs from its
+    completing delta to its emission."""
     session = factory(tools)
     offsets = list(itertools.accumulate(len(d) for d in deltas))  # offset after delta i
     completing = [bisect.bisect_left(offsets, call_end) for call_end in call_ends]
     fed_at: list[float] = []
     emitted: list[tuple[int, float]] = []
+    text: list[str] = []
+    all_calls: list[tuple[str, str]] = []
     max_held: int | None = 0
     for i, delta in enumerate(deltas):
         fed_at.append(time.perf_counter())
-        _, calls = session.feed(delta)
+        t, calls = session.feed(delta)
         now = time.perf_counter()
+        text.append(t)
+        all_calls += calls
         emitted += [(i, now)] * len(calls)
         held = session.held()
         max_held = None if held is None or max_held is None else max(max_held, held)
-    _, calls = session.close()
+    t, calls = session.close()
     now = time.perf_counter()
+    text.append(t)
+    all_calls += calls
     emitted += [(len(deltas), now)] * len(calls)
     lat_d, lat_us = [], []
-    for (i, t), c in zip(emitted, completing):
+    for (i, stamp), c in zip(emitted, completing):
         lat_d.append(i - c)
-        lat_us.append((t - fed_at[c]) * 1e6 if c < len(fed_at) else float("nan"))
-    return max_held, lat_d, lat_us
+        lat_us.append((stamp - fed_at[c]) * 1e6 if c < len(fed_at) else float("nan"))
+    return _Observed("".join(text), all_calls, max_held, lat_d, lat_us)
 
 
 def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
@@ -184,18 +193,17 @@ def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Se
     best = float("inf")
     spent = 0.0
     runs = 0
-    text: str = ""
-    calls: list[tuple[str, str]] = []
     while runs < max(repeat, 1) and (runs == 0 or spent < TIME_BUDGET):
-        elapsed, text, calls = timed_run(factory, workload.tools, deltas)
+        elapsed = timed_run(factory, workload.tools, deltas)
         best = min(best, elapsed)
         spent += elapsed
         runs += 1
-    max_held, lat_d, lat_us = _instrumented_run(factory, workload.tools, deltas, workload.call_ends)
-    result = Result(workload.name, parser, len(workload.text), len(deltas), best, len(calls),
-                    _peak_memory(factory, workload.tools, deltas), max_held, lat_d, lat_us, None, runs=runs)
+    seen = _instrumented_run(factory, workload.tools, deltas, workload.call_ends)
+    result = Result(workload.name, parser, len(workload.text), len(deltas), best, len(seen.calls),
+                    _peak_memory(factory, workload.tools, deltas), seen.max_held, seen.latency_deltas,
+                    seen.latency_us, None, runs=runs)
     if expected is not None:
-        result.calls_ok, result.text_ok = check(text, calls, expected)
+        result.calls_ok, result.text_ok = check(seen.text, seen.calls, expected)
         result.calls_expected = len(expected[1])
         result.correct = result.calls_ok == result.calls_expected and result.text_ok == "ok"
     return result

@@ -66,13 +66,16 @@ def test_split_fixed_and_random() -> None:
 
 def test_the_harness_times_streamparse_and_the_floor_without_adapters() -> None:
     """Same loop for both: streamparse is timed as StreamParser.feed itself, the floor as its bare search."""
-    feed, close, decode = raw_api(PARSERS["streamparse"]([]))
-    assert getattr(feed, "__func__", None) is streamparse.StreamParser.feed and decode is not None
-    floor_feed, _, _ = raw_api(PARSERS["floor"]([]))
+    feed, close = raw_api(PARSERS["streamparse"]([]))
+    assert getattr(feed, "__func__", None) is streamparse.StreamParser.feed
+    assert getattr(close, "__func__", None) is streamparse.StreamParser.close
+    floor_feed, _ = raw_api(PARSERS["floor"]([]))
     assert floor_feed("ab<tool_call>") == "ab<tool_call>"
     workload = build_workload("tool_heavy", calls=6)
-    _, text, calls = bm.timed_run(PARSERS["streamparse"], workload.tools, split(workload.text, 4))
-    assert (text, [(n, json.loads(a)) for n, a in calls]) == bm.reference(workload)
+    assert bm.timed_run(PARSERS["streamparse"], workload.tools, split(workload.text, 4)) > 0
+    result = bm.measure(workload, "streamparse", PARSERS["streamparse"], split(workload.text, 4), repeat=1,
+                        expected=bm.reference(workload))
+    assert result.correct and result.calls == 6 and result.runs == 1
 
 
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
