@@ -75,7 +75,7 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
                 continue
             ax.plot([p[0] for p in points], [p[1] for p in points], label=_label(parser), ms=5, **style[parser])
             if (dialect, parser) in skipped:
-                ax.annotate("skipped above", points[-1], xytext=(6, -3), textcoords="offset points", fontsize=8,
+                ax.annotate("skipped at larger sizes", points[-1], xytext=(6, -3), textcoords="offset points", fontsize=8,
                             color=style[parser]["color"])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
