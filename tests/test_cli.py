@@ -149,7 +149,7 @@ def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--scenario", "nope"], "unknown scenario 'nope'; give prose, tool_heavy, dialects, scaling, dialect:NAME or "
+    (["--scenario", "nope"], "unknown scenario 'nope'; give prose, tool_heavy, dialects, scaling, engines, dialect:NAME or "
                              "args:NAME:KB, where NAME is one of hermes, "),
     (["--scenario", "prose", "--scenario", "dialect:nope"], "unknown scenario 'dialect:nope'"),
     (["--scenario", "args:hermes:big"], "unknown scenario 'args:hermes:big'"),
