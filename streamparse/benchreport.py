@@ -24,27 +24,34 @@ def _check_cell(r: Result) -> str:
     return f"{calls} / {r.text_ok}"
 
 
+def _lat(value: float | None) -> str:
+    return _fmt(value, 1 if value is not None and value < 1000 else 0)
+
+
 def format_table(results: list[Result]) -> str:
     """One workload's table. ``calls / text``: calls equal to streamparse's whole-text parse (ok, or how
     many of how many) and the text (ok, ``ws``: differs only in whitespace, or differs)."""
     if not results:
         return ""
     floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
-    head = f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)"
-    cols = f"{'parser':<20}{'MB/s':>8}{'µs/delta':>10}{'×floor':>8}{'calls':>7}{'calls/s':>10}{'peak KiB':>10}" \
-           f"{'max held':>9}{'lat Δ max':>10}{'lat µs p50':>11}{'lat µs max':>11}  {'calls / text':<16}note"
-    lines = [head, cols]
+    widths = (("parser", -20), ("MB/s", 7), ("µs/delta", 9), ("×floor", 7), ("calls", 5), ("calls/s", 8),
+              ("peak KiB", 8), ("max held", 8), ("lat Δ max", 9), ("lat µs p50", 10), ("lat µs max", 10),
+              ("calls / text", -15), ("note", 0))
+
+    def row(cells: list[str]) -> str:
+        return " ".join(f"{c:<{-w}}" if w < 0 else f"{c:>{w}}" if w else c for c, (_, w) in zip(cells, widths))
+
+    lines = [f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)",
+             row([name for name, _ in widths])]
     for r in results:
         lat = sorted(x for x in r.latency_us if x == x)
         over = r.seconds / floor.seconds if floor and floor.seconds and not r.skipped else None
-        lines.append(
-            f"{r.parser:<20}{_fmt(r.mb_per_s):>8}{_fmt(r.us_per_delta, 3):>10}{_fmt(over, 1):>8}"
-            f"{'-' if r.skipped else r.calls:>7}{_fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0):>10}"
-            f"{_fmt(r.peak_kib, 0):>10}{'-' if r.max_held is None else r.max_held:>9}"
-            f"{max(r.latency_deltas) if r.latency_deltas else '-':>10}"
-            f"{_fmt(lat[len(lat) // 2] if lat else None, 1):>11}{_fmt(lat[-1] if lat else None, 1):>11}"
-            f"  {_check_cell(r):<16}{r.note}"
-        )
+        lines.append(row([
+            r.parser, _fmt(r.mb_per_s), _fmt(r.us_per_delta, 3), _fmt(over, 1), "-" if r.skipped else str(r.calls),
+            _fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0), _fmt(r.peak_kib, 0),
+            "-" if r.max_held is None else str(r.max_held), str(max(r.latency_deltas)) if r.latency_deltas else "-",
+            _lat(lat[len(lat) // 2] if lat else None), _lat(lat[-1] if lat else None), _check_cell(r), r.note,
+        ]).rstrip())
     return "\n".join(lines)
 
 

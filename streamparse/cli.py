@@ -223,7 +223,7 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     if headline:
         print("\n== ratios (same run, same machine)", file=out)
         for key, value in headline.items():
-            print(f"{key:<50}{value:>10.2f}", file=out)
+            print(f"{key:<50}{value:>10.3g}", file=out)
     if args.proxy:
         from .loadtest import run_load
 

@@ -78,6 +78,23 @@ def test_the_harness_times_streamparse_and_the_floor_without_adapters() -> None:
     assert result.correct and result.calls == 6 and result.runs == 1
 
 
+def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_take_long(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    workload = build_workload("args:hermes:1")
+    deltas = split(workload.text, 4)
+    monkeypatch.setattr(bm, "SLOW_DELTA_US", 0.0)  # everything counts as slow
+    monkeypatch.setattr(bm, "TRACE_MAX_SECONDS", 0.0)
+    slow = bm.measure(workload, "naive", PARSERS["naive"], deltas, overhead=lambda: 1e-7,
+                      expected=bm.reference(workload))
+    assert slow.runs == 0 and slow.seconds > 0 and slow.correct is True and slow.skipped is False
+    assert slow.peak_kib != slow.peak_kib  # NaN: not traced
+    assert slow.note == ("timed in its one instrumented run (less 0.10 µs/delta for the instrumentation); "
+                         "peak memory not traced (~0 s)")
+    assert bm.instrumentation_cost(workload.tools, deltas) >= 0
+    fast = bm.measure(workload, "naive", PARSERS["naive"], deltas)  # no overhead given: always clean timed runs
+    assert fast.runs >= 1
+
+
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS) is None
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "naive: skipped above 20 KB (quadratic)"
