@@ -30,7 +30,6 @@ import bisect
 import functools
 import gc
 import itertools
-import json
 import math
 import time
 import tracemalloc
@@ -38,9 +37,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
-from .events import TextDelta, ToolCall
-from .parser import StreamParser
 from .render import RENDERERS
+from .benchcheck import Expected, check, reference
 from .benchreport import format_table, ratios
 from .workloads import ENGINE_DIALECTS, KB, SCALING_KB, Workload, build_workload, split, workload_dialect
 
@@ -50,7 +48,6 @@ __all__ = [
     "timed_run",
 ]
 
-Expected = tuple[str, list[tuple[str, Any]]]  # (text, [(name, parsed arguments)])
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -74,6 +71,7 @@ class Result:
     text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"
     runs: int = 0  # timed runs; the best is reported
     engine: bool = False  # a serving engine's parser (from streamparse.engines)
+    complete: bool = True  # False: the run was stopped at its deadline; chars and deltas are the part fed
 
     @property
     def mb_per_s(self) -> float:
@@ -121,11 +119,13 @@ class _Observed:
     latency_deltas: list[int]
     latency_us: list[float]
     seconds: float  # the whole instrumented loop
+    fed: int  # deltas fed: all of them, unless the run was stopped at its deadline
 
 
-def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int]) -> _Observed:
+def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int],
+                      stop_after: float | None = None) -> _Observed:
     """The output (for the check), the largest held-back count, and for each call: deltas and µs from its
-    completing delta to its emission."""
+    completing delta to its emission. Past ``stop_after`` seconds the run stops (no close): ``fed`` says where."""
     session = factory(tools)
     offsets = list(itertools.accumulate(len(d) for d in deltas))  # offset after delta i
     completing = [bisect.bisect_left(offsets, call_end) for call_end in call_ends]
@@ -134,9 +134,11 @@ def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]
     text: list[str] = []
     all_calls: list[tuple[str, str]] = []
     max_held: int | None = 0
+    deadline = float("inf") if stop_after is None else time.perf_counter() + stop_after
+    fed = len(deltas)
     gc.disable()
     try:
-        start = time.perf_counter()
+        start = now = time.perf_counter()  # now: the time of the last event, whichever it was
         for i, delta in enumerate(deltas):
             fed_at.append(time.perf_counter())
             t, calls = session.feed(delta)
@@ -146,56 +148,45 @@ def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]
             emitted += [(i, now)] * len(calls)
             held = session.held()
             max_held = None if held is None or max_held is None else max(max_held, held)
-        t, calls = session.close()
-        now = time.perf_counter()
+            if now > deadline and i + 1 < len(deltas):
+                fed = i + 1
+                break
+        else:
+            t, calls = session.close()
+            now = time.perf_counter()
+            text.append(t)
+            all_calls += calls
+            emitted += [(len(deltas), now)] * len(calls)
     finally:
         gc.enable()
-    text.append(t)
-    all_calls += calls
-    emitted += [(len(deltas), now)] * len(calls)
     lat_d, lat_us = [], []
     for (i, stamp), c in zip(emitted, completing):
         lat_d.append(i - c)
-        lat_us.append((stamp - fed_at[c]) * 1e6 if c < len(fed_at) else float("nan"))
-    return _Observed("".join(text), all_calls, max_held, lat_d, lat_us, now - start)
+        lat_us.append(max(stamp - fed_at[c], 0.0) * 1e6 if c < len(fed_at) else float("nan"))  # 0: before it
+    return _Observed("".join(text), all_calls, max_held, lat_d, lat_us, now - start, fed)
 
 
-def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
+def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str], stop_after: float) -> tuple[float, int]:
+    """Peak KiB allocated by one run under tracemalloc, and how many deltas it took in ``stop_after`` seconds."""
+    deadline = time.perf_counter() + stop_after
     tracemalloc.start()
     try:
         session = factory(tools)
-        for d in deltas:
+        for i, d in enumerate(deltas):
             session.feed(d)
+            if time.perf_counter() > deadline and i + 1 < len(deltas):
+                return tracemalloc.get_traced_memory()[1] / 1024, i + 1
         session.close()
-        return tracemalloc.get_traced_memory()[1] / 1024
+        return tracemalloc.get_traced_memory()[1] / 1024, len(deltas)
     finally:
         tracemalloc.stop()
 
 
-def _loads(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments  # not JSON: compared as written, so it differs
-
-
-def check(text: str, calls: list[tuple[str, Any]], expected: Expected) -> tuple[int, str]:
-    """How many calls equal the reference's at the same position, and whether the text does."""
-    got = [(n, _loads(a)) for n, a in calls]
-    matched = sum(g == e for g, e in zip(got, expected[1]))
-    if len(got) != len(expected[1]):
-        matched = min(matched, len(expected[1]) - 1)  # a missing or extra call is never "all ok"
-    if text == expected[0]:
-        return matched, "ok"
-    return matched, "ws" if text.split() == expected[0].split() else "differs"
-
-
 TIME_BUDGET = 0.25  # seconds of timed runs per parser and workload: repeats stop once spent
 SLOW_DELTA_US = 20.0  # a parser slower than this per delta is timed by its instrumented run (see measure)
-TRACE_FACTOR = 5.0  # a run under tracemalloc takes up to this many times longer
-TRACE_MAX_SECONDS = 4.0  # the peak-memory run is left out when it would take longer than this
+TRACE_FACTOR = 5.0  # a run under tracemalloc takes about this many times longer (2 to 12 for the engines)
+TRACE_MAX_SECONDS = 2.0  # the peak-memory run: left out when it would take longer, stopped when it does
+RUN_MAX_SECONDS = 6.0  # a comparator's run stops here (run_suite); the figures are for the part fed
 WARM_UP_DELTAS = 64
 
 
@@ -216,23 +207,26 @@ def instrumentation_cost(tools: Any, deltas: Sequence[str]) -> float:
 
 
 def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Sequence[str], *,
-            repeat: int = 3, expected: Expected | None = None,
-            overhead: Callable[[], float] | None = None) -> Result:
+            repeat: int = 3, expected: Expected | None = None, overhead: Callable[[], float] | None = None,
+            stop_after: float | None = None) -> Result:
     """Time, output check, held text, latency and peak memory of one parser on one workload.
 
-    Fast parsers get up to ``repeat`` clean timed runs (best kept), then the instrumented run. A parser
-    slower than SLOW_DELTA_US per delta (an engine re-reading what it has seen) runs once, instrumented,
-    and is timed by that run less the instrumentation's own cost per delta (``overhead()``, measured on
-    the identity baseline; under 1 µs against 20 or more); its peak memory is traced only if that takes
-    under TRACE_MAX_SECONDS. The table's note says when either applies."""
+    Fast parsers get up to ``repeat`` clean timed runs (best kept), after the instrumented run. A parser
+    slower than SLOW_DELTA_US per delta (one that re-reads what it has seen) runs once, instrumented, and is
+    timed by that run less the instrumentation's own cost per delta (``overhead()``, measured on the
+    identity baseline: under 1 µs against 20 or more); its peak memory is traced only if that takes under
+    TRACE_MAX_SECONDS; past ``stop_after`` seconds its run stops and every figure is for the part fed (the
+    calls checked are those complete in that part, the text is not checked). The note says which applies."""
     _warm_up(factory, workload.tools, deltas)
-    seen = _instrumented_run(factory, workload.tools, deltas, workload.call_ends)
+    seen = _instrumented_run(factory, workload.tools, deltas, workload.call_ends, stop_after)
     notes: list[str] = []
     best = float("inf")
     runs = 0
-    if overhead is not None and seen.seconds > SLOW_DELTA_US * 1e-6 * len(deltas):
-        cost = overhead()
-        best = seen.seconds - cost * len(deltas)
+    part = seen.fed < len(deltas)
+    chars = sum(map(len, deltas[: seen.fed])) if part else len(workload.text)
+    if part or (overhead is not None and seen.seconds > SLOW_DELTA_US * 1e-6 * len(deltas)):
+        cost = overhead() if overhead is not None else 0.0
+        best = seen.seconds - cost * seen.fed
         notes.append(f"timed in its one instrumented run (less {cost * 1e6:.2f} µs/delta for the instrumentation)")
     else:
         spent = 0.0
@@ -241,26 +235,28 @@ def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Se
             best = min(best, elapsed)
             spent += elapsed
             runs += 1
-    if best * TRACE_FACTOR > TRACE_MAX_SECONDS:
+    if part:
+        peak = float("nan")
+        notes.insert(0, f"stopped at {stop_after:g} s, {seen.fed:,} of {len(deltas):,} deltas "
+                        f"({seen.fed / len(deltas):.0%}): figures for that part, text not checked")
+    elif best * TRACE_FACTOR > TRACE_MAX_SECONDS:
         peak = float("nan")
         notes.append(f"peak memory not traced (~{best * TRACE_FACTOR:,.0f} s)")
     else:
-        peak = _peak_memory(factory, workload.tools, deltas)
-    result = Result(workload.name, parser, len(workload.text), len(deltas), best, len(seen.calls), peak,
-                    seen.max_held, seen.latency_deltas, seen.latency_us, None, "; ".join(notes), runs=runs)
+        peak, traced = _peak_memory(factory, workload.tools, deltas, TRACE_MAX_SECONDS)
+        if traced < len(deltas):
+            notes.append(f"peak memory of the first {traced / len(deltas):.0%} (traced run stopped at "
+                         f"{TRACE_MAX_SECONDS:g} s)")
+    result = Result(workload.name, parser, chars, seen.fed, best, len(seen.calls), peak, seen.max_held,
+                    seen.latency_deltas, seen.latency_us, None, "; ".join(notes), runs=runs, complete=not part)
     if expected is not None:
-        result.calls_ok, result.text_ok = check(seen.text, seen.calls, expected)
+        if part:
+            expected = ("", expected[1][: bisect.bisect_right(workload.call_ends, chars)])
+        result.calls_ok, result.text_ok = check(None if part else seen.text, seen.calls, expected)
         result.calls_expected = len(expected[1])
-        result.correct = result.calls_ok == result.calls_expected and result.text_ok == "ok"
+        result.correct = None if part else (result.calls_ok == result.calls_expected == result.calls
+                                            and result.text_ok == "ok")
     return result
-
-
-def reference(workload: Workload) -> Expected:
-    """streamparse's parse of the whole text at once: what every parser's output is checked against."""
-    parser = StreamParser(workload.tools)
-    events = parser.feed(workload.text) + parser.close()
-    return ("".join(e.text for e in events if isinstance(e, TextDelta)),
-            [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)])
 
 
 # ----------------------------------------------------------------------------- the suite
@@ -353,7 +349,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
             if why is None:
                 try:
                     result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat,
-                                     expected=expected, overhead=overhead)
+                                     expected=expected, overhead=overhead,
+                                     stop_after=None if pname in _NEVER_SKIPPED else RUN_MAX_SECONDS)
                 except Exception as exc:  # noqa: BLE001 - a comparator that breaks is reported, not fatal
                     if pname in _NEVER_SKIPPED:
                         raise
@@ -366,8 +363,9 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
             result.note = "; ".join(n for n in (_BASELINE_NOTES.get(pname), result.note) if n)
             table.append(result)
             if name.startswith("args:"):
-                series, kb = name.rsplit(":", 1)
-                grown.setdefault((series, pname), []).append((len(workload.text), result.seconds, kb))
+                series, kb = name.rsplit(":", 1)  # a part run counts as if the rest cost as much per delta
+                whole = result.seconds * len(deltas) / max(result.deltas, 1)
+                grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         results += table
         log(format_table(table))
     return results

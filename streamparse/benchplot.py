@@ -28,7 +28,7 @@ def series(results: list[Result]) -> dict[str, dict[str, list[tuple[float, float
     """``{dialect: {parser: [(argument KB, µs per delta), ...]}}`` from the args:* workloads that ran."""
     out: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for r in results:
-        if r.scenario.startswith("args:") and not r.skipped:
+        if r.scenario.startswith("args:") and not r.skipped and r.complete:
             _, dialect, kb = r.scenario.split(":")
             out.setdefault(dialect, {}).setdefault(r.parser, []).append((float(kb), r.us_per_delta))
     for lines in out.values():
@@ -38,8 +38,9 @@ def series(results: list[Result]) -> dict[str, dict[str, list[tuple[float, float
 
 
 def _skipped(results: list[Result]) -> set[tuple[str, str]]:
-    """(dialect, parser) pairs with an args:* workload skipped: their line ends early on purpose."""
-    return {(r.scenario.split(":")[1], r.parser) for r in results if r.scenario.startswith("args:") and r.skipped}
+    """(dialect, parser) pairs with an args:* workload skipped or stopped: their line ends early on purpose."""
+    return {(r.scenario.split(":")[1], r.parser) for r in results
+            if r.scenario.startswith("args:") and (r.skipped or not r.complete)}
 
 
 def _label(parser: str) -> str:

@@ -20,8 +20,8 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 def _check_cell(r: Result) -> str:
     if r.calls_ok is None:
         return "-"
-    calls = "ok" if r.calls_ok == r.calls_expected else f"{r.calls_ok}/{r.calls_expected}"
-    return f"{calls} / {r.text_ok}"
+    calls = "ok" if r.calls_ok == r.calls_expected == r.calls else f"{r.calls_ok}/{r.calls_expected}"
+    return f"{calls} / {r.text_ok or '-'}"
 
 
 def _lat(value: float | None) -> str:
@@ -45,7 +45,7 @@ def format_table(results: list[Result]) -> str:
              row([name for name, _ in widths])]
     for r in results:
         lat = sorted(x for x in r.latency_us if x == x)
-        over = r.seconds / floor.seconds if floor and floor.seconds and not r.skipped else None
+        over = r.us_per_delta / floor.us_per_delta if floor and floor.seconds and not r.skipped else None
         lines.append(row([
             r.parser, _fmt(r.mb_per_s), _fmt(r.us_per_delta, 3), _fmt(over, 1), "-" if r.skipped else str(r.calls),
             _fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0), _fmt(r.peak_kib, 0),
@@ -56,15 +56,15 @@ def format_table(results: list[Result]) -> str:
 
 
 def _engine_rows(results: list[Result], scenario: str) -> list[Result]:
-    return [r for r in results if r.scenario == scenario and r.engine and not r.skipped]
+    return [r for r in results if r.scenario == scenario and r.engine and not r.skipped and r.complete]
 
 
 def ratios(results: list[Result]) -> dict[str, float]:
     """The headline ratios: same run, same machine.
 
     ``<dialect>_streamparse_over_best_engine``: streamparse's per-delta cost on the agent workload of that
-    dialect over the lowest per-delta cost among the engines measured there whose calls were all right
-    (among all engines measured there if none was)."""
+    dialect over the lowest per-delta cost among the engines run to the end there whose calls were all right
+    (among all engines run to the end there if none was)."""
     by = {(r.scenario, r.parser): r for r in results if not r.skipped}
     out: dict[str, float] = {}
     if ("prose", "streamparse") in by and ("prose", "floor") in by:
@@ -86,7 +86,7 @@ def ratios(results: list[Result]) -> dict[str, float]:
         if mine and floor:
             out[f"agent_{dialect}_streamparse_over_floor"] = mine.seconds / floor.seconds
         engines = _engine_rows(results, agent)
-        right = [r for r in engines if r.calls_ok is not None and r.calls_ok == r.calls_expected]
+        right = [r for r in engines if r.calls_ok is not None and r.calls_ok == r.calls_expected == r.calls]
         if mine and engines:
             best = min(right or engines, key=lambda r: r.seconds)
             out[f"{dialect}_streamparse_over_best_engine"] = mine.us_per_delta / best.us_per_delta

@@ -91,8 +91,18 @@ def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_
     assert slow.note == ("timed in its one instrumented run (less 0.10 µs/delta for the instrumentation); "
                          "peak memory not traced (~0 s)")
     assert bm.instrumentation_cost(workload.tools, deltas) >= 0
+    monkeypatch.setattr(bm, "TRACE_FACTOR", 0.0)  # never predicted too long: traced, and stopped at once
+    monkeypatch.setattr(bm, "TRACE_MAX_SECONDS", 1e-9)
+    stopped = bm.measure(workload, "streamparse", PARSERS["streamparse"], deltas)
+    assert stopped.peak_kib >= 0 and stopped.note.startswith("peak memory of the first 0% (traced run stopped at")
     fast = bm.measure(workload, "naive", PARSERS["naive"], deltas)  # no overhead given: always clean timed runs
     assert fast.runs >= 1
+    tool_heavy = build_workload("tool_heavy", calls=8)
+    cut = bm.measure(tool_heavy, "naive", PARSERS["naive"], split(tool_heavy.text, 4), stop_after=1e-9,
+                     expected=bm.reference(tool_heavy))  # stopped after its first delta
+    assert (cut.complete, cut.deltas, cut.chars, cut.correct, cut.calls_expected, cut.text_ok) == (
+        False, 1, 4, None, 0, None)
+    assert cut.note.startswith("stopped at 1e-09 s, 1 of ") and "figures for that part, text not checked" in cut.note
 
 
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
