@@ -8,6 +8,7 @@ what it has already seen.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,7 +22,9 @@ _STYLE: dict[str, dict[str, Any]] = {
     "identity": {"color": "#aaaaaa", "lw": 1.2, "ls": ":", "marker": "."},
     "naive": {"color": "#8c564b", "lw": 1.4, "marker": "x"},
 }
-_OTHERS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#7f7f7f"]
+_ENGINE_COLORS = {"vllm": "#1f77b4", "sglang": "#2ca02c"}  # one colour per engine, the same in both panels
+_OTHERS = ["#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#7f7f7f"]
+_VARIANTS = [("-", "^"), ("--", "v"), (":", "D")]  # an engine's 1st, 2nd, 3rd parser of the same format
 
 
 def series(results: list[Result]) -> dict[str, dict[str, list[tuple[float, float]]]]:
@@ -41,6 +44,28 @@ def _skipped(results: list[Result]) -> set[tuple[str, str]]:
     """(dialect, parser) pairs with an args:* workload skipped or stopped: their line ends early on purpose."""
     return {(r.scenario.split(":")[1], r.parser) for r in results
             if r.scenario.startswith("args:") and (r.skipped or not r.complete)}
+
+
+def _styles(data: dict[str, dict[str, list[tuple[float, float]]]]) -> dict[str, dict[str, Any]]:
+    """Fixed styles for streamparse and the baselines; the engines' parsers coloured by engine, told apart
+    within one format by line style and marker; anything else (``--compare``) its own colour."""
+    out: dict[str, dict[str, Any]] = {}
+    others = iter(_OTHERS * 4)
+    for lines in data.values():
+        seen: dict[str, int] = {}
+        for parser in lines:
+            if parser in out:
+                continue
+            engine = parser.split(":", 1)[0]
+            if parser in _STYLE:
+                out[parser] = _STYLE[parser]
+            elif ":" in parser and engine in _ENGINE_COLORS:
+                ls, marker = _VARIANTS[min(seen.get(engine, 0), len(_VARIANTS) - 1)]
+                seen[engine] = seen.get(engine, 0) + 1
+                out[parser] = {"color": _ENGINE_COLORS[engine], "lw": 1.8, "ls": ls, "marker": marker}
+            else:
+                out[parser] = {"color": next(others), "lw": 1.8, "marker": "^"}
+    return out
 
 
 def _label(parser: str) -> str:
@@ -65,19 +90,23 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
     parsers: list[str] = []
     for d in dialects:
         parsers += [p for p in data[d] if p not in parsers]
-    others = iter(_OTHERS * 4)
-    style = {p: _STYLE.get(p) or {"color": next(others), "lw": 1.8, "marker": "^"} for p in parsers}
+    style = _styles(data)
     fig, axes = plt.subplots(1, len(dialects), figsize=(6.2 * len(dialects), 5.6), sharex=True, sharey=True,
                              squeeze=False)
     for ax, dialect in zip(axes[0], dialects):
+        ends: dict[tuple[float, float], list[str]] = {}  # where lines stop early: one label per place
         for parser in parsers:
             points = data[dialect].get(parser)
             if not points:
                 continue
             ax.plot([p[0] for p in points], [p[1] for p in points], label=_label(parser), ms=5, **style[parser])
             if (dialect, parser) in skipped:
-                ax.annotate("skipped at larger sizes", points[-1], xytext=(6, -3), textcoords="offset points", fontsize=8,
-                            color=style[parser]["color"])
+                place = (points[-1][0], round(math.log10(points[-1][1]) * 5) / 5)
+                ends.setdefault(place, []).append(parser)
+        for (kb, _), names in ends.items():
+            y = max(v for n in names for x, v in data[dialect][n] if x == kb)
+            ax.annotate("larger sizes not run", (kb, y), xytext=(6, -3), textcoords="offset points", fontsize=8,
+                        color=style[names[0]]["color"])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(f"{dialect} markup", fontsize=11)
@@ -89,6 +118,8 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
     axes[0][0].set_ylabel("cost per delta (µs, lower is better)")
     deltas = f"{chunk}-character" if chunk != "random" else "1-12-character"
     fig.suptitle(f"Parsing cost per delta against argument size ({deltas} deltas, log-log)", fontsize=13)
+    fig.text(0.5, 0.905, "flat: linear overall; rising: the parser re-reads what it has seen. A line that stops: "
+             "larger sizes were not run (they would take minutes)", ha="center", fontsize=8.5, color="#444444")
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -96,6 +127,6 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
                 handles.append(h)
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.06 + 0.035 * ((len(labels) - 1) // 4), 1, 1))
+    fig.tight_layout(rect=(0, 0.06 + 0.035 * ((len(labels) - 1) // 4), 1, 0.95))
     fig.savefig(path, dpi=110)
     plt.close(fig)
