@@ -88,8 +88,7 @@ def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_
                       expected=bm.reference(workload))
     assert slow.runs == 0 and slow.seconds > 0 and slow.correct is True and slow.skipped is False
     assert slow.peak_kib != slow.peak_kib  # NaN: not traced
-    assert slow.note == ("timed in its one instrumented run (less 0.10 µs/delta for the instrumentation); "
-                         "peak memory not traced (~0 s)")
+    assert slow.note == "one run, instrumented (its cost taken off: 0.10 µs/delta); peak memory not traced (~0 s)"
     assert bm.instrumentation_cost(workload.tools, deltas) >= 0
     monkeypatch.setattr(bm, "TRACE_FACTOR", 0.0)  # never predicted too long: traced, and stopped at once
     monkeypatch.setattr(bm, "TRACE_MAX_SECONDS", 1e-9)
@@ -102,7 +101,7 @@ def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_
                      expected=bm.reference(tool_heavy))  # stopped after its first delta
     assert (cut.complete, cut.deltas, cut.chars, cut.correct, cut.calls_expected, cut.text_ok) == (
         False, 1, 4, None, 0, None)
-    assert cut.note.startswith("stopped at 1e-09 s, 1 of ") and "figures for that part, text not checked" in cut.note
+    assert cut.note.startswith("stopped at 1e-09 s: figures for the first 0% (1 deltas), text not checked; ")
 
 
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
