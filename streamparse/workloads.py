@@ -12,8 +12,8 @@ from typing import Any
 from .examples import EXAMPLE_TOOLS
 from .render import RENDERERS
 
-__all__ = ["Workload", "build_workload", "split", "workload_dialect", "KB", "SCALING_KB", "ENGINE_DIALECTS", "AGENT_TOOLS",
-           "AGENT_CALLS"]
+__all__ = ["Workload", "build_workload", "split", "workload_dialect", "KB", "SCALING_KB", "ENGINE_DIALECTS",
+           "AGENT_TOOLS", "AGENT_CALLS"]
 
 KB = 1024
 SCALING_KB = (1, 4, 16, 64, 256)

@@ -104,7 +104,8 @@ def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_
     assert cut.note.startswith("stopped at 1e-09 s: figures for the first 0% (1 deltas), text not checked; ")
 
 
-def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch, no_engines: None) -> None:
+def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                                no_engines: None) -> None:
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS) is None
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "naive: skipped above 20 KB (quadratic)"
     assert bm.skip_reason("streamparse", 10**9) is None
