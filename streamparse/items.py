@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import ToolCall
+from .events import ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
 
@@ -27,6 +27,7 @@ class ItemCalls(Output):
     _block: Block | None
     _streaming: bool
     _lives: list[LiveCall]
+    _max_block: int
 
     def _drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""
@@ -77,3 +78,28 @@ class ItemCalls(Output):
             for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
                 self._event(out)
         b.calls += n_calls
+
+    def _fast_live(self) -> Callable[[str], list | None] | None:
+        """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
+        b, live, limit = self._block, self._lives[-1], self._max_block
+        piece_of = live.fast_path()
+        if b is None or piece_of is None:
+            return None
+        write = b.cur.write if live.keeps_item else None
+        sent, index, delta_event = live._sent.append, live.index, ToolCallDelta
+
+        def fast(delta: str) -> list | None:
+            if b.size + len(delta) >= limit:
+                return None
+            piece = piece_of(delta)
+            if piece is None:
+                return None
+            b.size += len(delta)
+            if write is not None:
+                write(delta)
+            if not piece:
+                return []
+            sent(piece)
+            return [delta_event(index, piece)]
+
+        return fast

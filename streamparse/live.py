@@ -91,10 +91,14 @@ class LiveCall:
         self._events.append(ToolCallStart(self.index, self.id, name, self.dialect.name))
         return True
 
-    def take(self) -> list[Event]:
-        """The events waiting: the start, and this feed's fragments as one delta."""
+    def _start_if_opened(self) -> None:
+        """A JSON arguments object whose name the head gave starts at its ``{``."""
         if not self.started and self._json is not None and self.head_name is not None and self._json.started:
             self._named(self.head_name)
+
+    def take(self) -> list[Event]:
+        """The events waiting: the start, and this feed's fragments as one delta."""
+        self._start_if_opened()
         out, self._events = self._events, []
         text = "".join(self._frags) if self.started else ""
         if text:
@@ -106,8 +110,7 @@ class LiveCall:
     def close(self, item: str, exact: bool) -> list[Event] | None:
         """The item closed (or was cut by the block's end, or the stream's): its last events.
         None: it never started, and the caller decodes it as a whole item."""
-        if not self.started and self._json is not None and self.head_name is not None and self._json.started:
-            self._named(self.head_name)
+        self._start_if_opened()
         if not self.started:
             return None
         notes: list[Event] = []

@@ -31,7 +31,7 @@ from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .calls import CallFactory, new_call_id
 from .dialects import resolve
 from .dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, TextDelta, ToolCallDelta
+from .events import Diagnostic, Event, ParseResult, TextDelta
 from .live import LiveCall
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
@@ -126,31 +126,6 @@ class StreamParser(ItemCalls):
         events = self._run(self._held, final=True)
         self._closed = True
         return events
-
-    def _fast_live(self) -> Callable[[str], list | None] | None:
-        """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
-        b, live, limit = self._block, self._lives[-1], self._max_block
-        piece_of = live.fast_path()
-        if b is None or piece_of is None:
-            return None
-        write = b.cur.write if live.keeps_item else None
-        sent, index, delta_event = live._sent.append, live.index, ToolCallDelta
-
-        def fast(delta: str) -> list | None:
-            if b.size + len(delta) >= limit:
-                return None
-            piece = piece_of(delta)
-            if piece is None:
-                return None
-            b.size += len(delta)
-            if write is not None:
-                write(delta)
-            if not piece:
-                return []
-            sent(piece)
-            return [delta_event(index, piece)]
-
-        return fast
 
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?

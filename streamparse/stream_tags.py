@@ -72,19 +72,18 @@ class _LayoutValue:
                 if k >= 0:
                     self.confirmed = bool(s[k + 1 :].lstrip(" \t"))
                     self.nl_open = not self.confirmed
-        self.pend += s
-        if not self.confirmed and not self.sent and self.pend[:1].isspace():
+        if not self.confirmed and not self.sent and (self.pend or s)[:1].isspace():
+            self.pend += s
             return ""  # leading whitespace stays only if the value ends up with several lines
-        keep = len(self.pend.rstrip())
-        out, self.pend = self.pend[:keep], self.pend[keep:]
-        self.sent += len(out)
-        return _escaped(out)
+        return self._release(s)
 
     def add_fast(self, s: str) -> str | None:
         """``add`` for a value past its first line, when ``s`` has no ``<`` (else None: the slow path reads it).
         Past the first line the raw text is no longer needed: only the held trailing whitespace can change."""
-        if "<" in s:
-            return None
+        return None if "<" in s else self._release(s)
+
+    def _release(self, s: str) -> str:
+        """Send what is held and ``s``, except a trailing whitespace run (layout, maybe)."""
         if self.pend:
             s = self.pend + s
         if s[-1:].isspace():

@@ -14,6 +14,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from pydantic import TypeAdapter
 
 from helpers import TOOLS
+from test_anthropic import check_order  # the stream grammar, and each event by the SDK's types
 from streamparse import StreamParser, ToolCall
 from streamparse import anthropic as spa
 from streamparse import openai as sp_openai
@@ -38,24 +39,6 @@ def ids() -> Callable[[], str]:
 
 def pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def check_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Anthropic's stream grammar: one block open at a time, indexes from 0, deltas only for the open one."""
-    types = [e["type"] for e in events]
-    assert types[:2] == ["message_start", "ping"] and types[-2:] == ["message_delta", "message_stop"]
-    open_index, next_index = None, 0
-    for event in events[2:-2]:
-        if event["type"] == "content_block_start":
-            assert open_index is None and event["index"] == next_index
-            open_index, next_index = next_index, next_index + 1
-        elif event["type"] == "content_block_delta":
-            assert event["index"] == open_index
-        else:
-            assert event["type"] == "content_block_stop" and event["index"] == open_index
-            open_index = None
-    assert open_index is None
-    return events
 
 
 def accumulate(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
