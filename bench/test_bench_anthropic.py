@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamparse import anthropic as spa
-from streamparse import openai as sp_openai
-from streamparse.benchmark import build_workload
-from streamparse.examples import EXAMPLE_TOOLS as TOOLS
-from streamparse.prompting import prompt_request
-from streamparse.render import render
+from streamparse.wire import anthropic as spa
+from streamparse.wire import openai as sp_openai
+from streamparse.harness.benchmark import build_workload
+from streamparse.harness.examples import EXAMPLE_TOOLS as TOOLS
+from streamparse.prompting.requests import prompt_request
+from streamparse.dialects.render import render
 
 from test_bench_openai import _chunks
 

@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import anyio
 
-from streamparse.asgi import ToolCallMiddleware
-from streamparse.examples import EXAMPLE_TOOLS
+from streamparse.proxy.middleware import ToolCallMiddleware
+from streamparse.harness.examples import EXAMPLE_TOOLS
 
 SIZE = int(float(os.environ.get("BENCH_ASGI_MB", "80")) * 1_000_000)
 PIECE = 64 * 1024

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from streamparse.baselines import raw_api
-from streamparse.benchmark import NAIVE_MAX_CHARS, PARSERS, RENDERERS, SCALING_KB, build_workload, split
+from streamparse.harness.baselines import raw_api
+from streamparse.harness.benchmark import NAIVE_MAX_CHARS, PARSERS, RENDERERS, SCALING_KB, build_workload, split
 
 
 def _run(factory, tools, deltas: list[str]) -> Any:
@@ -69,21 +69,21 @@ def test_argument_scaling(benchmark, dialect: str, kb: int) -> None:
 
 
 def _engines(dialect: str) -> list[str]:
-    from streamparse.engines import engine_comparators
+    from streamparse.harness.engines import engine_comparators
 
     return sorted(engine_comparators(dialect)[0])
 
 
 @pytest.mark.parametrize("parser", ["streamparse", "floor", *_engines("hermes")])
 def test_agent_hermes(benchmark, parser: str) -> None:
-    from streamparse.engines import engine_comparators
+    from streamparse.harness.engines import engine_comparators
 
     _bench(benchmark, "agent:hermes", parser, PARSERS.get(parser) or engine_comparators("hermes")[0][parser])
 
 
 @pytest.mark.parametrize("parser", ["streamparse", "floor", *_engines("qwen3_coder")])
 def test_agent_qwen3_coder(benchmark, parser: str) -> None:
-    from streamparse.engines import engine_comparators
+    from streamparse.harness.engines import engine_comparators
 
     _bench(benchmark, "agent:qwen3_coder", parser,
            PARSERS.get(parser) or engine_comparators("qwen3_coder")[0][parser])

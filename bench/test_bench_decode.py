@@ -11,9 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from streamparse.dialects.decoders import (
-    XmlParams, glm_calls, glm_grammar_calls, minimax_calls, minimax_grammar_calls, qwen3_calls, qwen3_grammar_calls,
-)
+from streamparse.dialects.decoders import XmlParams, glm_calls, glm_grammar_calls, minimax_calls, minimax_grammar_calls, qwen3_calls, qwen3_grammar_calls
 from streamparse.dialects import warm_up
 
 _CODE = "def main():\n    print('hello world')\n    return 0  # tidy up the output\n"

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from streamparse import parse
-from streamparse.baselines import PARSERS, raw_api
-from streamparse.engines import engine_comparators
-from streamparse.workloads import build_workload, split
+from streamparse.harness.baselines import PARSERS, raw_api
+from streamparse.harness.engines import engine_comparators
+from streamparse.harness.workloads import build_workload, split
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's own, when the engines import it
 

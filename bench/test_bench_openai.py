@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from streamparse import openai as sp_openai
-from streamparse.benchmark import build_workload, split
-from streamparse.examples import EXAMPLE_TOOLS as TOOLS
+from streamparse.wire import openai as sp_openai
+from streamparse.harness.benchmark import build_workload, split
+from streamparse.harness.examples import EXAMPLE_TOOLS as TOOLS
 
 
 def _chunks(text: str) -> list[dict]:

@@ -18,8 +18,8 @@ from typing import Any, Callable
 import pytest
 
 import streamparse as sp
-from streamparse.benchmark import build_workload, split
-from streamparse.examples import EXAMPLE_TOOLS
+from streamparse.harness.benchmark import build_workload, split
+from streamparse.harness.examples import EXAMPLE_TOOLS
 
 SMALL, BIG = 25_000, 100_000
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from streamparse import StreamParser, ToolCall, ToolCallDelta
-from streamparse.benchmark import build_workload, split
+from streamparse.harness.benchmark import build_workload, split
 
 SIZES_KB = (16, 64, 256)
 DIALECTS = ("hermes", "qwen3_coder")

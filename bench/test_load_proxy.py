@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from streamparse.loadtest import run_fairness, run_load, run_workers
+from streamparse.harness.loadtest import run_fairness, run_load, run_workers
 
 
 def _record(benchmark: Any, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:

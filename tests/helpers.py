@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator, Iterable
 import anyio
 
 import streamparse as sp
-from streamparse.examples import EXAMPLE_TOOLS
+from streamparse.harness.examples import EXAMPLE_TOOLS
 
 TOOLS = EXAMPLE_TOOLS + [
     {"type": "function", "function": {"name": "server.method", "parameters": {"type": "object", "properties": {}}}},

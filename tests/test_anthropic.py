@@ -22,10 +22,10 @@ except ImportError:  # pragma: no cover
 
 from helpers import TOOLS, aiter_of
 from streamparse import Diagnostic, StreamParser
-from streamparse import anthropic as spa
-from streamparse import openai as sp_openai
-from streamparse.anthropic import ChunkTranslator, MessageStream
-from streamparse.sse import SSEDecoder
+from streamparse.wire import anthropic as spa
+from streamparse.wire import openai as sp_openai
+from streamparse.wire.anthropic import ChunkTranslator, MessageStream
+from streamparse.wire.sse import SSEDecoder
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 QWEN3 = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n"

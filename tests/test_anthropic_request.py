@@ -1,4 +1,4 @@
-"""Anthropic Messages requests -> OpenAI chat requests (``streamparse.anthropic.request``), without servers."""
+"""Anthropic Messages requests -> OpenAI chat requests (``streamparse.wire.anthropic.request``), without servers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamparse.anthropic import estimate_input_tokens, to_chat_request
-from streamparse.validation import BadRequest
+from streamparse.wire.anthropic import estimate_input_tokens, to_chat_request
+from streamparse.wire.validation import BadRequest
 
 TOOL = {"name": "get_weather", "description": "Weather", "cache_control": {"type": "ephemeral"},
         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamparse.arguments import (
-    ArgumentError,
-    call_from_object,
-    close_open_brackets,
-    coerce_value,
-    coerce_xml_value,
-    loads_relaxed,
-    missing_required,
-    tool_schemas,
-)
+from streamparse.arguments.schema import ArgumentError, call_from_object, close_open_brackets, coerce_value, coerce_xml_value, loads_relaxed, missing_required, tool_schemas
 
 
 @pytest.mark.parametrize("text,expected,repaired", [

@@ -13,10 +13,10 @@ import pytest
 from openai import OpenAI
 
 from helpers import TOOLS
-from streamparse.asgi import ToolCallMiddleware
-from streamparse.replay import create_replay_app
-from streamparse.runner import ServerThread
-from streamparse.sse import SSEDecoder
+from streamparse.proxy.middleware import ToolCallMiddleware
+from streamparse.harness.replay import create_replay_app
+from streamparse.proxy.runner import ServerThread
+from streamparse.wire.sse import SSEDecoder
 from upstreams import SCRIPTS, script
 
 MESSAGES = [{"role": "user", "content": "go"}]
@@ -106,7 +106,7 @@ def test_submodules_are_attributes_of_the_package_and_load_lazily() -> None:
     code = """if True:
         import sys, streamparse
         assert not {"starlette", "httpx", "uvicorn", "anyio"} & set(sys.modules), "import streamparse stays cheap"
-        assert streamparse.asgi.ToolCallMiddleware and streamparse.server.create_app and streamparse.openai.rewrite_stream
+        assert streamparse.asgi.ToolCallMiddleware and streamparse.proxy.app.create_app and streamparse.openai.rewrite_stream
         assert "asgi" in dir(streamparse) and "asgi" not in streamparse.__all__
         try:
             streamparse.no_such_module

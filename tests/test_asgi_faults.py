@@ -1,5 +1,5 @@
 """ToolCallMiddleware when the wrapped app fails, and when it must not touch a response: a raw ASGI
-app served by uvicorn (streamparse.runner.ServerThread), read with httpx and the openai client."""
+app served by uvicorn (streamparse.proxy.runner.ServerThread), read with httpx and the openai client."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import openai
 import pytest
 
 from helpers import TOOLS
-from streamparse.asgi import ToolCallMiddleware
-from streamparse.runner import ServerThread
-from streamparse.sse import SSEDecoder
+from streamparse.proxy.middleware import ToolCallMiddleware
+from streamparse.proxy.runner import ServerThread
+from streamparse.wire.sse import SSEDecoder
 from upstreams import HERMES
 from upstreams import _chunk as frame  # one SSE chunk frame: (content, finish_reason)
 

@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 
 import streamparse
-import streamparse.benchmark as bm
-from streamparse.baselines import PARSERS, raw_api
-from streamparse.benchmark import RENDERERS, Result, build_workload, split
+import streamparse.harness.benchmark as bm
+from streamparse.harness.baselines import PARSERS, raw_api
+from streamparse.harness.benchmark import RENDERERS, Result, build_workload, split
 from streamparse.cli import main
-from streamparse.workloads import AGENT_CALLS, AGENT_SMALL, AGENT_WRITE, KB
+from streamparse.harness.workloads import AGENT_CALLS, AGENT_SMALL, AGENT_WRITE, KB
 
 
 @pytest.fixture
 def no_engines(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real engines (when installed) are measured by `streamparse bench`, not by these quick tests."""
-    monkeypatch.setattr("streamparse.engines.engine_comparators", lambda dialect: ({}, ["engines: left out in tests"]))
+    monkeypatch.setattr("streamparse.harness.engines.engine_comparators", lambda dialect: ({}, ["engines: left out in tests"]))
 
 
 @pytest.mark.parametrize("scenario", ["tool_heavy", *[f"dialect:{d}" for d in RENDERERS], "args:qwen3_coder:4",
@@ -154,7 +154,7 @@ def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeyp
             return {"vllm:hermes": _SloppySession, "sglang:hermes": _broken}, ["sglang: not installed"]
         return {}, ["sglang: not installed", "vllm: not installed"]
 
-    monkeypatch.setattr("streamparse.engines.engine_comparators", fake)
+    monkeypatch.setattr("streamparse.harness.engines.engine_comparators", fake)
     logged: list[str] = []
     parsers = {name: PARSERS[name] for name in ("streamparse", "floor")}
     results = bm.run_suite(["prose", "agent:hermes", "agent:qwen3_coder"], parsers=parsers, quick=True,
@@ -182,7 +182,7 @@ def test_a_comparator_whose_next_size_would_take_too_long_is_skipped(monkeypatch
     assert bm.predicted_seconds([(1000, 1.0)], 4000) == (16.0, 2.0)  # one point: assume quadratic
     assert bm.predicted_seconds([(1000, 1.0), (4000, 4.0)], 16000) == (16.0, 1.0)  # measured: linear
     assert bm.predicted_seconds([(1000, 1.0), (4000, 64.0)], 16000)[1] == 2.0  # never assumed worse than quadratic
-    monkeypatch.setattr("streamparse.engines.engine_comparators", lambda d: ({f"vllm:{d}": _SloppySession}, []))
+    monkeypatch.setattr("streamparse.harness.engines.engine_comparators", lambda d: ({f"vllm:{d}": _SloppySession}, []))
     monkeypatch.setattr(bm, "SLOW_RUN_SECONDS", 1e-9)  # any further run is "too long"
     results = bm.run_suite(["args:hermes:1", "args:hermes:4"], parsers={"streamparse": PARSERS["streamparse"]},
                            quick=True, log=lambda line: None)
@@ -213,7 +213,7 @@ def test_ratios_against_the_best_engine_that_got_the_calls_right() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib")
 def test_plot_writes_a_png_with_every_parser(tmp_path) -> None:
-    from streamparse.benchplot import series
+    from streamparse.harness.plot import series
 
     results = [_row(f"args:{d}:{kb}", p, kb * 1e-3) for d in ("hermes", "qwen3_coder") for kb in (1, 4, 16)
                for p in ("streamparse", "floor", f"vllm:{d}")]

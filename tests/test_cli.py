@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from streamparse.cli import main
-from streamparse.examples import EXAMPLES
+from streamparse.harness.examples import EXAMPLES
 
 
 def run(*argv: str) -> str:
@@ -33,7 +33,7 @@ def test_json_output_round_trips(tmp_path) -> None:
     source = tmp_path / "out.txt"
     source.write_text(EXAMPLES["mixed"], encoding="utf-8")
     tools = tmp_path / "tools.json"
-    from streamparse.examples import EXAMPLE_TOOLS
+    from streamparse.harness.examples import EXAMPLE_TOOLS
 
     tools.write_text(json.dumps({"tools": EXAMPLE_TOOLS}), encoding="utf-8")
     lines = [json.loads(line) for line in run("parse", str(source), "--tools", str(tools), "--json", "--chunk", "3").splitlines()]
@@ -163,7 +163,7 @@ def test_bench_refuses_before_running(capsys: pytest.CaptureFixture[str], argv: 
 
 
 def test_bench_accepts_every_scenario_run_suite_knows() -> None:
-    from streamparse.benchmark import RENDERERS, SCENARIOS
+    from streamparse.harness.benchmark import RENDERERS, SCENARIOS
     from streamparse.cli import _known_scenario
 
     names = list(SCENARIOS) + [name for group in SCENARIOS.values() for name in group()]
@@ -281,8 +281,8 @@ def test_serve_tool_prompt_options(capsys: pytest.CaptureFixture[str], tmp_path:
     config.write_text('[backends.a]\nupstream = "http://127.0.0.1:9/v1"\ntool_prompt = "qwen3_xml"\n')
     assert fails(capsys, "serve", "--config", str(config), "--tool-prompt", "hermes") == (
         "streamparse serve: --tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
-    from streamparse.config import load_config
-    from streamparse.workers import config_from_settings
+    from streamparse.proxy.config import load_config
+    from streamparse.proxy.workers import config_from_settings
 
     assert load_config(str(config)).backends[0].tool_prompt == "qwen3_coder"  # aliases accepted
     single = config_from_settings({"upstream": "http://127.0.0.1:9/v1",

@@ -18,10 +18,10 @@ from openai import OpenAI
 from starlette.applications import Starlette
 
 from helpers import TOOLS
-from streamparse.config import ConfigError
-from streamparse.replay import create_replay_app
-from streamparse.runner import ServerThread, free_port, port_open, started_process
-from streamparse.workers import ENV_VAR, app_from_environment, config_from_settings
+from streamparse.proxy.config import ConfigError
+from streamparse.harness.replay import create_replay_app
+from streamparse.proxy.runner import ServerThread, free_port, port_open, started_process
+from streamparse.proxy.workers import ENV_VAR, app_from_environment, config_from_settings
 from upstreams import script, wait_for
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts worker connections through /proc")
@@ -119,8 +119,8 @@ def _stream_one(port: int, results: list[tuple[str, str] | str]) -> None:
 
 def test_a_worker_that_cannot_start_stops_the_supervisor() -> None:
     """No restart loop: a worker failing at start-up ends ``serve_workers`` (False) with one log line."""
-    code = ("from streamparse.runner import listening_socket, serve_workers\n"
-            "from streamparse.workers import APP_FACTORY, ENV_VAR\n"
+    code = ("from streamparse.proxy.runner import listening_socket, serve_workers\n"
+            "from streamparse.proxy.workers import APP_FACTORY, ENV_VAR\n"
             "with listening_socket('127.0.0.1', 0) as sock:\n"
             "    print(serve_workers(APP_FACTORY, sock, 2, 'warning', {ENV_VAR: '{}'}))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

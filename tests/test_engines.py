@@ -1,4 +1,4 @@
-"""streamparse.engines: vLLM's and SGLang's streaming tool parsers as benchmark sessions.
+"""streamparse.harness.engines: vLLM's and SGLang's streaming tool parsers as benchmark sessions.
 
 The engine tests skip (one line each) where vllm / sglang are not installed, as in CI; what the
 adapters add on their own (call bookkeeping, the tokenizer stand-in, notes for a missing package,
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from streamparse import engines
-from streamparse.workloads import split
+from streamparse.harness import engines
+from streamparse.harness.workloads import split
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {
@@ -136,7 +136,7 @@ def test_missing_packages_give_one_note_each_and_no_exception(monkeypatch: pytes
 
 
 def test_importing_engines_imports_no_engine() -> None:
-    code = ("import sys, streamparse.engines, streamparse.benchmark; "
+    code = ("import sys, streamparse.harness.engines, streamparse.harness.benchmark; "
             "print(sorted(m for m in ('vllm', 'sglang', 'torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -19,13 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamparse
-from streamparse.arguments import ArgumentError
+from streamparse.arguments.schema import ArgumentError
 from streamparse.dialects import DIALECTS
-from streamparse.dialects.decoders import (
-    XmlParams, glm_calls, glm_grammar_calls, minimax_calls, minimax_grammar_calls, qwen3_calls, qwen3_grammar_calls,
-)
+from streamparse.dialects.decoders import XmlParams, glm_calls, glm_grammar_calls, minimax_calls, minimax_grammar_calls, qwen3_calls, qwen3_grammar_calls
 from streamparse.dialects.fast_tags import glm_fast, minimax_fast, qwen3_fast
-from streamparse.workloads import build_workload, split
+from streamparse.harness.workloads import build_workload, split
 
 # The decoders as they were before the fast paths: the lenient XmlParams alone.
 QWEN3_LENIENT = XmlParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", r"</parameter>", r"</function>")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import streamparse as sp
 from helpers import TOOLS
 from streamparse.dialects import DIALECTS, SPANS
-from streamparse.render import RENDERERS
+from streamparse.dialects.render import RENDERERS
 
 TOOL_NAMES = [t["function"]["name"] for t in TOOLS]
 

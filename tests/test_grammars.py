@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Token, Tree
 
-from streamparse._grammar import load_grammar
+from streamparse.arguments.grammar import load_grammar
 from streamparse.dialects import DIALECTS, warm_up
 from streamparse.dialects.decoders import check_json_grammar, minimax_calls, qwen3_calls
 from streamparse.dialects.spec import JSON
-from streamparse.render import RENDERERS
+from streamparse.dialects.render import RENDERERS
 
 KEYS = st.from_regex(r"[a-z_][a-z0-9_]{0,11}", fullmatch=True)
 # Values as an agent writes them: prose, code with indentation, markup of its own, unicode.
@@ -115,7 +115,7 @@ def test_json_dialect_grammars_read_what_the_fast_path_reads(dialect: str, args:
 
 def test_every_declared_grammar_builds_and_names_its_source() -> None:
     warm_up()
-    from streamparse._grammar import grammar_text
+    from streamparse.arguments.grammar import grammar_text
 
     for dialect in DIALECTS.values():
         header = grammar_text(dialect.grammar).split("\n%", 1)[0]

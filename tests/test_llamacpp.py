@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 import streamparse
-from streamparse.config import ProxyConfig
-from streamparse.runner import ServerThread, free_port, started_process
-from streamparse.server import create_app
+from streamparse.proxy.config import ProxyConfig
+from streamparse.proxy.runner import ServerThread, free_port, started_process
+from streamparse.proxy.app import create_app
 
 pytestmark = pytest.mark.llamacpp
 

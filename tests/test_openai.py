@@ -12,8 +12,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from helpers import TOOLS, aiter_of
 from streamparse import aparse
-from streamparse import openai as sp_openai
-from streamparse.runner import ServerThread
+from streamparse.wire import openai as sp_openai
+from streamparse.proxy.runner import ServerThread
 from upstreams import scripted_upstream
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'

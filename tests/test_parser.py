@@ -296,7 +296,7 @@ def test_missing_end_tag_before_more_prose() -> None:
 
 
 def test_parse_equals_streaming_for_the_builtin_examples() -> None:
-    from streamparse.examples import EXAMPLES
+    from streamparse.harness.examples import EXAMPLES
 
     for text in EXAMPLES.values():
         assert assert_chunking_invariant(text)[1]

@@ -13,11 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 import streamparse as sp
 from streamparse.dialects import DIALECTS
-from streamparse.prompting import (
-    PROMPT_DIALECTS, PromptError, ToolChoice, corrective_message, example_arguments, instructions, merge_system,
-    prompt_request, render_history, render_tool_result,
-)
-from streamparse.render import render
+from streamparse.prompting.requests import PROMPT_DIALECTS, PromptError, ToolChoice, corrective_message, example_arguments, instructions, merge_system, prompt_request, render_history, render_tool_result
+from streamparse.dialects.render import render
 
 WEATHER = {
     "type": "object",
@@ -61,7 +58,7 @@ def got(result: sp.ParseResult) -> list[tuple[str, dict[str, Any]]]:
 
 def test_every_required_dialect_is_promptable_and_has_its_file() -> None:
     assert set(REQUIRED) <= set(PROMPT_DIALECTS) <= set(DIALECTS)
-    files = {p.name for p in resources.files("streamparse.prompts").iterdir() if p.name.endswith(".txt")}
+    files = {p.name for p in resources.files("streamparse.prompting").joinpath("templates").iterdir() if p.name.endswith(".txt")}
     assert files == {f"{d}.txt" for d in PROMPT_DIALECTS} | {"_common.txt"}
 
 

@@ -24,10 +24,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from helpers import TOOLS
-from streamparse.config import Backend, ConfigError, ProxyConfig
-from streamparse.runner import ServerThread, free_port
-from streamparse.server import create_app
-from streamparse.sse import SSEDecoder
+from streamparse.proxy.config import Backend, ConfigError, ProxyConfig
+from streamparse.proxy.runner import ServerThread, free_port
+from streamparse.proxy.app import create_app
+from streamparse.wire.sse import SSEDecoder
 from upstreams import HERMES, FaultLog, faulty_upstream, scripted_upstream, wait_for
 
 MESSAGES = [{"role": "user", "content": "go"}]

@@ -65,8 +65,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 import streamparse
-from streamparse.prompting import PROMPT_DIALECTS, prompt_request
-from streamparse.runner import ServerThread, free_port, started_process
+from streamparse.prompting.requests import PROMPT_DIALECTS, prompt_request
+from streamparse.proxy.runner import ServerThread, free_port, started_process
 
 pytestmark = pytest.mark.realmodel
 

@@ -12,10 +12,10 @@ import pytest
 from openai import OpenAI
 
 from helpers import TOOLS, accumulate
-from streamparse.config import ProxyConfig
-from streamparse.runner import ServerThread, free_port
-from streamparse.server import create_app
-from streamparse.sse import SSEDecoder
+from streamparse.proxy.config import ProxyConfig
+from streamparse.proxy.runner import ServerThread, free_port
+from streamparse.proxy.app import create_app
+from streamparse.wire.sse import SSEDecoder
 from upstreams import SCRIPTS, FaultLog, faulty_upstream, scripted_upstream, wait_for
 
 MESSAGES = [{"role": "user", "content": "go"}]
@@ -212,7 +212,7 @@ def test_headers_authorization_forwarded_hop_by_hop_dropped(faults: tuple[FaultL
 
 
 def test_configured_key_replaces_the_clients(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    from streamparse.config import load_config
+    from streamparse.proxy.config import load_config
 
     log = FaultLog()
     monkeypatch.setenv("UPSTREAM_KEY", "sk-from-env")
@@ -250,7 +250,7 @@ def test_upstream_answering_a_stream_with_one_json_body(faults: tuple[FaultLog, 
 
 def test_an_internal_failure_ends_the_stream_with_an_error_event(faults: tuple[FaultLog, ServerThread],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from streamparse.sse import ChatStreamRewriter
+    from streamparse.wire.sse import ChatStreamRewriter
 
     def broken(self: Any, event: Any) -> Any:
         raise RuntimeError("boom")

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import streamparse.parser as parser_mod
+import streamparse.core.parser as parser_mod
 from helpers import TOOLS
 from streamparse import Diagnostic, StreamParser, ToolCall
-from streamparse.render import RENDERERS, render
+from streamparse.dialects.render import RENDERERS, render
 
 ARGS = {"path": "a.py", "content": 'if a < b and c > d: print("x}]")\n' * 3}
 

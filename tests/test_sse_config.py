@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from streamparse.config import ConfigError, ProxyConfig, load_config
-from streamparse.sse import ChatStreamRewriter, SSEDecoder, SSEEvent, encode_event
+from streamparse.proxy.config import ConfigError, ProxyConfig, load_config
+from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder, SSEEvent, encode_event
 
 
 def decode_all(pieces: list[bytes]) -> list[SSEEvent]:

@@ -16,10 +16,10 @@ from pydantic import TypeAdapter
 from helpers import TOOLS
 from test_anthropic import check_order  # the stream grammar, and each event by the SDK's types
 from streamparse import StreamParser, ToolCall
-from streamparse import anthropic as spa
-from streamparse import openai as sp_openai
-from streamparse.anthropic import ChunkTranslator, MessageStream
-from streamparse.render import render
+from streamparse.wire import anthropic as spa
+from streamparse.wire import openai as sp_openai
+from streamparse.wire.anthropic import ChunkTranslator, MessageStream
+from streamparse.dialects.render import render
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 QWEN3 = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n"

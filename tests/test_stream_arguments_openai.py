@@ -14,9 +14,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from helpers import TOOLS, aiter_of
 from streamparse import StreamParser, ToolCall
-from streamparse.events import ToolCallDelta
-from streamparse import openai as sp_openai
-from streamparse.render import render
+from streamparse.core.events import ToolCallDelta
+from streamparse.wire import openai as sp_openai
+from streamparse.dialects.render import render
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 QWEN3 = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n"

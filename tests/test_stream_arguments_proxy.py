@@ -16,12 +16,12 @@ import httpx
 import pytest
 from openai import OpenAI
 
-from streamparse.config import ConfigError, ProxyConfig, load_config
-from streamparse.render import render
-from streamparse.replay import create_replay_app
-from streamparse.runner import ServerThread
-from streamparse.server import create_app
-from streamparse.workers import config_from_settings
+from streamparse.proxy.config import ConfigError, ProxyConfig, load_config
+from streamparse.dialects.render import render
+from streamparse.harness.replay import create_replay_app
+from streamparse.proxy.runner import ServerThread
+from streamparse.proxy.app import create_app
+from streamparse.proxy.workers import config_from_settings
 
 WRITE: dict[str, Any] = {"type": "function", "function": {"name": "write_file", "description": "Write a file",
          "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from openai import OpenAI
 
-from streamparse.config import ProxyConfig
-from streamparse.prompting import ToolChoice, instructions, render_tool_result
-from streamparse.render import render
-from streamparse.runner import ServerThread
-from streamparse.server import create_app
+from streamparse.proxy.config import ProxyConfig
+from streamparse.prompting.requests import ToolChoice, instructions, render_tool_result
+from streamparse.dialects.render import render
+from streamparse.proxy.runner import ServerThread
+from streamparse.proxy.app import create_app
 
 from helpers import accumulate
 from upstreams import RecordingModel

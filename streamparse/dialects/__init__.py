@@ -23,11 +23,8 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 
 from __future__ import annotations
 
-from .._grammar import load_grammar
-from .decoders import (
-    deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls,
-    pythonic_calls, qwen3_calls,
-)
+from ..arguments.grammar import load_grammar
+from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
@@ -142,3 +139,7 @@ def warm_up() -> None:
     """Build every grammar now (about 15 ms each), so no first call pays for it; servers call this at start-up."""
     for grammar in {d.grammar for d in DIALECTS.values()} | {"relaxed_json"}:
         load_grammar(grammar)
+
+from .._lazy import lazy_submodules  # noqa: E402
+
+__getattr__, __dir__ = lazy_submodules(__name__, __path__, lambda: globals())

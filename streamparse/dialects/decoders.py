@@ -20,11 +20,8 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError
 from lark.visitors import merge_transformers
 
-from .._grammar import load_grammar
-from ..arguments import (
-    ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed,
-    number_value,
-)
+from ..arguments.grammar import load_grammar
+from ..arguments.schema import ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed, number_value
 from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
 

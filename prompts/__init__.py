@@ -1,1 +1,0 @@
-"""Tool-prompt templates of streamparse (one per dialect), installed as the package ``streamparse.prompts``."""

@@ -1,0 +1,214 @@
+"""Model-written JSON: strict first, repaired second. Pure, no I/O.
+
+The fast path is ``json.loads`` (C speed, ``strict=False`` so raw newlines in
+strings are accepted). Only when it fails do we repair: code fences are
+stripped, unclosed strings and brackets are closed (and mismatched closers
+fixed), and the text is parsed with the relaxed-JSON Lark grammar
+(``grammars/relaxed_json.lark``: single quotes, unquoted keys, trailing commas,
+Python literals). Lark was chosen over an ad-hoc regex rewrite because a grammar
+states exactly what is accepted and cannot corrupt string contents the way
+quote-replacing regexes do.
+
+Invariant: ``loads_relaxed`` returns a value that ``json.dumps`` writes back as
+valid JSON (no NaN, no infinity, no integer Python cannot print), or raises
+``ArgumentError``; it never raises anything else, whatever the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from lark import Transformer, v_args
+from lark.exceptions import LarkError, VisitError
+
+from .grammar import load_grammar
+
+__all__ = ["ArgumentError", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
+           "close_open_brackets", "loads_relaxed", "first_line"]
+
+
+class ArgumentError(ValueError):
+    """A block body that is not a usable call (not JSON even after repair, no name, ...)."""
+
+
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def number_value(text: str) -> int | float:
+    """A number as the model wrote it -> int or finite float; ArgumentError for what JSON cannot carry
+    back out (an overflowing float such as ``1e999``, an integer past Python's 4300-digit limit)."""
+    try:
+        value = int(text) if _INTEGER.fullmatch(text) else float(text)
+    except ValueError:
+        raise ArgumentError(f"number out of range: {text[:40]}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ArgumentError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ArgumentError(f"{name} is not JSON")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` (raw control characters allowed in strings) that refuses NaN, Infinity and numbers
+    JSON cannot carry back out: ValueError for all of them."""
+    return json.loads(text, strict=False, parse_float=number_value, parse_int=number_value,
+                      parse_constant=_no_constant)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", "'": "'", '"': '"'}
+_ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+
+
+def _unescape(body: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] == "u" and len(e) == 5:
+            return chr(int(e[1:], 16))
+        return _ESCAPES.get(e, "\\" + e)
+
+    return _ESCAPE_RE.sub(one, body)
+
+
+def decode_string_token(token: str) -> str:
+    """Decode a quoted string token of either quote kind, tolerating unknown escapes."""
+    if token[0] == '"':
+        try:
+            return json.loads(token, strict=False)
+        except ValueError:
+            pass
+    return _unescape(token[1:-1])
+
+
+@v_args(inline=True)
+class RelaxedJsonToPython(Transformer):
+    """Tree of ``relaxed_json.lark`` -> plain Python values."""
+
+    def string(self, tok: Any) -> str:
+        return decode_string_token(str(tok))
+
+    def number(self, tok: Any) -> int | float:
+        return number_value(str(tok).lstrip("+"))
+
+    def true(self, _tok: Any) -> bool:
+        return True
+
+    def false(self, _tok: Any) -> bool:
+        return False
+
+    def null(self, _tok: Any) -> None:
+        return None
+
+    def bare_key(self, tok: Any) -> str:
+        return str(tok)
+
+    def pair(self, key: Any, value: Any) -> tuple[str, Any]:
+        return (str(key), value)
+
+    def object(self, *pairs: Any) -> dict[str, Any]:
+        return dict(pairs)
+
+    def array(self, *items: Any) -> list[Any]:
+        return list(items)
+
+
+_FENCE_LABEL = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n?")
+
+
+def strip_fences(text: str) -> str:
+    """Remove a markdown fence around ``text`` (string operations only: linear on any input)."""
+    body = text.strip()
+    m = _FENCE_LABEL.match(body)
+    if m is None:
+        return text
+    body = body[m.end() :]
+    if body.endswith("```"):
+        body = body[:-3]
+    return body
+
+
+def close_open_brackets(text: str) -> str:
+    """Close what a truncated JSON text left open: a string, then brackets.
+
+    A closer that skips open brackets (``[{"a": {}]``) gets the missing closers put before it;
+    a closer with nothing open to close is dropped. A dangling ``,`` or ``:`` at the end is dropped
+    (``:`` gets ``null``). Linear: each bracket is pushed and popped once.
+    """
+    stack: list[str] = []  # the closers still owed, innermost last
+    owed = {"}": 0, "]": 0}
+    pieces: list[str] = []  # text before ``start``, with closers inserted or dropped
+    start = 0
+    quote = ""
+    escaped = False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            closer = "}" if ch == "{" else "]"
+            stack.append(closer)
+            owed[closer] += 1
+        elif ch in "}]":
+            if not owed[ch]:  # nothing to close: drop it
+                pieces.append(text[start:i])
+                start = i + 1
+                continue
+            missing = []
+            while stack[-1] != ch:
+                missing.append(stack.pop())
+                owed[missing[-1]] -= 1
+            stack.pop()
+            owed[ch] -= 1
+            if missing:
+                pieces += [text[start:i], "".join(missing)]
+                start = i
+    text = "".join(pieces) + text[start:]
+    if quote:
+        text += ("\\" if escaped else "") + quote
+    stripped = text.rstrip()
+    if stripped.endswith(","):
+        text = stripped[:-1]
+    elif stripped.endswith(":"):
+        text = stripped + " null"
+    return text + "".join(reversed(stack))
+
+
+def loads_relaxed(text: str) -> tuple[Any, bool]:
+    """Parse model-written JSON. Returns ``(value, repaired)``.
+
+    Raises ArgumentError when even the relaxed grammar cannot read it.
+    """
+    try:
+        return _loads(text), False
+    except ValueError:
+        pass
+    except RecursionError:  # no repair makes it shallower: stop before the slow relaxed parse
+        raise ArgumentError("nested too deeply") from None
+    candidate = close_open_brackets(strip_fences(text).strip())
+    try:
+        return _loads(candidate), True
+    except ValueError:
+        pass
+    except RecursionError:
+        raise ArgumentError("nested too deeply") from None
+    try:
+        return RelaxedJsonToPython().transform(load_grammar("relaxed_json").parse(candidate)), True
+    except VisitError as exc:  # a value the transformer refused (a number out of range)
+        raise ArgumentError(str(exc.orig_exc)) from None
+    except LarkError as exc:
+        raise ArgumentError(f"not JSON, even relaxed: {first_line(exc)}") from None
+    except RecursionError:
+        raise ArgumentError("nested too deeply") from None
+
+
+def first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,245 @@
+"""Arguments: a call's name and arguments from a decoded object, and values typed by the tool's schema.
+
+JSON itself (strict first, repaired second) is ``relaxed_json``; its names are
+re-exported here, where the dialect decoders look for them.
+
+Invariant: coercion only ever changes a value to the type its schema declares
+when the text says exactly that value; anything else is kept as it was written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
+from typing import Any
+
+from .relaxed_json import ArgumentError, RelaxedJsonToPython, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
+
+__all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
+           "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
+           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas"]
+
+
+class UnparsedArguments(str):
+    """Arguments the model wrote as text that is not a JSON object (``"arguments": "hello"``).
+
+    Kept, not dropped: :func:`resolve_unparsed` gives it to the tool's only string
+    parameter when the schema makes that unambiguous, else the call gets ``{}`` and the
+    text is reported in a diagnostic.
+    """
+
+
+# --------------------------------------------------------------------------- tools
+
+def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+    """Map tool name -> its parameters JSON schema.
+
+    Accepts OpenAI tools (``{"type": "function", "function": {...}}``), bare
+    function dicts (``{"name", "parameters"}``) and Anthropic tools
+    (``{"name", "input_schema"}``). ``None`` means "tools unknown".
+    """
+    if tools is None:
+        return None
+    schemas: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        fn = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise ValueError(f"a tool needs a name: {tool!r}")
+        schema = fn.get("parameters", fn.get("input_schema")) or {}
+        schemas[fn["name"]] = dict(schema) if isinstance(schema, Mapping) else {}
+    return schemas
+
+
+_ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
+
+
+def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
+    """Read ``(name, arguments)`` out of a decoded call object.
+
+    Understands ``{"name", "arguments"|"parameters"|"input"|"args"}`` and the
+    OpenAI shape ``{"type": "function", "function": {"name", "arguments"}}``.
+    Arguments given as a JSON string holding an object are decoded.
+    """
+    if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
+        obj = obj["function"]
+    if not isinstance(obj, dict):
+        raise ArgumentError("a call must be a JSON object")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ArgumentError("a call needs a non-empty string 'name'")
+    args: Any = {}
+    for key in _ARGUMENT_KEYS:
+        if key in obj:
+            args = obj[key]
+            break
+    if isinstance(args, str):
+        if not args.strip():
+            args = {}
+        else:
+            try:
+                args = loads_relaxed(args)[0]
+            except ArgumentError:
+                return name.strip(), UnparsedArguments(args)  # type: ignore[return-value]
+            if not isinstance(args, dict):
+                return name.strip(), UnparsedArguments(json.dumps(args))  # type: ignore[return-value]
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ArgumentError(f"arguments of {name!r} must be an object, not {type(args).__name__}")
+    return name.strip(), args
+
+
+# --------------------------------------------------------------------------- schema coercion
+
+# Type names models and tool authors use beside JSON Schema's own (as the serving engines accept them).
+_TYPE_ALIASES = {
+    "int": "integer", "long": "integer", "short": "integer", "uint": "integer", "int32": "integer", "int64": "integer",
+    "float": "number", "double": "number", "decimal": "number", "num": "number", "float32": "number", "float64": "number",
+    "bool": "boolean", "str": "string", "text": "string", "char": "string", "varchar": "string", "dict": "object",
+    "map": "object", "list": "array", "tuple": "array", "none": "null",
+}
+
+
+def _declared_types(schema: Mapping[str, Any] | None) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [_TYPE_ALIASES.get(declared.lower(), declared.lower())]
+    if isinstance(declared, list):
+        return [_TYPE_ALIASES.get(t.lower(), t.lower()) for t in declared if isinstance(t, str)]
+    types: list[str] = []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key) or []:
+            types.extend(_declared_types(sub))
+    if not types and "enum" in schema:
+        types = sorted({_json_type(v) for v in schema["enum"]})
+    return types
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+_NUM_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NO_VALUE = object()
+
+
+def _from_string(text: str, target: str) -> Any:
+    """Convert one string to ``target`` JSON type, or return _NO_VALUE."""
+    s = text.strip()
+    low = s.lower()
+    if target in ("integer", "number") and _NUM_RE.fullmatch(s):
+        try:
+            value = number_value(s)
+        except ArgumentError:
+            return _NO_VALUE  # kept as the string it was
+        if target == "number" or isinstance(value, int):
+            return value
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+    elif target == "boolean":
+        if low in ("true", "false"):
+            return low == "true"
+    elif target == "null":
+        if low in ("null", "none", ""):
+            return None
+    elif target in ("object", "array"):
+        try:
+            value, _ = loads_relaxed(s)
+        except ArgumentError:
+            return _NO_VALUE
+        if _json_type(value) == target:
+            return value
+    return _NO_VALUE
+
+
+def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """Bring one value to the type its schema declares, when that is unambiguous.
+
+    Strings are converted to integer/number/boolean/null/object/array; numbers
+    and booleans declared as strings become their text. A value whose type
+    is already allowed (or that cannot be converted) is returned unchanged.
+    Objects and arrays are coerced member by member.
+    """
+    types = _declared_types(schema)
+    actual = _json_type(value)
+    if types and actual not in types and not (actual == "integer" and "number" in types):
+        if actual == "string":
+            for target in ("integer", "number", "boolean", "null", "object", "array"):
+                if target in types:
+                    converted = _from_string(value, target)
+                    if converted is not _NO_VALUE:
+                        value, actual = converted, _json_type(converted)
+                        break
+        elif "string" in types and actual in ("integer", "number", "boolean"):
+            return json.dumps(value)
+    if isinstance(schema, Mapping):
+        if actual == "object" and isinstance(schema.get("properties"), Mapping):
+            props = schema["properties"]
+            return {k: coerce_value(v, props.get(k)) for k, v in value.items()}
+        if actual == "array" and isinstance(schema.get("items"), Mapping):
+            return [coerce_value(v, schema["items"]) for v in value]
+    return value
+
+
+def strip_layout(raw: str) -> str:
+    """Remove the layout around an XML-style value, keep what is inside it.
+
+    The newline after the opening tag and the last newline with the indentation
+    after it (before the closing tag) are layout. A value that is then one line is
+    stripped of its surrounding whitespace (``"\n   John Doe\n  "`` -> ``"John Doe"``);
+    a value of several lines keeps every line as written, indentation included (code).
+    """
+    value = raw[1:] if raw.startswith("\n") else raw[2:] if raw.startswith("\r\n") else raw
+    nl = value.rfind("\n")
+    if nl >= 0 and not value[nl + 1 :].strip(" \t"):
+        value = value[: nl - 1 if value[nl - 1 : nl] == "\r" else nl]
+    if "\n" not in value:
+        value = value.strip()
+    return value
+
+
+def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
+    """An XML-style parameter value (Qwen3, GLM, Seed-OSS, MiniMax): raw text, typed only by the schema.
+
+    Layout is removed first (:func:`strip_layout`). Without a schema, or when the
+    schema allows a string, the text stays a string; ``null``/``None`` becomes JSON
+    null when the schema allows null (``anyOf: [{type: string}, {type: null}]``).
+    """
+    value = strip_layout(raw)
+    types = _declared_types(schema)
+    if "null" in types and value.strip().lower() in ("null", "none"):
+        return None
+    if not types or "string" in types:
+        return value
+    return coerce_value(value, schema)
+
+
+def resolve_unparsed(text: str, schema: Mapping[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """Arguments that were text, not a JSON object: ``({the only string parameter: text}, None)``
+    when the schema has exactly one string property, else ``({}, why)``."""
+    props = (schema or {}).get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(props, Mapping):
+        strings = [k for k, v in props.items() if "string" in _declared_types(v)]
+        if len(props) == 1 and len(strings) == 1:
+            return {strings[0]: text}, None
+    return {}, f"arguments were text, not a JSON object: {text[:200]!r}"
+
+
+def missing_required(args: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:
+    """Names the schema requires that the call did not give."""
+    if not isinstance(schema, Mapping):
+        return []
+    return [k for k in schema.get("required") or [] if isinstance(k, str) and k not in args]

@@ -1,0 +1,385 @@
+"""``streamparse`` command line: stream model output through the parser and print the events;
+run the proxy, the replay upstream, the demo and the benchmarks.
+
+Invariant: an ordinary mistake (a missing or binary file, a bad tools file, a typo'd command,
+an unknown benchmark scenario, a taken port, a bad config) ends with one line on stderr,
+``streamparse[ COMMAND]: ...``, and exit status 2 — never a traceback. So does output cut
+short by a closed pipe (``streamparse FILE | head``), silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import json
+import os
+import re
+import socket
+import sys
+from typing import Any, Sequence, TextIO
+
+from ..dialects import REGISTRY
+from ..core.events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
+from ..harness.examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
+from .inputs import CliError, load_tools, read_text
+from ..core.parser import StreamParser
+
+COMMANDS = ("parse", "serve", "replay", "demo", "bench")
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _format(ev: Event) -> str:
+    if isinstance(ev, ToolCall):
+        return f"tool_call #{ev.index} {ev.name} {ev.arguments}  (id={ev.id}, {ev.dialect})"
+    if isinstance(ev, Diagnostic):
+        return f"diagnostic {ev.code}: {ev.message}"
+    if isinstance(ev, (ToolCallStart, ToolCallDelta)):
+        return f"{ev.type} #{ev.index} " + (ev.name if isinstance(ev, ToolCallStart) else repr(ev.arguments_fragment))
+    return f"{ev.type:<9} {ev.text!r}"
+
+
+def _event_json(ev: Event) -> str:
+    data = {"type": ev.type}
+    data.update({k: getattr(ev, k) for k in ev.__slots__})  # type: ignore[union-attr]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def run_parse(args: argparse.Namespace, out: TextIO) -> int:
+    if args.file is not None:
+        text = read_text(args.file)
+        example = False
+    elif args.example or (sys.stdin is not None and sys.stdin.isatty()):
+        text = EXAMPLES[args.example or DEFAULT_EXAMPLE]
+        example = True
+    else:
+        text = read_text("-")
+        example = False
+        if not text:  # `streamparse < /dev/null`, or run by a program without a terminal
+            build_parser().print_help(sys.stderr)
+            raise CliError("nothing on stdin: give a FILE, pipe model output in, or try --example NAME")
+    tools = load_tools(args.tools) if args.tools else EXAMPLE_TOOLS if example else None
+    parser = StreamParser(tools, dialects=args.dialect)
+    if example and not args.json:
+        print(f"# built-in example {args.example or DEFAULT_EXAMPLE!r}, fed {args.chunk} characters at a time", file=out)
+    chunk = max(1, args.chunk)
+    for i in range(0, len(text), chunk):
+        for ev in parser.feed(text[i : i + chunk]):
+            print(_event_json(ev) if args.json else _format(ev), file=out)
+    for ev in parser.close():
+        print(_event_json(ev) if args.json else _format(ev), file=out)
+    return 0
+
+
+def run_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from ..proxy.runner import ServerThread
+    from ..proxy.workers import SERVER_KEYS
+
+    _check_range("--port", args.port, 65535)
+    _check_range("--workers", args.workers)
+    settings: dict[str, Any] = {"server": {key: getattr(args, key) for key in SERVER_KEYS if getattr(args, key) is not None}}
+    if args.demo:
+        pass  # the upstream is the replay app started below
+    elif args.config:
+        settings["config"] = args.config  # workers are spawned in this working directory
+    elif args.upstream:
+        settings["upstream"] = args.upstream
+    else:
+        raise CliError("give --upstream URL, --config FILE or --demo")
+    if args.tool_prompt or args.tool_prompt_retry:
+        if args.config:
+            raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
+        settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
+    if args.stream_arguments:
+        if args.config:
+            raise CliError("--stream-arguments goes with --upstream; in a config file set stream_arguments per backend")
+        settings["backend"] = {**settings.get("backend", {}), "stream_arguments": True}
+    if not args.demo:
+        return _serve(settings, args.log_level, out)
+    from ..harness.replay import create_replay_app
+
+    with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
+        settings["upstream"] = upstream.url + "/v1"
+        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
+        return _serve(settings, args.log_level, out)
+
+
+def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+    """Check everything, bind the port, then serve: in this process, or in worker processes."""
+    from ..proxy.config import ConfigError
+    from ..proxy.runner import serve_app, serve_workers
+    from ..proxy.app import create_app
+    from ..proxy.workers import APP_FACTORY, config_from_settings, settings_env
+
+    try:
+        config = config_from_settings(settings)
+        config.check_environment()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    sock = _listen(config.host, config.port)
+    with sock:
+        workers = f", {config.workers} workers" if config.workers > 1 else ""
+        print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
+              + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
+        if config.workers > 1:
+            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings))
+        else:
+            started = serve_app(create_app(config), sock, log_level)
+    return 0 if started else 1
+
+
+def run_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from ..harness.replay import create_replay_app
+    from ..proxy.runner import serve_app
+
+    with _listen(args.host, args.port) as sock:
+        print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
+        started = serve_app(create_replay_app(token_delay=args.delay, stamp=args.stamp), sock, args.log_level)
+    return 0 if started else 1
+
+
+def _check_range(option: str, value: int | None, high: int | None = None) -> None:
+    if value is not None and (value < 1 or (high is not None and value > high)):
+        raise CliError(f"{option} must be {f'between 1 and {high}' if high else 'at least 1'}, not {value}")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    from ..proxy.runner import listening_socket
+
+    _check_range("port", port, 65535)
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """The whole path on one machine: replay upstream -> streamparse proxy -> a streaming client."""
+    import httpx
+
+    from ..proxy.config import ProxyConfig
+    from ..harness.replay import create_replay_app
+    from ..proxy.runner import ServerThread
+    from ..proxy.app import create_app
+    from ..wire.sse import SSEDecoder
+
+    with ServerThread(create_replay_app(token_delay=args.delay)) as upstream, \
+            ServerThread(create_app(ProxyConfig.single(upstream.url + "/v1"))) as proxy:
+        print(f"# upstream (replays recorded model output, token by token): {upstream.url}/v1", file=out)
+        print(f"# streamparse proxy in front of it:                          {proxy.url}/v1", file=out)
+        request = {"model": args.example, "stream": True, "tools": EXAMPLE_TOOLS,
+                   "messages": [{"role": "user", "content": "Weather in Sao Paulo, and write hello.py"}]}
+        print(f"# POST /v1/chat/completions model={args.example!r} stream=true, {len(EXAMPLE_TOOLS)} tools\n", file=out)
+        decoder = SSEDecoder()
+        finish = None
+        thinking = False
+        with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=request, timeout=60) as resp:
+            resp.raise_for_status()
+            for raw in resp.iter_bytes():
+                for event in decoder.feed(raw):
+                    if event.data is None or event.data == "[DONE]":
+                        continue
+                    for choice in json.loads(event.data).get("choices", []):
+                        delta = choice.get("delta", {})
+                        if delta.get("reasoning_content"):
+                            if not thinking:
+                                print("(reasoning) ", end="", file=out)
+                            thinking = True
+                            print(delta["reasoning_content"], end="", file=out, flush=True)
+                        if delta.get("content"):
+                            if thinking:
+                                print("\n(answer) ", end="", file=out)
+                            thinking = False
+                            print(delta["content"], end="", file=out, flush=True)
+                        for call in delta.get("tool_calls") or []:
+                            fn = call["function"]
+                            print(f"\n[tool_call {call['index']}] {fn['name']}({fn['arguments']})  id={call['id']}", file=out, flush=True)
+                        finish = choice.get("finish_reason") or finish
+        print(f"\n\n# finish_reason: {finish}", file=out)
+    return 0
+
+
+def run_bench(args: argparse.Namespace, out: TextIO) -> int:
+    from ..harness import benchmark as bm
+
+    chunk = _bench_chunk(args.chunk)
+    scenarios = args.scenario or list(bm.SCENARIOS)
+    unknown = [name for name in scenarios if not _known_scenario(name)]
+    if unknown:
+        raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME or "
+                       f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
+    parsers = dict(bm.PARSERS)
+    for spec in args.compare or []:
+        try:
+            name, factory = bm.load_compare(spec)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise CliError(f"--compare {spec}: {exc}") from None
+        parsers[name] = factory
+    results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick, engines=not args.no_engines,
+                           log=lambda s: print(s, file=out, flush=True))
+    headline = bm.ratios(results)
+    if headline:
+        print("\n== ratios (same run, same machine)", file=out)
+        for key, value in headline.items():
+            print(f"{key:<50}{value:>10.3g}", file=out)
+    if args.proxy:
+        from ..harness.loadtest import run_load
+
+        figures = run_load(args.proxy_concurrency, args.proxy_delay)
+        headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
+        print("\n== proxy (streamparse serve vs direct, real processes on loopback)", file=out)
+        for key, value in figures.items():
+            print(f"{key:<40}{value:>12.2f}", file=out)
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({"chunk": chunk, "results": [r.as_dict() for r in results], "ratios": headline}, fh, indent=1)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.json!r}: {exc.strerror or exc}") from None
+    if args.plot:
+        try:
+            bm.plot(results, args.plot, chunk)
+        except (RuntimeError, OSError) as exc:
+            raise CliError(f"--plot: {exc}") from None
+        print(f"# plot written to {args.plot}", file=out)
+    return 1 if any(r.correct is False for r in results if r.parser == "streamparse") else 0
+
+
+def _bench_chunk(value: str) -> int | str:
+    if value == "random":
+        return value
+    if not value.isdecimal() or int(value) < 1:
+        raise CliError(f"--chunk must be a positive number of characters or 'random', not {value!r}")
+    return int(value)
+
+
+def _known_scenario(name: str) -> bool:
+    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME``, ``agent:NAME``, ``args:NAME:KB``."""
+    from ..harness.benchmark import RENDERERS, SCENARIOS
+
+    kind, _, rest = name.partition(":")
+    dialect, _, kb = rest.partition(":")
+    if kind in ("dialect", "agent"):
+        return rest in RENDERERS
+    if kind == "args":
+        return dialect in RENDERERS and kb.isdecimal() and int(kb) > 0
+    return name in SCENARIOS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="streamparse",
+        description="Stream model output through the tool-call parser and print the events; run the proxy, "
+                    "the replay upstream, the demo and the benchmarks.",
+        epilog="`streamparse [FILE|-]` is short for `streamparse parse [FILE|-]`; with no FILE it reads stdin, "
+               "or shows a built-in example when stdin is a terminal.")
+    sub = ap.add_subparsers(dest="command")
+    p = sub.add_parser("parse", help="stream a model output (file, stdin or a built-in example) through the parser")
+    p.add_argument("file", nargs="?", help="model output to parse; '-' for stdin; default: a built-in example")
+    p.add_argument("--example", choices=sorted(EXAMPLES), help="use a built-in example output (and its tools)")
+    p.add_argument("--tools", help="JSON file with OpenAI tools (a list, or a request body with 'tools')")
+    p.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
+                   help="restrict detection (repeatable; names as vLLM/SGLang --tool-call-parser, or aliases)")
+    p.add_argument("--chunk", type=int, default=4, help="characters per delta (default 4)")
+    p.add_argument("--json", action="store_true", help="print events as JSON lines")
+    p.set_defaults(func=run_parse)
+
+    s = sub.add_parser("serve", help="run the proxy in front of an OpenAI-compatible server")
+    s.add_argument("--upstream", help="upstream base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1")
+    s.add_argument("--config", help="TOML file with several backends (see streamparse.config)")
+    s.add_argument("--demo", action="store_true", help="use the built-in replay upstream (no model server needed)")
+    s.add_argument("--host", default=None, help="default: [server] host in --config, else 127.0.0.1")
+    s.add_argument("--port", type=int, default=None, help="default: [server] port in --config, else 8080")
+    s.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: [server] workers in --config, else 1). Each worker has its own "
+                        "upstream connections, so max_connections applies per worker; with --demo the replay "
+                        "upstream stays in the main process, shared by the workers")
+    s.add_argument("--tool-prompt", metavar="DIALECT",
+                   help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
+    s.add_argument("--tool-prompt-retry", action="store_true",
+                   help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
+    s.add_argument("--stream-arguments", action="store_true",
+                   help="stream each tool call's arguments as the model writes them (name first, then pieces)")
+    s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    s.set_defaults(func=run_serve)
+
+    r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")
+    r.add_argument("--host", default="127.0.0.1")
+    r.add_argument("--port", type=int, default=8000)
+    r.add_argument("--delay", type=float, default=0.02, help="seconds between tokens")
+    r.add_argument("--stamp", action="store_true", help="add x_sent (send time) to every chunk, for latency measurements")
+    r.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    r.set_defaults(func=run_replay)
+
+    b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines and the "
+                                     "serving engines' parsers")
+    b.add_argument("--scenario", action="append",
+                   help="prose, tool_heavy, dialects, scaling, engines, or one workload such as dialect:qwen3_coder, "
+                        "agent:hermes or args:hermes:64 (repeatable; default: all five groups)")
+    b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
+    b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
+                   help="another parser: a callable taking the list of deltas, returning (text, calls)")
+    b.add_argument("--json", metavar="FILE", help="write machine-readable results")
+    b.add_argument("--plot", metavar="FILE.png",
+                   help="cost per delta against argument size, log-log, every parser (needs matplotlib and the "
+                        "scaling scenario)")
+    b.add_argument("--no-engines", action="store_true",
+                   help="leave out the serving engines' parsers (vLLM, SGLang) even when installed")
+    b.add_argument("--quick", action="store_true", help="tiny workloads (a smoke run)")
+    b.add_argument("--proxy", action="store_true", help="also load-test the proxy (starts real processes)")
+    b.add_argument("--proxy-concurrency", type=int, default=200)
+    b.add_argument("--proxy-delay", type=float, default=0.02, help="upstream seconds per token in the proxy run")
+    b.set_defaults(func=run_bench)
+
+    d = sub.add_parser("demo", help="replay upstream + proxy + streaming client, all on loopback, then exit")
+    d.add_argument("--example", choices=sorted(EXAMPLES), default=DEFAULT_EXAMPLE)
+    d.add_argument("--delay", type=float, default=0.01, help="seconds between upstream tokens")
+    d.set_defaults(func=run_demo)
+    return ap
+
+
+def _unknown_command(word: str) -> CliError | None:
+    """``streamparse serv``: a word that is neither a command nor an existing file is a typo'd command."""
+    if not re.fullmatch(r"[A-Za-z][\w-]*", word) or os.path.exists(word):
+        return None  # a path (or an option): `streamparse FILE` reports it if it cannot be read
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else "and no file of that name"
+    return CliError(f"unknown command {word!r} ({hint}); commands: {', '.join(COMMANDS)}")
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (``| head``): point stdout at /dev/null, so that
+    the interpreter's last flush cannot fail too (the recipe in Python's signal docs)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout: nothing left to protect
+        pass
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    try:
+        if command is None and argv[:1] not in (["-h"], ["--help"]):
+            if argv and (error := _unknown_command(argv[0])):
+                raise error
+            argv.insert(0, "parse")
+        args = build_parser().parse_args(argv)
+        status: int = args.func(args, out)
+        out.flush()
+        return status
+    except CliError as exc:
+        print(f"streamparse{' ' + command if command else ''}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        _silence_stdout()
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

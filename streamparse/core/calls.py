@@ -1,0 +1,102 @@
+"""From a decoded item to ``ToolCall`` events: tool checks, schema typing, ids, the call limit.
+
+Invariant: an item becomes calls all together or not at all. A failure is a
+Diagnostic and no state changes, so the caller can release the item as text.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Callable, Mapping
+
+from .. import arguments as args_mod
+from ..arguments.schema import ArgumentError, UnparsedArguments
+from ..dialects.spec import TAGGED, Dialect
+from .events import Diagnostic, Event, ToolCall
+
+__all__ = ["CallFactory", "new_call_id"]
+
+
+def new_call_id() -> str:
+    """An OpenAI-style call id (the default ``id_factory``)."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+class CallFactory:
+    """Numbers and types the calls of one stream."""
+
+    def __init__(self, schemas: Mapping[str, dict[str, Any]] | None, max_calls: int, id_factory: Callable[[], str]):
+        self.schemas = schemas  # None: tools unknown, any name goes
+        self.max_calls = max_calls
+        self.new_id = id_factory
+        self.count = 0
+
+    def schema(self, name: str) -> dict[str, Any] | None:
+        return (self.schemas or {}).get(name)
+
+    def reserve(self, name: str) -> tuple[int, str] | None:
+        """A streamed call's index and id, if its name is allowed and the call limit not reached."""
+        if (self.schemas is not None and name not in self.schemas) or self.count >= self.max_calls:
+            return None
+        self.count += 1
+        return self.count - 1, self.new_id()
+
+    def arguments_of(self, d: Dialect, item: str, head_name: str | None, name: str) -> tuple[str | None, str]:
+        """The arguments JSON whole-call mode gives ``item`` (one call named ``name``), or ``(None, why not)``."""
+        try:
+            calls, _ = d.decode(item, head_name if d.body != TAGGED else None)
+            if len(calls) != 1 or calls[0][0] != name:
+                return None, "the item does not read as this one call"
+            return self._typed(d, name, calls[0][1])[1], ""
+        except (ArgumentError, ValueError, RecursionError) as exc:
+            return None, str(exc)[:200]
+
+    def notes(self, d: Dialect, name: str, arguments: Any) -> list[Diagnostic]:
+        missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, self.schema(name))
+        return [Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
+                           {"name": name, "missing": missing})] if missing else []
+
+    def from_item(self, d: Dialect, item: str, head_name: str | None,
+                  exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
+        """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair."""
+        try:
+            calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)
+            if exact and repaired:
+                return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
+            unknown = [name for name, _ in calls if self.schemas is not None and name not in self.schemas]
+            if unknown:
+                return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name)
+            if self.count + len(calls) > self.max_calls:
+                return [], 0, Diagnostic("too_many_calls", f"more than {self.max_calls} calls in one stream", d.name)
+            typed = [self._typed(d, name, arguments) for name, arguments in calls]
+        except RecursionError:
+            return [], 0, Diagnostic("too_deep", "nested too deeply to decode: kept as text", d.name)
+        except (ArgumentError, ValueError) as exc:
+            return [], 0, Diagnostic("rejected", str(exc), d.name)
+        events: list[Event] = []
+        if repaired:
+            events.append(Diagnostic("repaired", f"{d.name}: block repaired before parsing", d.name))
+        for name, arguments_json, notes in typed:
+            events += notes
+            events.append(ToolCall(self.count, self.new_id(), name, arguments_json, d.name))
+            self.count += 1
+        return events, len(typed), None
+
+    def _typed(self, d: Dialect, name: str, arguments: Any) -> tuple[str, str, list[Diagnostic]]:
+        """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics)."""
+        schema = (self.schemas or {}).get(name)
+        notes: list[Diagnostic] = []
+        if isinstance(arguments, UnparsedArguments):
+            raw = str(arguments)
+            arguments, why = args_mod.resolve_unparsed(raw, schema)
+            if why:
+                notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
+        if d.text_values:
+            props = (schema or {}).get("properties") or {}
+            arguments = {k: args_mod.coerce_xml_value(v, props.get(k)) if isinstance(v, str) else v
+                         for k, v in arguments.items()}
+        elif schema:
+            arguments = args_mod.coerce_value(arguments, schema)
+        notes += self.notes(d, name, arguments)
+        return name, json.dumps(arguments, ensure_ascii=False), notes

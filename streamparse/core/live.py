@@ -1,0 +1,147 @@
+"""A call streamed while it is written: when it may start, its fragments, how it ends.
+
+Invariant: a call starts only once its name is known, allowed by the tools and under the
+call limit; from then on it always ends as a call, and the concatenation of its
+fragments is exactly the final ``ToolCall.arguments``, valid JSON. Its events wait in
+order until the parser takes them: at the end of each feed (fragments gathered during
+one feed leave as one ``ToolCallDelta``), or when the item closes.
+
+When streaming starts, per body kind: a JSON call object once its ``"name"`` has been
+read (its arguments object may already be under way: what was read leaves with the
+start); a JSON arguments object whose name the head gave, at its ``{``; an XML-style
+item at its name tag. Other items (Python calls, Kimi/DeepSeek/harmony JSON after a
+name, arguments written as a string) start when they close, as one fragment.
+
+A started call cut before its end (by the end of the stream, or by ``max_block_chars``)
+still ends as a call: its arguments are closed where they stopped, with an ``incomplete``
+diagnostic (whole-call mode would have kept such a block as text). The rest of a block
+cut by the limit is text, as in whole-call mode.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from .calls import CallFactory
+from ..dialects.spec import JSON, Dialect
+from .events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
+from .stream_json import JsonEcho
+from .stream_tags import TagStream
+
+__all__ = ["LiveCall"]
+
+
+class LiveCall:
+    """One item of a block, watched as its text is written (``feed``), settled when it closes (``close``)."""
+
+    def __init__(self, dialect: Dialect, head_name: str | None, factory: CallFactory,
+                 begin: Callable[[], None]):
+        self.dialect = dialect
+        self.head_name = head_name
+        self._factory = factory
+        self._begin = begin  # the block commits to a call: what it held before is released
+        self._events: list[Event] = []  # waiting to be taken, in order
+        self._frags: list[str] = []  # fragments of this feed (before the start: everything so far)
+        self._sent: list[str] = []  # every fragment, for the final arguments
+        self.index = -1
+        self.id = ""
+        self.name = ""
+        self.started = False
+        self._refused = False
+        self._tags: TagStream | None = None
+        self._json: JsonEcho | None = None
+        if dialect.body == JSON:
+            if head_name is not None:
+                self._json = JsonEcho(self._frags.append, schema=factory.schema(head_name))
+            else:
+                self._json = JsonEcho(self._frags.append, route="call", on_name=self._named)
+            self.feed = self._json.feed  # type: ignore[method-assign]
+        elif dialect.stream is not None:
+            self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema)
+            self.feed = self._tags.feed  # type: ignore[method-assign]
+
+    def feed(self, text: str) -> None:
+        """Item text as it is written (replaced by the streamer's own ``feed`` when there is one)."""
+
+    @property
+    def keeps_item(self) -> bool:
+        """Is the item's text needed when it closes? (XML-style items are checked against the whole decode.)"""
+        return self._json is None
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a streamed value: a function from a delta to its fragment ("" : held), or None."""
+        if not self.started or self._events or self._frags:
+            return None
+        return self._json.fast_path() if self._json is not None else self._tags.fast_path() if self._tags else None
+
+    def _named(self, name: str) -> bool:
+        """The item's name is known: start now if the tools and the call limit allow it."""
+        if self.started or self._refused:
+            return self.started
+        reserved = self._factory.reserve(name)
+        if reserved is None:
+            self._refused = True
+            return False
+        self.index, self.id = reserved
+        self.name, self.started = name, True
+        if self._json is not None and self._json.schema is None and not self._json.started:
+            self._json.schema = self._factory.schema(name)
+        self._begin()
+        self._events.append(ToolCallStart(self.index, self.id, name, self.dialect.name))
+        return True
+
+    def _start_if_opened(self) -> None:
+        """A JSON arguments object whose name the head gave starts at its ``{``."""
+        if not self.started and self._json is not None and self.head_name is not None and self._json.started:
+            self._named(self.head_name)
+
+    def take(self) -> list[Event]:
+        """The events waiting: the start, and this feed's fragments as one delta."""
+        self._start_if_opened()
+        out, self._events = self._events, []
+        text = "".join(self._frags) if self.started else ""
+        if text:
+            self._frags.clear()
+            self._sent.append(text)
+            out.append(ToolCallDelta(self.index, text))
+        return out
+
+    def close(self, item: str, exact: bool) -> list[Event] | None:
+        """The item closed (or was cut by the block's end, or the stream's): its last events.
+        None: it never started, and the caller decodes it as a whole item."""
+        self._start_if_opened()
+        if not self.started:
+            return None
+        notes: list[Event] = []
+        if exact:  # cut: by the end of the stream, or by the block's size limit (then a block_too_large follows)
+            notes.append(Diagnostic("incomplete", f"{self.name}: call cut off before its end; its arguments were "
+                                    "closed where it stopped", self.dialect.name, {"name": self.name}))
+        if self._json is not None and self._json.streamable:
+            self._json.finish()
+            arguments = "".join(self._sent) + "".join(self._frags)
+        else:
+            sent = "".join(self._sent) + "".join(self._frags)
+            whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
+            arguments = whole or ""
+            if whole is None or not whole.startswith(sent):
+                if whole is None:
+                    notes.append(Diagnostic("repaired", f"{self.name}: the item does not decode whole ({why}); "
+                                            "its streamed arguments were closed as sent", self.dialect.name,
+                                            {"name": self.name, "raw_item": item}))
+                if self._tags is not None:
+                    arguments = sent + self._tags.settle(whole)
+                else:
+                    arguments = whole if whole is not None and not sent else sent + "}" if sent else "{}"
+            self._frags.append(arguments[len(sent) :])
+        try:
+            notes += self._factory.notes(self.dialect, self.name, json.loads(arguments))
+        except ValueError as exc:  # not expected: the streamers write valid JSON by construction
+            notes.append(Diagnostic("rejected", f"{self.name}: streamed arguments are not valid JSON ({exc})",
+                                    self.dialect.name))
+        return self.take() + notes + [ToolCall(self.index, self.id, self.name, arguments, self.dialect.name)]
+
+
+def whole_call_events(call: ToolCall) -> list[Any]:
+    """A call decoded whole, in streaming form: its start, one fragment, the call."""
+    return [ToolCallStart(call.index, call.id, call.name, call.dialect), ToolCallDelta(call.index, call.arguments), call]

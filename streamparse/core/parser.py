@@ -1,0 +1,392 @@
+"""The streaming core: text deltas in, events out. Pure, synchronous, no I/O.
+
+Invariant: every character is examined a bounded number of times. In prose one
+regex search per delta finds the characters that can start markup; everything
+before them leaves at once and only a possible marker prefix is held. A marker
+opens a block whose owner is decided by a short head check (dialect table, no
+per-dialect branches here); the body's scanner reads only new characters, each
+item is decoded once when it closes, and the call leaves in that same feed.
+
+States (one method each, dispatched through ``self._scan``):
+TEXT (prose) -> HEAD (which dialect?) -> BODY (items, end) -> AFTER (optional closers) -> TEXT,
+and TEXT -> SPAN (reasoning / content channel) -> TEXT.
+
+Whitespace rule: text outside blocks is emitted verbatim. A block runs from its
+first marker character (or opening fence) to its last closer; whitespace between
+a body and its optional closers is the block's, up to ``MAX_GAP`` characters.
+
+Limits are positional, so any chunking gives the same result: a block longer than
+``max_block_chars`` is released as text at exactly that length.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .. import arguments as args_mod
+from .block import Block
+from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
+from .calls import CallFactory, new_call_id
+from ..dialects import resolve
+from ..dialects.spec import PYTHON, TAGGED, Span
+from .events import Diagnostic, Event, ParseResult, TextDelta
+from .live import LiveCall
+from .items import ItemCalls
+from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
+
+__all__ = ["StreamParser", "ParseResult", "parse"]
+
+_TEXT, _SPAN, _HEAD, _BODY, _AFTER = range(5)
+_WS_RUN = re.compile(r"\s*")
+_PUNCTUATION = " \t\r\n,;[]{}"
+SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
+
+
+@functools.lru_cache(maxsize=64)
+def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.lower() for c in closers)
+
+
+class StreamParser(ItemCalls):
+    """Incremental tool-call parser.
+
+    ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
+    stream. ``tools`` (OpenAI, bare or Anthropic tool dicts) gate the forms that
+    look like prose and type argument values; ``dialects`` restricts detection
+    (names or aliases; default: all of ``DIALECTS``).
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        dialects: Iterable[str] | None = None,
+        max_block_chars: int = 1 << 20,
+        max_calls: int = 1000,
+        start_in_reasoning: bool = False,
+        id_factory: Callable[[], str] = new_call_id,
+        stream_arguments: bool = False,
+    ) -> None:
+        self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
+        self._table = marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))
+        self._trigger = self._table.trigger.search
+        self._max_block = max_block_chars
+        self._factory = CallFactory(self._schemas, max_calls, id_factory)
+        self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
+                      _BODY: self._scan_body, _AFTER: self._scan_after}
+        self._word_firsts = self._table.word_firsts
+        self._mode = _SPAN if start_in_reasoning else _TEXT
+        self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
+        self._body_fast: Callable[[str], list | None] | None = None  # in a block's body: its fast path
+        enabled = self._table.spans
+        # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
+        self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
+        self._held = ""
+        self._block: Block | None = None
+        self._cands: list[Candidate] = []
+        self._closers: list[str] = []  # AFTER: optional closers still allowed
+        self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
+        self._closed = False
+        self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
+        self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
+        ItemCalls.__init__(self)
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, delta: str) -> list[Event]:
+        """Consume one text delta; return the events it completes (maybe none)."""
+        # Fast path for prose: nothing held, and no character that could start markup.
+        if self._idle and type(delta) is str and delta and not self._trigger(delta):
+            if self._line_blank:
+                if delta.lstrip(" \t")[:1] in self._word_firsts:
+                    return self._run(delta, final=False)
+                self._track_line(delta)
+            elif "\n" in delta:
+                self._track_line(delta)
+            return [TextDelta(delta)]
+        fast = self._body_fast  # inside a long argument: no character that could end the string or the item
+        if fast is not None and type(delta) is str:
+            taken = fast(delta)
+            if taken is not None:
+                return taken
+        if self._closed:
+            raise RuntimeError("feed() after close()")
+        if not isinstance(delta, str):
+            raise TypeError(f"delta must be str, not {type(delta).__name__}")
+        if not delta:
+            return []
+        return self._run(self._held + delta, final=False)
+
+    def close(self) -> list[Event]:
+        """End of stream: flush held text, finish or release any open block."""
+        if self._closed:
+            return []
+        events = self._run(self._held, final=True)
+        self._closed = True
+        return events
+
+    def may_be_slow(self, delta: str | None = None) -> bool:
+        """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
+        Transports run such a step in a worker thread, so other streams are not stalled."""
+        b = self._block
+        if (b.size if b else 0) + len(delta or "") < SLOW_BLOCK_CHARS:
+            return False
+        return b is None or delta is None or self._mode != _BODY or b.scanner.may_finish(delta)  # type: ignore[union-attr]
+
+    @property
+    def held_text(self) -> str:
+        """Characters received but not yet emitted, outside a block (a possible marker)."""
+        return self._held + self._after_ws if self._mode in (_TEXT, _SPAN, _AFTER) else ""
+
+    # ------------------------------------------------------------------ driver
+
+    def _run(self, text: str, final: bool) -> list[Event]:
+        self._out = []
+        self._held = ""
+        pos, n = 0, len(text)
+        while True:
+            while pos < n:
+                mode = self._mode
+                new = self._scan[mode](text, pos, final)
+                if new == pos and self._mode == mode:
+                    break  # this state needs more text
+                pos = new
+            if not final or self._settle():
+                break
+        self._held = text[pos:]
+        self._idle = self._mode == _TEXT and not self._held and not final
+        for ev in self._lives[-1].take() if self._lives else ():
+            self._event(ev)
+        self._body_fast = None if self._mode != _BODY or final or self._held else (
+            self._fast_live() if self._lives and self._lives[-1].started else self._block.scanner.fast_path())  # type: ignore[union-attr]
+        self._flush()
+        return self._out
+
+    def _settle(self) -> bool:
+        """End of stream: move an open state towards TEXT. True once nothing is open."""
+        if self._mode == _HEAD:
+            self._abort_head()
+        elif self._mode == _BODY:
+            b = self._block
+            assert b is not None and b.scanner is not None
+            b.scanner.finish()
+            exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
+            if exact:
+                b.close_item()
+            self._drain(b, exact)
+            self._end_block(b)
+        elif self._mode == _AFTER:
+            self._end_after(0)
+        else:
+            return True
+        return False
+
+    # ------------------------------------------------------------------ TEXT and SPAN
+
+    def _scan_text(self, text: str, pos: int, final: bool) -> int:
+        search, table = self._trigger, self._table
+        i = pos
+        if self._line_blank:
+            k, word = table.match_word(text, pos, final)
+            if word is not None:
+                self._text(text[pos:k])
+                return k if word == PARTIAL else self._begin(text, k, 0, word)  # type: ignore[arg-type]
+        while True:
+            m = search(text, i)
+            if m is None:
+                self._text(text[pos:])
+                return len(text)
+            j = m.start()
+            self._text(text[pos:j])
+            pos = j
+            fence = 0
+            if text[j] == "\n":
+                k, word = table.match_word(text, j + 1, final)
+                if word is None:
+                    i = j + 1
+                    continue
+                self._text(text[j:k])
+                pos = k
+                if word == PARTIAL:
+                    return k
+                return self._begin(text, k, 0, word)  # type: ignore[arg-type]
+            if text[j] == "`":
+                fence_or = table.match_fence(text, j, final) if self._line_blank else None
+                if fence_or == PARTIAL:
+                    return j
+                found = table.match(text, j + fence_or, final, True) if isinstance(fence_or, int) else None
+                fence = fence_or if isinstance(fence_or, int) else 0
+                if isinstance(found, tuple) and found[1][0].span is not None:
+                    found = None  # a fence opens calls, not reasoning
+            else:
+                found = table.match(text, j, final, self._line_blank)
+            if found == PARTIAL:
+                return j
+            if found is None:
+                i = j + 1
+                continue
+            return self._begin(text, j, fence, found)  # type: ignore[arg-type]
+
+    def _begin(self, text: str, j: int, fence: int, found: tuple[str, list[Candidate], str | None]) -> int:
+        marker, cands, tool_name = found
+        after = j + fence + len(marker)
+        span = cands[0].span
+        if span is not None:
+            if span.kind != "drop":
+                self._span, self._mode = span, _SPAN
+            return after
+        self._block = Block(text[j : j + fence], text[j:after])
+        self._block.name = tool_name
+        self._cands = cands
+        self._mode = _HEAD
+        return after
+
+    def _scan_span(self, text: str, pos: int, final: bool) -> int:
+        span = self._span
+        emit = self._text if span.kind == "content" else self._reasoning
+        m = literal_pattern(span.closers).search(text, pos)
+        if m is not None:
+            emit(text[pos : m.start()])
+            self._mode = _TEXT
+            self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
+            return m.end()
+        closers = _lower(span.closers)
+        hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
+        emit(text[pos:hold])
+        return hold
+
+    # ------------------------------------------------------------------ HEAD: which dialect owns the block?
+
+    def _scan_head(self, text: str, pos: int, final: bool) -> int:
+        waiting = False
+        for cand in self._cands:
+            r = match_head(cand.opener, text, pos, final, self._table)  # type: ignore[arg-type]
+            if r == PARTIAL:
+                waiting = True
+            elif isinstance(r, HeadMatch):
+                return pos if waiting else self._open_body(text, pos, cand, r)
+        return pos if waiting else self._abort_head(pos)
+
+    def _abort_head(self, resume: int = 0) -> int:
+        """No dialect wants it: the marker is text, and scanning resumes right after it."""
+        b = self._block
+        assert b is not None
+        self._block, self._mode = None, _TEXT
+        self._text(b.head)
+        return resume
+
+    def _open_body(self, text: str, pos: int, cand: Candidate, head: HeadMatch) -> int:
+        b = self._block
+        d, op = cand.dialect, cand.opener
+        assert b is not None and d is not None and op is not None
+        b.dialect, b.opener = d, op
+        b.name = head.name or b.name
+        b.head += text[pos : head.end]
+        kept = b.head[len(b.head) - op.keep :] if op.keep else ""
+        b.head = b.head[: len(b.head) - len(kept)]
+        b.size = len(b.head)
+        ends = op.end if op.end is not None else d.end
+        if b.name:
+            ends = tuple(e.replace("{name}", b.name) for e in ends)
+        if self._streaming:
+            b.watch = self._watch_item
+        if d.body == TAGGED:
+            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block)
+        else:
+            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several, d.body == PYTHON, op.line_start,
+                                    self._max_block)
+        self._mode = _BODY
+        if kept:
+            b.scanner.scan(kept, 0, len(kept), False)
+        return head.end
+
+    # ------------------------------------------------------------------ BODY
+
+    def _scan_body(self, text: str, pos: int, final: bool) -> int:
+        b = self._block
+        assert b is not None and b.scanner is not None
+        n = len(text)
+        room = self._max_block - b.size - len(b.scanner.pending)
+        end = n if n - pos <= room else pos + max(room, 0)
+        new = b.scanner.scan(text, pos, end, final and end == n)
+        if b.items:
+            self._drain(b)
+        if b.done:
+            return self._end_block(b, new)
+        if end < n or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
+            if self._lives and self._lives[-1].started:
+                b.close_item()  # a call under way always ends as a call: cut here
+                self._drain(b, True)
+            if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
+                if b.scanner.has_end:
+                    self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
+                                           "it stays text", b.dialect.name))
+                b.end("", b.scanner.pending)
+                b.scanner.pending = ""
+                return self._end_block(b, new)
+            self._block, self._mode = None, _TEXT
+            self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
+                                   b.dialect.name))
+            self._text(b.unemitted() + b.scanner.pending + text[new:end])
+            return end
+        return new
+
+    def _end_block(self, b: Block, resume: int = 0) -> int:
+        d = b.dialect
+        self._lives.clear()
+        self._block, self._mode = None, _TEXT
+        if not b.calls:
+            for diag, _ in b.failed:
+                self._event(diag)
+            if not b.failed:
+                self._event(Diagnostic("incomplete" if not b.closer else "rejected",
+                                       "block holds no complete call: kept as text", d.name))
+            self._text(b.raw() + b.closer)
+        else:
+            rest = b.unemitted()
+            if rest.strip(_PUNCTUATION):
+                self._event(Diagnostic("rejected", "text in a call block that is not a call: kept as text", d.name))
+                self._text(rest)
+        self._line_blank = False
+        self._text(b.trailing)
+        closers = [c.lower() for c in d.closers] if not b.closer else []
+        if b.fence and b.closer != "```":
+            closers.append("```")
+        if closers and b.calls:  # a block released as text leaves its optional closers as text too
+            self._closers, self._mode = closers, _AFTER
+        return resume
+
+    # ------------------------------------------------------------------ AFTER: optional closers
+
+    def _scan_after(self, text: str, pos: int, final: bool) -> int:
+        n = len(text)
+        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self._after_ws))  # type: ignore[union-attr]
+        self._after_ws += text[pos:k]
+        if len(self._after_ws) > MAX_GAP:
+            return self._end_after(k)
+        if k >= n:
+            return n if not final else self._end_after(n)
+        r = closer_at(text, k, n, tuple(self._closers), final)
+        if r == -1:
+            return k
+        if isinstance(r, str):
+            self._closers = self._closers[self._closers.index(r.lower()) + 1 :]
+            self._after_ws = ""
+            if not self._closers:
+                self._mode = _TEXT
+            return k + len(r)
+        return self._end_after(k)
+
+    def _end_after(self, resume: int) -> int:
+        self._mode, self._closers = _TEXT, []
+        ws, self._after_ws = self._after_ws, ""
+        self._text(ws)
+        return resume
+
+
+def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
+    """Parse a whole model output at once (the same machine as streaming, so the same result)."""
+    parser = StreamParser(tools, **options)
+    return ParseResult(parser.feed(text) + parser.close())

@@ -1,0 +1,231 @@
+"""Finding where markup may start, and deciding which dialect owns it. Pure functions over ``str``.
+
+Invariant: the cost of a look is bounded by the longest marker (plus a short
+head), never by the number of dialects or tools. All enabled openers are
+compiled into one alternation regex (literals longest first, one generic
+pattern for ``{name}`` openers checked by a dict); "could this tail still
+become a marker?" is one set lookup in the precomputed proper prefixes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence, Union
+
+from ..dialects import DIALECTS, SPANS
+from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
+
+__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+
+PARTIAL = "partial"  # "could still become a marker or head: wait for more text"
+# Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
+# with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
+ASCII_NOCASE = re.I | re.A
+
+
+@functools.lru_cache(maxsize=256)
+def literal_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of these literal markers (ASCII case-insensitive), built once per tuple."""
+    return re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)), ASCII_NOCASE)
+
+_NAME_CHARS = re.compile(r"[\w.\-]*")
+_MAX_NAME = 128
+_MAX_WS = 32  # whitespace allowed inside a head; past it the head fails (positional, so chunking-invariant)
+FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
+_FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
+FENCE_HEAD_MAX = 80
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One dialect's opener (or a span) that a matched marker may begin."""
+
+    dialect: Dialect | None
+    opener: Opener | None
+    span: Span | None = None
+
+
+Found = Union[tuple[str, list[Candidate], str | None], str, None]  # (marker text, candidates, name) | PARTIAL | None
+
+
+class MarkerTable:
+    """Every enabled opener and span marker, compiled once per parser configuration."""
+
+    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str]):
+        self.tool_names = tool_names  # lowercase -> as declared
+        self.spans = tuple(spans)
+        self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
+        self.literals: dict[str, list[Candidate]] = {}
+        self.templates: list[tuple[str, str, Candidate]] = []  # (before {name}, after {name}, candidate)
+        for d in dialects:
+            for op in d.openers:
+                if "{name}" in op.text:
+                    if tool_names:
+                        before, after = op.text.lower().split("{name}")
+                        self.templates.append((before, after, Candidate(d, op)))
+                else:
+                    self.literals.setdefault(op.text.lower(), []).append(Candidate(d, op))
+        for s in spans:
+            self.literals.setdefault(s.opener.lower(), []).append(Candidate(None, None, s))
+        alternation = [re.escape(m) for m in sorted(self.literals, key=len, reverse=True)]
+        for before, after, _ in self.templates:
+            alternation.append(f"{re.escape(before)}((?u:[\\w.\\-]){{1,{_MAX_NAME}}}){re.escape(after)}")
+        self._match = re.compile("|".join(alternation), ASCII_NOCASE).match if alternation else None
+        self.prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
+        longest_tool = max((len(n) for n in tool_names), default=0)
+        self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
+        self.trigger = _trigger([*self.literals, *(b for b, _, _ in self.templates)])
+        # First letters of letter-initial markers (functools): those are checked at line starts only.
+        self.word_firsts = frozenset(c for m in self.literals if m[0].isalnum() for c in (m[0], m[0].upper()))
+
+    def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
+        """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
+        n = len(text)
+        if not final and n - i < self.max_marker:
+            tail = text[i:].lower()
+            if tail in self.prefixes or self._template_prefix(tail):
+                return PARTIAL
+        m = self._match(text, i) if self._match else None
+        if m is None:
+            return None
+        marker = m.group()
+        low = marker.lower()
+        cands = self.literals.get(low)
+        name = None
+        if cands is None:
+            name = self.tool_names.get((m.group(m.lastindex or 0) or "").lower())
+            if name is None:
+                return None
+            cands = [t[2] for t in self.templates if low.startswith(t[0]) and low.endswith(t[1])]
+        if not line_blank:
+            cands = [c for c in cands if c.opener is None or not c.opener.line_start]
+        return (marker, cands, name) if cands else None
+
+    def _template_prefix(self, tail: str) -> bool:
+        for before, after, _ in self.templates:
+            if tail.startswith(before):
+                rest = tail[len(before) :]
+                ident = _NAME_CHARS.match(rest).end()  # type: ignore[union-attr]
+                if rest[:ident] in self.tool_prefixes and (ident == len(rest) or after.startswith(rest[ident:])):
+                    return True
+            elif before.startswith(tail):
+                return True
+        return False
+
+    def match_word(self, text: str, i: int, final: bool) -> tuple[int, Found]:
+        """At a line start ``text[i]`` (spaces allowed): a letter-initial marker? Returns (where, found)."""
+        k = i
+        n = len(text)
+        while k < n and text[k] in " \t":
+            k += 1
+        if k >= n or text[k] not in self.word_firsts:
+            return k, None
+        return k, self.match(text, k, final, True)
+
+    def match_fence(self, text: str, i: int, final: bool) -> int | str | None:
+        """A line-start markdown fence line at ``text[i]``: its length, PARTIAL, or None."""
+        m = FENCE_HEAD.match(text, i)
+        if m is not None and (m.end() < len(text) or final):
+            return m.end() - i
+        if final:
+            return None
+        p = _FENCE_HEAD_PREFIX.match(text, i)
+        if (m is not None or (p is not None and p.end() == len(text))) and len(text) - i <= FENCE_HEAD_MAX:
+            return PARTIAL
+        return None
+
+
+def _trigger(markers: list[str]) -> re.Pattern[str]:
+    """Where markup may start: the first character of every marker that begins with punctuation.
+    Markers that begin with a letter (``functools``) are line-start forms: a newline triggers their check."""
+    chars = {m[0] for m in markers if not m[0].isalnum()} | {"`"}
+    if any(m[0].isalnum() for m in markers):
+        chars.add("\n")
+    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
+
+
+@functools.lru_cache(maxsize=64)
+def marker_table(names: tuple[str, ...], tools: tuple[str, ...]) -> MarkerTable:
+    """The table for these enabled dialects and tool names (built once per configuration)."""
+    dialects = [DIALECTS[n] for n in names if tools or not DIALECTS[n].needs_tools]
+    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
+    return MarkerTable(dialects, spans, {t.lower(): t for t in tools})
+
+
+@dataclass
+class HeadMatch:
+    end: int  # where the head (consumed parts) ends: the body starts here
+    name: str | None
+
+
+def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | str | None:
+    """Check ``opener.head`` then ``opener.look`` from ``text[pos]``: a HeadMatch, PARTIAL, or None (fails)."""
+    found_name: list[str] = []
+    k = _match_parts(opener.head, text, pos, final, table, found_name)
+    if not isinstance(k, int):
+        return k
+    head_name = found_name[0] if found_name else None  # a name in the look only gates; the body names the call
+    k2 = _match_parts(opener.look, text, k, final, table, [])
+    if not isinstance(k2, int):
+        return k2
+    return HeadMatch(k, head_name)
+
+
+def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table: MarkerTable,
+                 found_name: list[str]) -> int | str | None:
+    n = len(text)
+    more = None if final else PARTIAL
+    for part in parts:
+        kind = part.kind
+        if kind == WS:
+            j = k
+            while j < n and j - k <= _MAX_WS and text[j].isspace():
+                j += 1
+            if j - k > _MAX_WS:
+                return None
+            if j == n:
+                return more
+            k = j
+        elif kind == LIT or kind == OPT:
+            seg = text[k : k + max(len(t) for t in part.texts)].lower()
+            hit = next((t for t in part.texts if seg.startswith(t)), None)
+            if hit is not None:
+                k += len(hit)
+            elif k + len(seg) == n and any(t.startswith(seg) for t in part.texts):
+                if more is None and kind == OPT:
+                    continue
+                return more
+            elif kind == LIT:
+                return None
+        elif kind == NAME:
+            j = _NAME_CHARS.match(text, k).end()  # type: ignore[union-attr]
+            word = text[k:j]
+            if j - k > _MAX_NAME:
+                return None
+            if j == n:
+                if final or (part.gated and word.lower() not in table.tool_prefixes):
+                    if final and word and _name_ok(word, part, table):
+                        found_name.append(_canonical(word, table))
+                        return j
+                    return None
+                return PARTIAL
+            if not word or not _name_ok(word, part, table):
+                return None
+            found_name.append(_canonical(word, table))
+            k = j
+        elif kind == PEEK:
+            if k >= n:
+                return more
+            if text[k] not in part.texts[0]:
+                return None
+    return k
+
+
+def _name_ok(word: str, part: Part, table: MarkerTable) -> bool:
+    return not part.gated or word.lower() in table.tool_names
+
+
+def _canonical(word: str, table: MarkerTable) -> str:
+    return table.tool_names.get(word.lower(), word)

@@ -1,0 +1,390 @@
+"""Re-emitting JSON as it arrives: the model's own text, repaired only where it must be.
+
+Invariant: whatever has been emitted, followed by :meth:`JsonEcho.finish`, is one valid
+JSON value, for every input and every chunking; each input character is read once
+(strings are copied in slices found by one regex search, so a long string costs
+one search per chunk), and nothing recurses on nesting depth.
+
+What is repaired as it passes: single quotes become double quotes, raw control
+characters in strings are escaped, ``True``/``False``/``None`` become JSON, other
+bare words become strings (keys) or numbers/strings (values), a comma before a
+closer is dropped, a missing comma or colon is written, a closer of the wrong kind
+is replaced by the right one. Values are typed by the schema as whole-call mode
+types them (``arguments.coerce_value``): a scalar whose schema type differs is held
+until it is complete, then written typed; a string the schema wants as a string
+streams as it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Mapping
+
+from ..arguments.schema import ArgumentError, coerce_value, number_value
+from ..arguments.schema import _declared_types
+
+__all__ = ["JsonEcho", "ARGUMENT_KEYS"]
+
+ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
+
+_KEY, _COLON, _VALUE, _NEXT = range(4)  # what a container expects next
+_TOKEN = re.compile(r"""\s+|[{}\[\]:,"']|[^\s{}\[\]:,"']+""")
+_WORD_END = re.compile(r"""[\s{}\[\]:,"']""")
+_IN_STRING = {'"': re.compile(r'["\\\x00-\x1f]'), "'": re.compile("['\"\\\\\\x00-\\x1f]")}
+# Text inside a string that needs no repair and cannot end it: plain characters and complete JSON escapes.
+_PLAIN = {q: re.compile(r"(?:[^%s\\\x00-\x1f]|\\[\"\\/bfnrt]|\\u[0-9a-fA-F]{4})*" % (q if q == '"' else "'\"")) for q in "\"'"}
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
+_HEX = frozenset("0123456789abcdefABCDEF")
+_JSON_WS = frozenset(" \t\r\n")
+
+
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord("\""): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n",
+                                                   ord("\r"): "\\r", ord("\t"): "\\t", ord("\b"): "\\b", ord("\f"): "\\f"}
+
+
+def escaped(s: str) -> str:
+    """``s`` as the inside of a JSON string, as ``json.dumps(s, ensure_ascii=False)`` writes it."""
+    return s.translate(_ESCAPES)
+
+
+_escaped = escaped
+
+
+def _scalar(word: str) -> str:
+    """A bare word in value position, as JSON text."""
+    if word in _LITERALS:
+        return _LITERALS[word]
+    if _JSON_NUMBER.fullmatch(word):
+        return word
+    try:
+        return json.dumps(number_value(word.lstrip("+")))
+    except (ArgumentError, ValueError):
+        return json.dumps(word, ensure_ascii=False)
+
+
+class _Frame:
+    __slots__ = ("kind", "state", "schema", "key")
+
+    def __init__(self, kind: str, schema: Any):
+        self.kind, self.state, self.schema, self.key = kind, (_KEY if kind == "{" else _VALUE), schema, ""
+
+
+class JsonEcho:
+    """One JSON value in, the same value out as valid JSON, in pieces through ``out``.
+
+    ``route`` decides what leaves: ``"all"`` (the value is the arguments object) or ``"call"``
+    (the value is a call object: only its arguments object leaves, and its ``name`` is
+    reported through ``on_name``). ``schema`` types the arguments; it may be set later,
+    until the arguments object opens.
+    """
+
+    def __init__(self, out: Callable[[str], None], *, route: str = "all", schema: Any = None,
+                 on_name: Callable[[str], Any] | None = None):
+        self._out = out
+        self.schema = schema
+        self._call = route == "call"
+        self._on_name = on_name
+        self._stack: list[_Frame] = []
+        self._live = False  # tokens leave (inside the arguments object)
+        self._live_depth = 0  # the stack depth of the arguments object
+        self._quote = ""  # inside a string: its quote
+        self._esc = ""  # inside a string: an escape cut by the chunk's end
+        self._held: list[str] | None = None  # a string held until complete (a key, the name, a typed value)
+        self._role = ""  # the string's role: "key", "value", "held", "name"
+        self._word = ""  # a bare word, maybe cut by the chunk's end
+        self._pending = ""  # a comma (and the whitespace after it) not yet known to be followed by a member
+        self.done = False  # the top-level value is complete
+        self.started = False  # the arguments object has opened
+        self.streamable = True  # False: the arguments are not an object (the caller decodes the item whole)
+
+    # ------------------------------------------------------------------ input
+
+    def feed(self, text: str) -> None:
+        i, n = 0, len(text)
+        while i < n and not self.done:
+            if self._quote:
+                i = self._string(text, i, n)
+            elif self._word:
+                m = _WORD_END.search(text, i)
+                j = m.start() if m else n
+                self._word += text[i:j]
+                i = j
+                if m is not None:
+                    self._end_word()
+            else:
+                m = _TOKEN.match(text, i)
+                assert m is not None
+                i = m.end()
+                self._token(m.group(), i == n)
+
+    def finish(self) -> None:
+        """The input ended: complete whatever is open, so that everything emitted is valid JSON."""
+        if self._quote:
+            if self._esc:
+                esc, self._esc = self._esc, ""
+                self._put_escape(esc) if len(esc) > 1 else self._str("\\\\")
+            self._end_string()
+        if self._word:
+            self._end_word()
+        while self._stack and not self.done:
+            self._close()
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a string value that streams: each delta with nothing to repair or end it is its own
+        fragment (the returned function gives it back, or None when the slow path must read it)."""
+        if self._role != "value" or not self._quote or not self._live or self._esc:
+            return None
+        plain = _PLAIN[self._quote].fullmatch
+        return lambda delta: delta if plain(delta) else None
+
+    # ------------------------------------------------------------------ strings
+
+    def _string(self, text: str, i: int, n: int) -> int:
+        if self._esc:  # an escape: "\\" and one character, or "\\u" and up to four hex digits
+            while i < n:
+                if len(self._esc) == 1:
+                    self._esc += text[i]
+                    i += 1
+                    if self._esc[1] != "u":
+                        break
+                elif len(self._esc) < 6 and text[i] in _HEX:
+                    self._esc += text[i]
+                    i += 1
+                else:
+                    break
+            if i == n and len(self._esc) < 6 and (len(self._esc) == 1 or self._esc[1] == "u"):
+                return n  # the escape may go on in the next chunk
+            esc, self._esc = self._esc, ""
+            self._put_escape(esc)
+            return i
+        pattern = _IN_STRING[self._quote]
+        while i < n:
+            m = pattern.search(text, i)
+            j = m.start() if m else n
+            if j > i:
+                self._str(text[i:j])
+            if m is None:
+                return n
+            ch = text[j]
+            if ch == self._quote:
+                self._end_string()
+                return j + 1
+            if ch == "\\":
+                self._esc = "\\"
+                return self._string(text, j + 1, n) if j + 1 < n else n
+            self._str(_escaped(ch))  # a control character, or '"' inside a single-quoted string
+            i = j + 1
+        return n
+
+    def _put_escape(self, esc: str) -> None:
+        """A complete escape (``\\x``, or ``\\u`` and what followed it, up to four hex digits)."""
+        c = esc[1]
+        if c == "u" and len(esc) == 6 and all(h in _HEX for h in esc[2:]):
+            self._str(esc)
+        elif c == "u":
+            self._str("\\\\u" + _escaped(esc[2:]))
+        elif c in _SIMPLE_ESCAPES:
+            self._str(esc)
+        elif c == "'":
+            self._str("'")
+        else:  # an escape JSON does not know: its backslash stays text
+            self._str("\\\\" + _escaped(c))
+
+    def _str(self, s: str) -> None:
+        if self._held is not None:
+            self._held.append(s)
+        elif self._live:
+            self._out(s)
+
+    def _begin_string(self, quote: str) -> None:
+        self._quote = quote
+        if self._prepare(False) == "key":
+            self._role, self._held = "key", []
+            return
+        f = self._stack[-1] if self._stack else None
+        if f is not None and self._call and len(self._stack) == 1:
+            if f.key == "name":
+                self._role, self._held = "name", []
+                return
+            if f.key in ARGUMENT_KEYS and not self.started:
+                self.streamable = False  # arguments written as a string: decoded whole
+        types = _declared_types(self._schema_here())
+        if types and "string" not in types:
+            self._role, self._held = "held", []
+        else:
+            self._role = "value"
+            self._emit('"')
+
+    def _end_string(self) -> None:
+        self._quote = ""
+        role, held, self._held = self._role, self._held, None
+        if role == "value":
+            self._emit('"')
+            self._value_end()
+            return
+        try:
+            content = json.loads('"' + "".join(held or ()) + '"')
+        except ValueError:  # a lone surrogate escape: keep the text as written
+            content = "".join(held or ())
+        if role == "key":
+            f = self._stack[-1]
+            f.key, f.state = content, _COLON
+            self._emit('"' + "".join(held or ()) + '"')  # as written (normalised in passing)
+        elif role == "name":
+            if self._on_name is not None:
+                self._on_name(content)
+            self._value_end()
+        else:
+            self._emit(json.dumps(coerce_value(content, self._schema_here()), ensure_ascii=False))
+            self._value_end()
+
+    # ------------------------------------------------------------------ structure (see the table in _prepare)
+
+    def _token(self, tok: str, at_end: bool) -> None:
+        ch = tok[0]
+        f = self._stack[-1] if self._stack else None
+        if ch in "{[":
+            self._open(ch)
+        elif ch in "}]":
+            if f is not None:
+                self._close()
+        elif ch == '"' or ch == "'":
+            self._begin_string(ch)
+        elif ch == ":":
+            if f is not None and f.state == _COLON:
+                f.state = _VALUE
+                self._emit(":")
+        elif ch == ",":
+            if f is not None:
+                self._owe_value(f)
+                if f.state == _NEXT:
+                    f.state = _KEY if f.kind == "{" else _VALUE
+                    self._pending = ","
+        elif tok.isspace():
+            if f is not None:
+                ws = tok if all(c in _JSON_WS for c in tok) else " "
+                if self._pending:
+                    self._pending += ws
+                else:
+                    self._emit(ws)
+        else:
+            self._word = tok
+            if not at_end:
+                self._end_word()
+
+    def _prepare(self, opener: bool) -> str:
+        """A string, word or opener is next: write what its position owes first, and say whether it is a key.
+
+        object KEY: a string/word is the key (an opener gets ``"":``); COLON: ``:`` is owed;
+        NEXT: ``,`` is owed (then as KEY). array NEXT: ``,`` is owed. A comma held since the
+        last member is written here.
+        """
+        f = self._stack[-1] if self._stack else None
+        if f is None:
+            return "value"
+        if f.state == _NEXT:
+            self._emit(",")
+            f.state = _KEY if f.kind == "{" else _VALUE
+        if f.kind == "{":
+            if f.state == _KEY:
+                self._flush_pending()
+                if not opener:
+                    return "key"
+                self._emit('"":')
+            elif f.state == _COLON:
+                self._emit(":")
+        else:
+            self._flush_pending()
+        f.state = _VALUE
+        return "value"
+
+    def _owe_value(self, f: _Frame) -> None:
+        """A comma or closer where a member's value is missing: it is null."""
+        if f.kind == "{" and f.state == _COLON:
+            self._emit(":null")
+        elif f.kind == "{" and f.state == _VALUE:
+            self._emit("null")
+        else:
+            return
+        f.state = _NEXT
+
+    def _end_word(self) -> None:
+        word, self._word = self._word, ""
+        if not self._stack:
+            self.streamable, self.done = False, True  # a bare scalar where an object should be
+            return
+        if self._prepare(False) == "key":
+            f = self._stack[-1]
+            f.key, f.state = word, _COLON
+            self._emit(json.dumps(word, ensure_ascii=False))
+            return
+        if self._call and len(self._stack) == 1 and self._stack[-1].key in ARGUMENT_KEYS and not self.started:
+            self.streamable = False
+        text = _scalar(word)
+        schema = self._schema_here()
+        if schema:
+            text = json.dumps(coerce_value(json.loads(text), schema), ensure_ascii=False)
+        self._emit(text)
+        self._value_end()
+
+    def _open(self, ch: str) -> None:
+        if not self._stack and ch != "{":
+            self.streamable, self.done = False, True
+            return
+        self._prepare(True)
+        schema = self._schema_here()
+        depth = len(self._stack)
+        if depth == 0 and not self._call or (depth == 1 and self._call and not self.started
+                                             and self._stack[0].key in ARGUMENT_KEYS):
+            if ch == "{":
+                self._live, self._live_depth, self.started, schema = True, depth + 1, True, self.schema
+            else:
+                self.streamable = False
+        self._emit(ch)
+        self._stack.append(_Frame(ch, schema))
+
+    def _close(self) -> None:
+        f = self._stack[-1]
+        self._owe_value(f)
+        self._pending = self._pending[1:]  # a comma before a closer is dropped; its whitespace is kept
+        self._emit("}" if f.kind == "{" else "]")
+        if len(self._stack) == self._live_depth:
+            self._live = False
+        self._stack.pop()
+        if self._stack:
+            self._value_end()
+        else:
+            self.done = True
+
+    # ------------------------------------------------------------------ helpers
+
+    def _schema_here(self) -> Any:
+        """The schema of a value at the current position (None where nothing is typed)."""
+        if not self._stack:
+            return None if self._call else self.schema
+        f = self._stack[-1]
+        schema = f.schema
+        if not isinstance(schema, Mapping):
+            return None
+        sub = schema.get("properties") if f.kind == "{" else schema.get("items")
+        if f.kind == "{":
+            return sub.get(f.key) if isinstance(sub, Mapping) else None
+        return sub if isinstance(sub, Mapping) else None
+
+    def _value_end(self) -> None:
+        if self._stack:
+            self._stack[-1].state = _NEXT
+
+    def _flush_pending(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, ""
+            self._emit(pending)
+
+    def _emit(self, s: str) -> None:
+        if self._pending:
+            self._flush_pending()
+        if self._live:
+            self._out(s)

@@ -1,0 +1,286 @@
+"""Streaming XML-style parameters (Qwen3-Coder, Seed-OSS, MiniMax, GLM) as JSON, as they are written.
+
+Invariant: what is emitted is always a prefix of ``json.dumps`` of the arguments the
+whole-call decoder gives for the finished item (the caller checks that at the end and
+sends the rest), so streamed and whole calls agree. A parameter's key leaves as its tag
+completes; a string value leaves as it arrives, escaped, holding back only what layout
+rules may still remove (the newline after the tag, trailing whitespace, and the leading
+whitespace of a value that may end up on one line). Anything unusual (a parameter tag
+inside a value, a repeated key) stops the stream of fragments; the end settles it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Mapping
+
+from ..arguments.schema import _declared_types, coerce_xml_value, strip_layout
+from ..dialects.spec import TagParams
+from .stream_json import _ESCAPES, escaped as _escaped
+
+__all__ = ["TagStream"]
+
+
+_HEAD, _BETWEEN, _VALUE, _CLOSING, _STOPPED = range(5)
+_HEAD_LIMIT = 512  # a head not complete within this many characters: the call is decoded whole at the end
+
+
+class _Compiled:
+    def __init__(self, spec: TagParams):
+        self.head = re.compile(spec.head, re.I)
+        self.param = re.compile(spec.param, re.I)
+        self.close = spec.value_close.lower()
+        self.item_close = spec.item_close.lower()
+        self.first_close = spec.first_close
+        self.param_start = re.sub(r"[\\(\[].*", "", spec.param).lower()  # the literal a parameter head starts with
+
+
+_COMPILED: dict[TagParams, _Compiled] = {}
+
+
+
+
+class _LayoutValue:
+    """A string value streamed while layout may still be removed from it (``arguments.strip_layout``)."""
+
+    __slots__ = ("raw", "lead", "pend", "sent", "confirmed", "nl_open")
+
+    def __init__(self) -> None:
+        self.raw: list[str] = []
+        self.lead = ""  # the first characters, until the layout newline after the tag is settled
+        self.pend = ""  # text past the layout newline, not yet sent
+        self.sent = 0  # characters of the final value already sent
+        self.confirmed = False  # the value surely keeps a newline: it will not be stripped as one line
+        self.nl_open = False  # a newline seen with only spaces/tabs after it so far
+
+    def add(self, s: str) -> str:
+        """More raw text; returns the escaped text now safe to send."""
+        if not self.confirmed:
+            self.raw.append(s)
+        if self.lead is not None:
+            self.lead += s
+            if self.lead in ("", "\r"):
+                return ""
+            cut = 1 if self.lead.startswith("\n") else 2 if self.lead.startswith("\r\n") else 0
+            s, self.lead = self.lead[cut:], None  # type: ignore[assignment]
+        if not self.confirmed:
+            if self.nl_open and s.lstrip(" \t"):
+                self.confirmed = True
+            else:
+                k = s.find("\n")
+                if k >= 0:
+                    self.confirmed = bool(s[k + 1 :].lstrip(" \t"))
+                    self.nl_open = not self.confirmed
+        if not self.confirmed and not self.sent and (self.pend or s)[:1].isspace():
+            self.pend += s
+            return ""  # leading whitespace stays only if the value ends up with several lines
+        return self._release(s)
+
+    def add_fast(self, s: str) -> str | None:
+        """``add`` for a value past its first line, when ``s`` has no ``<`` (else None: the slow path reads it).
+        Past the first line the raw text is no longer needed: only the held trailing whitespace can change."""
+        return None if "<" in s else self._release(s)
+
+    def _release(self, s: str) -> str:
+        """Send what is held and ``s``, except a trailing whitespace run (layout, maybe)."""
+        if self.pend:
+            s = self.pend + s
+        if s[-1:].isspace():
+            keep = len(s.rstrip())
+            s, self.pend = s[:keep], s[keep:]
+        else:
+            self.pend = ""
+        self.sent += len(s)
+        return s.translate(_ESCAPES)
+
+    def end(self) -> str:
+        """The value is complete: the escaped rest of its final text."""
+        if not self.confirmed:
+            return _escaped(strip_layout("".join(self.raw))[self.sent :])
+        rest = self.pend  # several lines: only a last newline with blanks after it is layout
+        nl = rest.rfind("\n")
+        if nl >= 0 and not rest[nl + 1 :].strip(" \t"):
+            rest = rest[: nl - 1 if rest[nl - 1 : nl] == "\r" else nl]
+        return _escaped(rest)
+
+
+class TagStream:
+    """One item of an XML-style dialect in, JSON argument text out (through ``out``)."""
+
+    def __init__(self, spec: TagParams, out: Callable[[str], None], on_name: Callable[[str], Any],
+                 schema_for: Callable[[str], Any]):
+        c = _COMPILED.get(spec)
+        if c is None:
+            c = _COMPILED[spec] = _Compiled(spec)
+        self._c = c
+        self._out = out
+        self._on_name = on_name
+        self._schema_for = schema_for  # name -> the tool's parameters schema (None: untyped)
+        self._props: Mapping[str, Any] = {}
+        self._state = _HEAD
+        self._tail = ""  # text not yet consumed (a partial tag at most, outside values)
+        self._keys: set[str] = set()
+        self._value: _LayoutValue | None = None  # a string value being streamed
+        self._typed: list[str] | None = None  # a value held whole (typed by its schema at its end)
+        self._key = ""
+        self._closing = ""  # _CLOSING: the value closer and the whitespace after it, not yet known to end the value
+        self.emitted = False  # anything sent yet
+
+    @property
+    def stopped(self) -> bool:
+        return self._state == _STOPPED
+
+    def _emit(self, s: str) -> None:
+        if s:
+            self.emitted = True
+            self._out(s)
+
+    def fast_path(self) -> Callable[[str], str | None] | None:
+        """Inside a streamed string value past its first line: a delta with no ``<`` gives its escaped text
+        (maybe "", held as layout); None: the slow path must read it."""
+        v = self._value
+        if self._state != _VALUE or v is None or self._tail or v.lead is not None or not v.confirmed:
+            return None
+        return v.add_fast
+
+    def feed(self, text: str) -> None:
+        if self._state == _STOPPED:
+            return
+        t = self._tail + text if self._tail else text
+        self._tail = ""
+        i, n = 0, len(t)
+        while i < n and self._state != _STOPPED:
+            i = (self._head, self._between, self._in_value, self._after_close)[self._state](t, i, n)
+            if i < 0:  # wait for more text from -i-1
+                self._tail = t[-i - 1 :]
+                return
+
+    def settle(self, whole: str | None) -> str:
+        """What follows the emitted text when the end does not simply continue it: the open value closed,
+        then every member of ``whole`` (the whole-call arguments) stated again, which JSON readers take
+        over the earlier ones (the last of a repeated key wins). Without ``whole``: just closed."""
+        if not self.emitted:
+            return whole or "{}"
+        out = '"' if self._value is not None else "null" if self._typed is not None else ""
+        members = whole[1:] if whole and whole.startswith("{") else "}"
+        return out + (", " if self._keys and members != "}" else "") + members
+
+    # ------------------------------------------------------------------ states
+
+    def _head(self, t: str, i: int, n: int) -> int:
+        m = self._c.head.match(t, i)
+        if m is None:
+            if n - i > _HEAD_LIMIT:
+                self._state = _STOPPED
+                return n
+            return -i - 1
+        name = m.group(1).strip()
+        if self._c.first_close and m.end() == n:
+            return -i - 1  # a GLM name may go on
+        if not name or not self._on_name(name):
+            self._state = _STOPPED
+            return n
+        schema = self._schema_for(name)
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        self._props = props if isinstance(props, Mapping) else {}
+        self._emit("{")
+        self._state = _BETWEEN
+        return m.end()
+
+    def _between(self, t: str, i: int, n: int) -> int:
+        while i < n and t[i].isspace():
+            i += 1
+        if i == n:
+            return n
+        m = self._c.param.match(t, i)
+        if m is None:
+            if self._may_come(t[i:].lower()):
+                return -i - 1
+            self._state = _STOPPED
+            return n
+        key = m.group(1).strip()
+        if key in self._keys:
+            self._state = _STOPPED  # a repeated key: the whole-call result keeps the last value in the first place
+            return n
+        self._keys.add(key)
+        self._key = key
+        self._emit((", " if len(self._keys) > 1 else "") + json.dumps(key, ensure_ascii=False) + ": ")
+        types = _declared_types(self._props.get(key))
+        if (not types or "string" in types) and "null" not in types:
+            self._value = _LayoutValue()
+            self._emit('"')
+        else:
+            self._typed = []
+        self._state = _VALUE
+        return m.end()
+
+    def _in_value(self, t: str, i: int, n: int) -> int:
+        k = t.find("<", i)
+        if k < 0:
+            self._value_text(t[i:n])
+            return n
+        self._value_text(t[i:k])
+        rest = t[k : k + max(len(self._c.close), len(self._c.param_start), len(self._c.item_close))].lower()
+        if self._c.item_close and rest.startswith(self._c.item_close):
+            if n - k <= len(self._c.item_close):
+                return -k - 1  # the item may end here (then so does the value)
+            self._value_text(t[k : k + len(self._c.item_close)])  # text follows in the same item: the value's own
+            return k + len(self._c.item_close)
+        if rest.startswith(self._c.close):
+            self._closing = t[k : k + len(self._c.close)]
+            self._state = _CLOSING
+            return k + len(self._c.close)
+        if rest.startswith(self._c.param_start):
+            self._state = _STOPPED  # a parameter head inside a value: only the whole item can say whose it is
+            return n
+        if n - k < len(rest) + 1 and any(lit.startswith(rest) for lit in (self._c.close, self._c.param_start,
+                                                                           self._c.item_close) if lit):
+            return -k - 1
+        self._value_text("<")
+        return k + 1
+
+    def _after_close(self, t: str, i: int, n: int) -> int:
+        if self._c.first_close:
+            self._end_value()
+            return i
+        j = i
+        while j < n and t[j].isspace():
+            j += 1
+        self._closing += t[i:j]
+        if j == n:
+            return n
+        if self._c.param.match(t, j) is not None:
+            self._end_value()
+            return j
+        if self._may_come(t[j:].lower()):
+            return -j - 1  # the next head, or the item's end, still to be seen
+        closing, self._closing = self._closing, ""
+        self._state = _VALUE
+        self._value_text(closing)  # that closer was the value's own text
+        return j
+
+    def _may_come(self, rest: str) -> bool:
+        """Could ``rest`` still become a parameter head, or is it the item's closer (settled by the end)?"""
+        c = self._c
+        if c.param_start.startswith(rest) or (rest.startswith(c.param_start) and len(rest) < _HEAD_LIMIT):
+            return True
+        return bool(c.item_close) and c.item_close.startswith(rest)
+
+    def _value_text(self, s: str) -> None:
+        if not s:
+            return
+        if self._value is not None:
+            self._emit(self._value.add(s))
+        elif self._typed is not None:
+            self._typed.append(s)
+
+    def _end_value(self) -> None:
+        self._closing = ""
+        if self._value is not None:
+            self._emit(self._value.end() + '"')
+            self._value = None
+        elif self._typed is not None:
+            raw, self._typed = "".join(self._typed), None
+            self._emit(json.dumps(coerce_xml_value(raw, self._props.get(self._key)), ensure_ascii=False))
+        self._state = _BETWEEN

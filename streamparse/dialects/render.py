@@ -1,0 +1,102 @@
+"""Writing calls in each dialect's markup: the inverse of parsing.
+
+Invariant: ``parse(render(d, name, args))`` gives back ``(name, args)`` for every
+dialect ``d`` (tested), and the returned offset is exactly where the call becomes
+complete, i.e. where the parser emits it. The benchmark builds its workloads from
+these, and tool prompting (for backends without tool support) writes history with them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+__all__ = ["RENDERERS", "render"]
+
+Rendered = tuple[str, int]  # (markup, offset just after the character that completes the call)
+
+
+def _js(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _text_value(value: Any) -> str:
+    return value if isinstance(value, str) else _js(value)
+
+
+def _json_between(before: str, value: Any, after: str = "", *, complete_at_end: bool = False) -> Rendered:
+    """``before + JSON + after``; the call completes at the end of the JSON value (or of everything)."""
+    text = before + _js(value) + after
+    return text, len(text) if complete_at_end else len(before) + len(_js(value))
+
+
+def _closed_at(text: str, marker: str) -> Rendered:
+    """The call completes at the first occurrence of ``marker`` (an item's closing tag)."""
+    return text, text.index(marker) + len(marker)
+
+
+def _qwen3(name: str, args: dict[str, Any], wrap: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> Rendered:
+    params = "".join(f"<parameter={k}>\n{_text_value(v)}\n</parameter>\n" for k, v in args.items())
+    return _closed_at(f"{wrap[0]}\n<function={name}>\n{params}</function>\n{wrap[1]}", "</function>")
+
+
+def _glm(name: str, args: dict[str, Any]) -> Rendered:
+    pairs = "".join(f"\n<arg_key>{k}</arg_key>\n<arg_value>{_text_value(v)}</arg_value>" for k, v in args.items())
+    return _closed_at(f"<tool_call>{name}{pairs}\n</tool_call>", "</tool_call>")
+
+
+def _minimax(name: str, args: dict[str, Any]) -> Rendered:
+    params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args.items())
+    return _closed_at(f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>', "</invoke>")
+
+
+def _python_literal(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_python_literal(k)}: {_python_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_python_literal(v) for v in value) + "]"
+    return repr(value)
+
+
+def _pythonic(name: str, args: dict[str, Any]) -> Rendered:
+    text = f"[{name}(" + ", ".join(f"{k}={_python_literal(v)}" for k, v in args.items()) + ")]"
+    return text, len(text)
+
+
+_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>")
+
+RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
+    "hermes": lambda n, a: _json_between("<tool_call>\n", {"name": n, "arguments": a}, "\n</tool_call>"),
+    "qwen3_coder": _qwen3,
+    "glm45": _glm,
+    "tools_array": lambda n, a: _json_between("<tools>[", {"name": n, "arguments": a}, "]</tools>"),
+    "function_tag": lambda n, a: _json_between("<function>", {"name": n, "parameters": a}, "</function>"),
+    "angle_json": lambda n, a: _json_between("<", {"name": n, "arguments": a}, ">"),
+    "name_tag": lambda n, a: _json_between(f"<{n}>", a, "</function>"),
+    "tool_calls_json": lambda n, a: _json_between("", {"tool_calls": [{"name": n, "arguments": a}]}),
+    "llama3_json": lambda n, a: _json_between("<|python_tag|>", {"name": n, "parameters": a}),
+    "xlam": lambda n, a: _json_between("[", {"name": n, "arguments": a}, "]"),
+    "pythonic": _pythonic,
+    "mistral": lambda n, a: _json_between("[TOOL_CALLS][", {"name": n, "arguments": a}, "]"),
+    "mistral_v11": lambda n, a: _json_between(f"[TOOL_CALLS]{n}[ARGS]", a),
+    "deepseek_v3": lambda n, a: _closed_at(
+        f"{_DS[0]}{_DS[1]}function{_DS[2]}{n}\n```json\n{_js(a)}\n```{_DS[3]}{_DS[4]}", _DS[3]),
+    "deepseek_v31": lambda n, a: _closed_at(f"{_DS[0]}{_DS[1]}{n}{_DS[2]}{_js(a)}{_DS[3]}{_DS[4]}", _DS[3]),
+    "kimi_k2": lambda n, a: _closed_at(
+        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0<|tool_call_argument_begin|>{_js(a)}"
+        "<|tool_call_end|><|tool_calls_section_end|>", "<|tool_call_end|>"),
+    "openai": lambda n, a: _json_between(f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>", a,
+                                         "<|call|>", complete_at_end=True),
+    "seed_oss": lambda n, a: _qwen3(n, a, ("<seed:tool_call>", "</seed:tool_call>")),
+    "minimax_m2": _minimax,
+    "granite": lambda n, a: _json_between("<|tool_call|>[", {"name": n, "arguments": a}, "]"),
+    "hunyuan": lambda n, a: _json_between("<tool_calls>[", {"name": n, "arguments": a}, "]</tool_calls>"),
+    "phi4_mini": lambda n, a: _json_between("functools[", {"name": n, "arguments": a}, "]"),
+}
+
+
+def render(dialect: str, name: str, arguments: dict[str, Any]) -> str:
+    """One call written in ``dialect``'s markup."""
+    return RENDERERS[dialect](name, arguments)[0]

@@ -1,0 +1,191 @@
+"""The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive) and
+a caller's ``--compare module:callable``. The serving engines' parsers come from ``streamparse.engines``.
+
+Fair timing: a session may offer ``raw()``: the parser's own per-delta and end-of-stream callables,
+whose output is not turned into ``(text, calls)``. The harness times ``raw()`` when present and
+``feed``/``close`` otherwise, in the same loop, so no parser pays for an adapter that another does
+not: streamparse is timed as ``StreamParser.feed`` itself, the floor as one regex search that hands
+the delta back. ``feed`` (the adapter) gives the output that is checked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from typing import Any, Callable, Protocol
+
+from ..core.events import TextDelta, ToolCall
+from ..core.parser import StreamParser
+
+__all__ = ["Session", "SessionFactory", "PARSERS", "Pair", "load_compare", "raw_api"]
+
+Pair = tuple[str, list[tuple[str, str]]]  # (text, [(name, arguments_json)]) emitted by one feed
+
+
+class Session(Protocol):
+    """A streaming parser under test: ``feed`` returns (text, calls) emitted for that delta."""
+
+    def feed(self, delta: str) -> Pair: ...
+
+    def close(self) -> Pair: ...
+
+    def held(self) -> int | None: ...
+
+
+RawApi = tuple[Callable[[str], Any], Callable[[], Any]]
+
+
+def raw_api(session: Session) -> RawApi:
+    """What the harness times: the session's ``raw()`` ``(feed, close)``, else its ``feed`` and ``close``."""
+    raw = getattr(session, "raw", None)
+    return raw() if raw is not None else (session.feed, session.close)
+
+
+class _StreamparseSession:
+    def __init__(self, tools: Any):
+        self._p = StreamParser(tools)
+
+    @staticmethod
+    def _split(events: list[Any]) -> Pair:
+        if not events:
+            return "", []
+        if len(events) == 1 and type(events[0]) is TextDelta:
+            return events[0].text, []
+        text = "".join(e.text for e in events if e.type == "text")
+        return text, [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)]
+
+    def feed(self, delta: str) -> Pair:
+        return self._split(self._p.feed(delta))
+
+    def close(self) -> Pair:
+        return self._split(self._p.close())
+
+    def held(self) -> int | None:
+        return len(self._p.held_text)
+
+    def raw(self) -> RawApi:
+        return self._p.feed, self._p.close
+
+
+class _IdentitySession:
+    def __init__(self, tools: Any):
+        pass
+
+    def feed(self, delta: str) -> Pair:
+        return delta, []
+
+    def close(self) -> Pair:
+        return "", []
+
+    def held(self) -> int | None:
+        return 0
+
+    def _raw_feed(self, delta: str) -> str:
+        return delta
+
+    def raw(self) -> RawApi:
+        return self._raw_feed, self._raw_close
+
+    @staticmethod
+    def _raw_close() -> str:
+        return ""
+
+
+_FLOOR_RE = re.compile(r"<tool_call>|<tools>|<function|<\{|\[TOOL_CALLS\]|```|<think>", re.I)
+
+
+class _FloorSession(_IdentitySession):
+    """The least any marker-aware parser must do: one regex search per delta."""
+
+    def __init__(self, tools: Any):
+        self._search = _FLOOR_RE.search
+
+    def feed(self, delta: str) -> Pair:
+        self._search(delta)
+        return delta, []
+
+    def _raw_feed(self, delta: str) -> str:
+        self._search(delta)
+        return delta
+
+
+_NAIVE_BLOCKS = re.compile(
+    r"<tool_call>(.*?)</tool_call>|<tools>(.*?)</tools>|<function>(.*?)</function>|\[TOOL_CALLS\](\[.*\])", re.S | re.I)
+
+
+class _NaiveSession:
+    """Re-parse everything on every delta; text only at the end (what the seed converters do)."""
+
+    def __init__(self, tools: Any):
+        self._buf = ""
+        self._seen = 0
+
+    def _calls(self) -> list[tuple[str, str]]:
+        found = []
+        for m in _NAIVE_BLOCKS.finditer(self._buf):
+            body = next(g for g in m.groups() if g is not None).strip()
+            if body.startswith("<function="):
+                name = body[len("<function="): body.index(">")]
+                params = dict(re.findall(r"<parameter=([^>]+)>\n?(.*?)\n?</parameter>", body, re.S))
+                found.append((name, json.dumps(params)))
+                continue
+            try:
+                value = json.loads(body)
+            except ValueError:
+                continue
+            for obj in value if isinstance(value, list) else [value]:
+                if isinstance(obj, dict) and "name" in obj:
+                    found.append((obj["name"], json.dumps(obj.get("arguments", obj.get("parameters", {})))))
+        return found
+
+    def feed(self, delta: str) -> Pair:
+        self._buf += delta
+        calls = self._calls()
+        new, self._seen = calls[self._seen:], len(calls)
+        return "", new
+
+    def close(self) -> Pair:
+        return _NAIVE_BLOCKS.sub("", self._buf), []
+
+    def held(self) -> int | None:
+        return len(self._buf)
+
+
+class _BatchSession:
+    """Wraps a whole-stream adapter ``deltas -> (text, calls)`` (``--compare``): no per-delta output."""
+
+    def __init__(self, fn: Callable[[list[str]], tuple[str, list[Any]]], tools: Any):
+        self._fn = fn
+        self._deltas: list[str] = []
+
+    def feed(self, delta: str) -> Pair:
+        self._deltas.append(delta)
+        return "", []
+
+    def close(self) -> Pair:
+        text, calls = self._fn(self._deltas)
+        return text, [(c[0], c[1]) if isinstance(c, (tuple, list)) else (c.name, c.arguments) for c in calls]
+
+    def held(self) -> int | None:
+        return None
+
+
+SessionFactory = Callable[[Any], Session]
+
+PARSERS: dict[str, SessionFactory] = {
+    "streamparse": _StreamparseSession,
+    "identity": _IdentitySession,
+    "floor": _FloorSession,
+    "naive": _NaiveSession,
+}
+
+
+def load_compare(spec: str) -> tuple[str, SessionFactory]:
+    """``module:callable`` -> a parser entry. The callable takes the list of deltas and
+    returns ``(text, calls)`` where calls are ``(name, arguments_json)`` pairs or ToolCall-like objects."""
+    module_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--compare wants module:callable, got {spec!r}")
+    fn = getattr(importlib.import_module(module_name), attr)
+    return spec, lambda tools: _BatchSession(fn, tools)

@@ -1,0 +1,380 @@
+"""Benchmark harness: deterministic workloads, streamparse and baselines on the same deltas.
+
+Every figure is reported next to baselines measured in the same run on the same
+machine, so ratios mean something:
+
+- ``identity``: hands every delta back as text (the cost of the loop itself);
+- ``floor``: one compiled-regex search per delta for the start markers, nothing else;
+- ``naive``: re-parses the whole buffer on every delta, the way the seed converters do
+  (regex over everything received, ``json.loads`` per block) - quadratic, so it runs only on
+  workloads up to ``NAIVE_MAX_CHARS`` (decided by size, up front) and says so;
+- the serving engines' streaming tool parsers (``streamparse.engines``: vLLM, SGLang) on every
+  workload written in a dialect they parse (hermes, qwen3_coder), when installed;
+- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``).
+
+Every parser's output is checked against streamparse's parse of the whole text at once:
+the calls (names and parsed arguments) and the text, separately.
+
+Cost of a run: each parser is timed up to ``repeat`` times (fewer once ``TIME_BUDGET`` seconds
+are spent, so slow parsers and big inputs run once), then one instrumented run (the output for
+the check, held text, emission latency) and one run under tracemalloc (peak memory).
+
+Fair timing: the timed loop is the same for every parser (one call per delta, result dropped) and
+calls the parser itself, not an adapter: ``StreamParser.feed`` for streamparse, a bare regex search
+for the floor (``Session.raw``, see baselines).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import gc
+import itertools
+import math
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
+from ..dialects.render import RENDERERS
+from .check import Expected, check, reference
+from .report import format_table, ratios
+from .workloads import ENGINE_DIALECTS, KB, SCALING_KB, Workload, build_workload, split, workload_dialect
+
+__all__ = [
+    "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "ENGINE_DIALECTS", "NAIVE_MAX_CHARS",
+    "build_workload", "split", "measure", "run_suite", "format_table", "ratios", "load_compare", "skip_reason",
+    "timed_run",
+]
+
+
+
+# ----------------------------------------------------------------------------- measuring
+
+@dataclass
+class Result:
+    scenario: str
+    parser: str
+    chars: int
+    deltas: int
+    seconds: float
+    calls: int
+    peak_kib: float
+    max_held: int | None
+    latency_deltas: list[int]
+    latency_us: list[float]
+    correct: bool | None  # calls and text both equal to streamparse's whole-text parse
+    note: str = ""
+    calls_ok: int | None = None  # calls equal (name and parsed arguments) to the reference, position by position
+    calls_expected: int | None = None
+    text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"
+    runs: int = 0  # timed runs; the best is reported
+    engine: bool = False  # a serving engine's parser (from streamparse.engines)
+    complete: bool = True  # False: the run was stopped at its deadline; chars and deltas are the part fed
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.chars / self.seconds / 1e6 if self.seconds else float("inf")
+
+    @property
+    def us_per_delta(self) -> float:
+        return self.seconds / self.deltas * 1e6 if self.deltas else 0.0
+
+    @property
+    def skipped(self) -> bool:
+        return self.seconds != self.seconds  # NaN
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d.update(mb_per_s=self.mb_per_s, us_per_delta=self.us_per_delta,
+                 deltas_per_s=self.deltas / self.seconds if self.seconds else None,
+                 calls_per_s=self.calls / self.seconds if self.seconds else None)
+        return d
+
+
+def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
+    """Seconds for one run, with the same loop for every parser: one call per delta, the result dropped
+    (as a consumer would, once read). A session's ``raw()`` is what gets called (see baselines), so an
+    adapter that turns a parser's output into ``(text, calls)`` is not timed."""
+    feed, close = raw_api(factory(tools))
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for delta in deltas:
+            feed(delta)
+        close()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+@dataclass
+class _Observed:
+    """What an instrumented run sees: the output, the most text held back, and when each call left."""
+
+    text: str
+    calls: list[tuple[str, str]]
+    max_held: int | None
+    latency_deltas: list[int]
+    latency_us: list[float]
+    seconds: float  # the whole instrumented loop
+    fed: int  # deltas fed: all of them, unless the run was stopped at its deadline
+
+
+def _instrumented_run(factory: SessionFactory, tools: Any, deltas: Sequence[str], call_ends: list[int],
+                      stop_after: float | None = None) -> _Observed:
+    """The output (for the check), the largest held-back count, and for each call: deltas and µs from its
+    completing delta to its emission. Past ``stop_after`` seconds the run stops (no close): ``fed`` says where."""
+    session = factory(tools)
+    offsets = list(itertools.accumulate(len(d) for d in deltas))  # offset after delta i
+    completing = [bisect.bisect_left(offsets, call_end) for call_end in call_ends]
+    fed_at: list[float] = []
+    emitted: list[tuple[int, float]] = []
+    text: list[str] = []
+    all_calls: list[tuple[str, str]] = []
+    max_held: int | None = 0
+    deadline = float("inf") if stop_after is None else time.perf_counter() + stop_after
+    fed = len(deltas)
+    gc.disable()
+    try:
+        start = now = time.perf_counter()  # now: the time of the last event, whichever it was
+        for i, delta in enumerate(deltas):
+            fed_at.append(time.perf_counter())
+            t, calls = session.feed(delta)
+            now = time.perf_counter()
+            text.append(t)
+            all_calls += calls
+            emitted += [(i, now)] * len(calls)
+            held = session.held()
+            max_held = None if held is None or max_held is None else max(max_held, held)
+            if now > deadline and i + 1 < len(deltas):
+                fed = i + 1
+                break
+        else:
+            t, calls = session.close()
+            now = time.perf_counter()
+            text.append(t)
+            all_calls += calls
+            emitted += [(len(deltas), now)] * len(calls)
+    finally:
+        gc.enable()
+    lat_d, lat_us = [], []
+    for (i, stamp), c in zip(emitted, completing):
+        lat_d.append(i - c)
+        lat_us.append(max(stamp - fed_at[c], 0.0) * 1e6 if c < len(fed_at) else float("nan"))  # 0: before it
+    return _Observed("".join(text), all_calls, max_held, lat_d, lat_us, now - start, fed)
+
+
+def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str], stop_after: float) -> tuple[float, int]:
+    """Peak KiB allocated by one run under tracemalloc, and how many deltas it took in ``stop_after`` seconds."""
+    deadline = time.perf_counter() + stop_after
+    tracemalloc.start()
+    try:
+        session = factory(tools)
+        for i, d in enumerate(deltas):
+            session.feed(d)
+            if time.perf_counter() > deadline and i + 1 < len(deltas):
+                return tracemalloc.get_traced_memory()[1] / 1024, i + 1
+        session.close()
+        return tracemalloc.get_traced_memory()[1] / 1024, len(deltas)
+    finally:
+        tracemalloc.stop()
+
+
+TIME_BUDGET = 0.25  # seconds of timed runs per parser and workload: repeats stop once spent
+SLOW_DELTA_US = 20.0  # a parser slower than this per delta is timed by its instrumented run (see measure)
+TRACE_FACTOR = 5.0  # a run under tracemalloc takes about this many times longer (2 to 12 for the engines)
+TRACE_MAX_SECONDS = 2.0  # the peak-memory run: left out when it would take longer, stopped when it does
+RUN_MAX_SECONDS = 6.0  # a comparator's run stops here (1 s with --quick); the figures are for the part fed
+WARM_UP_DELTAS = 64
+
+
+def _warm_up(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> None:
+    """Imports, caches and first calls happen here, before any clock starts."""
+    session = factory(tools)
+    for delta in deltas[:WARM_UP_DELTAS]:
+        session.feed(delta)
+    session.close()
+
+
+def instrumentation_cost(tools: Any, deltas: Sequence[str]) -> float:
+    """Seconds per delta that the instrumented loop adds to the timed loop, measured on the identity baseline."""
+    identity = PARSERS["identity"]
+    timed = min(timed_run(identity, tools, deltas) for _ in range(3))
+    instrumented = min(_instrumented_run(identity, tools, deltas, []).seconds for _ in range(3))
+    return max(instrumented - timed, 0.0) / max(len(deltas), 1)
+
+
+def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Sequence[str], *,
+            repeat: int = 3, expected: Expected | None = None, overhead: Callable[[], float] | None = None,
+            stop_after: float | None = None) -> Result:
+    """Time, output check, held text, latency and peak memory of one parser on one workload.
+
+    Fast parsers get up to ``repeat`` clean timed runs (best kept), after the instrumented run. A parser
+    slower than SLOW_DELTA_US per delta (one that re-reads what it has seen) runs once, instrumented, and is
+    timed by that run less the instrumentation's own cost per delta (``overhead()``, measured on the
+    identity baseline: under 1 µs against 20 or more); its peak memory is traced only if that takes under
+    TRACE_MAX_SECONDS; past ``stop_after`` seconds its run stops and every figure is for the part fed (the
+    calls checked are those complete in that part, the text is not checked). The note says which applies."""
+    _warm_up(factory, workload.tools, deltas)
+    seen = _instrumented_run(factory, workload.tools, deltas, workload.call_ends, stop_after)
+    notes: list[str] = []
+    best = float("inf")
+    runs = 0
+    part = seen.fed < len(deltas)
+    chars = sum(map(len, deltas[: seen.fed])) if part else len(workload.text)
+    if part or (overhead is not None and seen.seconds > SLOW_DELTA_US * 1e-6 * len(deltas)):
+        cost = overhead() if overhead is not None else 0.0
+        best = seen.seconds - cost * seen.fed
+        notes.append(f"one run, instrumented (its cost taken off: {cost * 1e6:.2f} µs/delta)")
+    else:
+        spent = 0.0
+        while runs < max(repeat, 1) and (runs == 0 or spent < TIME_BUDGET):
+            elapsed = timed_run(factory, workload.tools, deltas)
+            best = min(best, elapsed)
+            spent += elapsed
+            runs += 1
+    if part:
+        peak = float("nan")
+        notes.insert(0, f"stopped at {stop_after:g} s: figures for the first {seen.fed / len(deltas):.0%} "
+                        f"({seen.fed:,} deltas), text not checked")
+    elif best * TRACE_FACTOR > TRACE_MAX_SECONDS:
+        peak = float("nan")
+        notes.append(f"peak memory not traced (~{best * TRACE_FACTOR:,.0f} s)")
+    else:
+        peak, traced = _peak_memory(factory, workload.tools, deltas, TRACE_MAX_SECONDS)
+        if traced < len(deltas):
+            notes.append(f"peak memory of the first {traced / len(deltas):.0%} (traced run stopped at "
+                         f"{TRACE_MAX_SECONDS:g} s)")
+    result = Result(workload.name, parser, chars, seen.fed, best, len(seen.calls), peak, seen.max_held,
+                    seen.latency_deltas, seen.latency_us, None, "; ".join(notes), runs=runs, complete=not part)
+    if expected is not None:
+        if part:
+            expected = ("", expected[1][: bisect.bisect_right(workload.call_ends, chars)])
+        result.calls_ok, result.text_ok = check(None if part else seen.text, seen.calls, expected)
+        result.calls_expected = len(expected[1])
+        result.correct = None if part else (result.calls_ok == result.calls_expected == result.calls
+                                            and result.text_ok == "ok")
+    return result
+
+
+# ----------------------------------------------------------------------------- the suite
+
+SCENARIOS: dict[str, Callable[[], list[str]]] = {
+    "prose": lambda: ["prose"],
+    "tool_heavy": lambda: ["tool_heavy"],
+    "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
+    "scaling": lambda: [f"args:{d}:{kb}" for d in ENGINE_DIALECTS for kb in SCALING_KB],
+    "engines": lambda: [f"agent:{d}" for d in ENGINE_DIALECTS],
+}
+NAIVE_MAX_CHARS = 20 * KB  # the quadratic baseline runs up to this size (~0.5 s a run); 64 KB would take ~10 s
+SLOW_RUN_SECONDS = 3.0  # in a series (args:DIALECT:*), a comparator whose next run would take longer is skipped
+_NEVER_SKIPPED = ("streamparse", "identity", "floor")
+
+
+def skip_reason(parser: str, chars: int) -> str | None:
+    """Decided by size, before running: the quadratic baseline only runs on small inputs."""
+    if parser == "naive" and chars > NAIVE_MAX_CHARS:
+        return f"naive: skipped above {NAIVE_MAX_CHARS // KB} KB (quadratic)"
+    return None
+
+
+def predicted_seconds(points: list[tuple[int, float]], chars: int) -> tuple[float, float]:
+    """One run's time at ``chars`` from the parser's earlier runs in the same series, and the exponent used:
+    the growth measured between the last two sizes (kept between 1 and 2), 2 when only one is known."""
+    c1, t1 = points[-1]
+    exponent = 2.0
+    if len(points) > 1:
+        c0, t0 = points[-2]
+        if 0 < t0 < t1 and c0 < c1:
+            exponent = min(2.0, max(1.0, math.log(t1 / t0) / math.log(c1 / c0)))
+        elif t1 <= t0:
+            exponent = 1.0
+    return t1 * (chars / c1) ** exponent, exponent
+
+
+def _too_slow(parser: str, name: str, chars: int, grown: dict[tuple[str, str], list[tuple[int, float, str]]]
+              ) -> str | None:
+    """A comparator (not streamparse or a baseline) whose run on this args:* size would exceed SLOW_RUN_SECONDS."""
+    points = grown.get((name.rsplit(":", 1)[0], parser)) if name.startswith("args:") else None
+    if not points or parser in _NEVER_SKIPPED:
+        return None
+    seconds, exponent = predicted_seconds([(c, t) for c, t, _ in points], chars)
+    if seconds <= SLOW_RUN_SECONDS:
+        return None
+    return (f"{parser}: skipped above {points[-1][2]} KB (a run would take ~{seconds:,.0f} s; "
+            f"time grows as size^{exponent:.1f})")
+
+
+def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
+    """The engines' sessions per dialect (``streamparse.engines``), asked once each; every note logged once."""
+    from . import engines
+
+    found: dict[str, dict[str, SessionFactory]] = {}
+    notes: list[str] = []
+    for dialect in dict.fromkeys(d for d in dialects if d in ENGINE_DIALECTS):
+        sessions, lines = engines.engine_comparators(dialect)
+        found[dialect] = dict(sessions)
+        notes += [line for line in lines if line not in notes]
+    for line in notes:
+        log(f"# {line}")
+    return found
+
+
+_BASELINE_NOTES = {"identity": "baseline: the loop alone, parses nothing",
+                   "floor": "baseline: one regex search per delta, parses nothing"}
+
+
+def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[str, SessionFactory] | None = None,
+              quick: bool = False, repeat: int = 3, engines: bool = True,
+              log: Callable[[str], None] = print) -> list[Result]:
+    """Run every workload of ``scenarios`` (groups of SCENARIOS or single workloads) through every parser,
+    plus the engines' parsers for that workload's dialect when ``engines``; log one table per workload."""
+    parsers = dict(parsers or PARSERS)
+    names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
+             if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
+    by_dialect = engine_parsers(map(workload_dialect, names), log) if engines else {}
+    grown: dict[tuple[str, str], list[tuple[int, float, str]]] = {}  # (args:DIALECT, parser) -> (chars, s, KB)
+    results: list[Result] = []
+    for name in names:
+        workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
+        deltas = split(workload.text, chunk)
+        expected = reference(workload)
+        overhead = functools.cache(lambda w=workload, d=deltas: instrumentation_cost(w.tools, d))
+        table: list[Result] = []
+        engine_here = by_dialect.get(workload_dialect(name) or "", {})
+        for pname, factory in {**parsers, **engine_here}.items():
+            why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
+            if why is None:
+                try:
+                    stop = None if pname in _NEVER_SKIPPED else RUN_MAX_SECONDS / (6 if quick else 1)
+                    result = measure(workload, pname, factory, deltas, repeat=1 if quick else repeat,
+                                     expected=expected, overhead=overhead, stop_after=stop)
+                except Exception as exc:  # noqa: BLE001 - a comparator that breaks is reported, not fatal
+                    if pname in _NEVER_SKIPPED:
+                        raise
+                    why = f"{pname}: failed ({type(exc).__name__}: {str(exc)[:120]})"
+            if why is not None:
+                table.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
+                                    None, [], [], None, why, engine=pname in engine_here))
+                continue
+            result.engine = pname in engine_here
+            result.note = "; ".join(n for n in (_BASELINE_NOTES.get(pname), result.note) if n)
+            table.append(result)
+            if name.startswith("args:"):
+                series, kb = name.rsplit(":", 1)  # a part run counts as if the rest cost as much per delta
+                whole = result.seconds * len(deltas) / max(result.deltas, 1)
+                grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
+        results += table
+        log(format_table(table))
+    return results
+
+
+# ----------------------------------------------------------------------------- reporting (benchreport, benchplot)
+
+def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
+    """Per-delta cost against argument size, log-log, one line per parser (see ``benchplot``)."""
+    from .plot import plot as _plot
+
+    _plot(results, path, chunk)

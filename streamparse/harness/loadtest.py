@@ -1,0 +1,274 @@
+"""Load test of the proxy: many concurrent streams through ``streamparse serve`` against the
+replay upstream, both run as real processes on loopback, compared with a direct connection.
+
+Every stream must arrive complete and identical to the single-request result.
+Added latency per chunk is measured with the upstream's ``x_sent`` stamp
+(same machine, same clock): receive time minus send time, via the proxy and direct.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import anyio
+import httpx
+
+from .examples import EXAMPLE_TOOLS
+from ..proxy.runner import free_port, port_open, started_process
+from ..wire.sse import SSEDecoder
+
+__all__ = ["run_load", "run_fairness", "run_workers", "LoadError"]
+
+
+class LoadError(AssertionError):
+    """A stream under load differed from its reference (lost, duplicated or reordered data, or an error)."""
+
+
+def _peak_rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+async def _stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any]) -> tuple[dict[str, Any], list[float]]:
+    """One streaming request: (what a client accumulates, per-chunk latencies in seconds)."""
+    decoder = SSEDecoder()
+    content: list[str] = []
+    calls: list[tuple[str, str]] = []
+    latencies: list[float] = []
+    chunks = 0
+    finish = None
+    async with client.stream("POST", url, json=payload) as resp:
+        if resp.status_code != 200:
+            raise LoadError(f"status {resp.status_code}: {(await resp.aread())[:300]!r}")
+        async for raw in resp.aiter_bytes():
+            now = time.time()
+            for event in decoder.feed(raw):
+                if event.data is None or event.data == "[DONE]":
+                    continue
+                chunk = json.loads(event.data)
+                if "error" in chunk:
+                    raise LoadError(f"error event: {chunk['error']}")
+                chunks += 1
+                if "x_sent" in chunk:
+                    latencies.append(now - chunk["x_sent"])
+                for choice in chunk.get("choices", []):
+                    delta = choice.get("delta", {})
+                    content.append(delta.get("content") or "")
+                    calls += [(c["function"]["name"], c["function"]["arguments"]) for c in delta.get("tool_calls") or []]
+                    finish = choice.get("finish_reason") or finish
+    return {"content": "".join(content), "calls": calls, "finish": finish, "chunks": chunks}, latencies
+
+
+async def _many(url: str, payload: dict[str, Any], concurrency: int, *, extra: dict[str, Any] | None = None
+                ) -> tuple[list[dict[str, Any]], list[float], float]:
+    """``concurrency`` identical streams at once (plus, if given, one ``extra`` stream beside them,
+    whose result is returned last and whose latencies are not counted)."""
+    results: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    side: list[dict[str, Any]] = []
+    limits = httpx.Limits(max_connections=concurrency + 1, max_keepalive_connections=concurrency + 1)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+        async def one() -> None:
+            result, lat = await _stream(client, url, payload)
+            results.append(result)
+            latencies.extend(lat)
+
+        async def heavy() -> None:
+            assert extra is not None
+            side.append((await _stream(client, url, extra))[0])
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            if extra is not None:
+                tg.start_soon(heavy)
+            for _ in range(concurrency):
+                tg.start_soon(one)
+        elapsed = time.perf_counter() - start
+    return results + side, latencies, elapsed
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def _comparable(result: dict[str, Any]) -> tuple[Any, ...]:
+    """What must match between streams (call ids differ by design)."""
+    return result["content"], [(n, json.loads(a)) for n, a in result["calls"]], result["finish"]
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@contextmanager
+def _servers(token_delay: float, workers: int = 1) -> Iterator[tuple[str, str, list[int]]]:
+    """Replay upstream + ``streamparse serve`` as real processes: (direct base, proxy base, proxy pids)."""
+    up_port, proxy_port = free_port(), free_port()
+    cmd = [sys.executable, "-m", "streamparse"]
+    with started_process([*cmd, "replay", "--port", str(up_port), "--delay", str(token_delay), "--stamp",
+                          "--log-level", "warning"], lambda: port_open(up_port)), \
+            started_process([*cmd, "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port", str(proxy_port),
+                             "--workers", str(workers), "--log-level", "warning"], lambda: port_open(proxy_port)) as proxy:
+        yield f"http://127.0.0.1:{up_port}/v1", f"http://127.0.0.1:{proxy_port}/v1", _process_tree(proxy.pid)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its children (uvicorn's worker processes), from /proc."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [pid, *(int(c) for c in fh.read().split())]
+    except OSError:
+        return [pid]
+
+
+def _payload(model: str, tools: bool = True) -> dict[str, Any]:
+    payload = {"model": model, "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    return {**payload, "tools": EXAMPLE_TOOLS} if tools else payload
+
+
+def run_load(concurrency: int = 200, token_delay: float = 0.0, model: str = "long") -> dict[str, Any]:
+    """Run the load test; returns the figures (raises LoadError if any stream differs).
+
+    ``token_delay`` paces the upstream (seconds per token per stream): 0 measures
+    throughput (the upstream outruns the proxy, so latency is mostly queueing);
+    a model-like pace (0.02 s = 50 tokens/s) measures the latency the proxy adds.
+    The same streams requested without tools go through the proxy untouched: that
+    bare pass-through, on the same stack in the same run, is the floor for CPU per chunk.
+    """
+    payload = _payload(model)
+    with _servers(token_delay) as (direct_base, proxy_base, pids):
+        direct_url, proxy_url = direct_base + "/chat/completions", proxy_base + "/chat/completions"
+        reference, _, _ = anyio.run(_many, proxy_url, payload, 1)
+        ref = reference[0]
+        direct, direct_lat, direct_s = anyio.run(_many, direct_url, payload, concurrency)
+        cpu_before = _cpu_seconds(pids[0])
+        results, proxy_lat, proxy_s = anyio.run(_many, proxy_url, payload, concurrency)
+        proxy_cpu = _cpu_seconds(pids[0]) - cpu_before
+        bad = [r for r in results if _comparable(r) != _comparable(ref)]
+        if len(results) != concurrency or bad:
+            raise LoadError(f"{len(bad)} of {len(results)} streams differ from the reference")
+        cpu_before = _cpu_seconds(pids[0])
+        bare, _, bare_s = anyio.run(_many, proxy_url, _payload(model, tools=False), concurrency)
+        bare_cpu = _cpu_seconds(pids[0]) - cpu_before
+        if any(r["calls"] for r in bare):
+            raise LoadError("a request without tools got tool calls")
+        peak = _peak_rss_mib(pids[0])
+    proxy_chunks = sum(r["chunks"] for r in results)
+    direct_chunks = sum(r["chunks"] for r in direct)
+    per_chunk = proxy_cpu / max(direct_chunks, 1) * 1e6
+    bare_per_chunk = bare_cpu / max(direct_chunks, 1) * 1e6
+    return {
+        "concurrency": concurrency,
+        "token_delay_s": token_delay,
+        "calls_per_stream": len(ref["calls"]),
+        "chunks_per_stream_upstream": direct_chunks // max(len(direct), 1),
+        "chunks_per_stream_proxy": proxy_chunks // max(len(results), 1),
+        "proxy_requests_per_s": concurrency / proxy_s,
+        "proxy_chunks_per_s": proxy_chunks / proxy_s,
+        "direct_requests_per_s": concurrency / direct_s,
+        "direct_chunks_per_s": direct_chunks / direct_s,
+        "bare_requests_per_s": concurrency / bare_s,
+        "latency_ms_direct_p50": _pct(direct_lat, 0.5) * 1e3,
+        "latency_ms_direct_p99": _pct(direct_lat, 0.99) * 1e3,
+        "latency_ms_proxy_p50": _pct(proxy_lat, 0.5) * 1e3,
+        "latency_ms_proxy_p99": _pct(proxy_lat, 0.99) * 1e3,
+        "added_latency_ms_p50": (_pct(proxy_lat, 0.5) - _pct(direct_lat, 0.5)) * 1e3,
+        "added_latency_ms_p99": (_pct(proxy_lat, 0.99) - _pct(direct_lat, 0.99)) * 1e3,
+        "proxy_peak_rss_mib": peak,
+        "proxy_cpu_us_per_upstream_chunk": per_chunk,
+        "bare_cpu_us_per_upstream_chunk": bare_per_chunk,
+        "cpu_per_chunk_ratio_to_bare": per_chunk / bare_per_chunk if bare_per_chunk else float("nan"),
+        "mean_latency_ms_proxy": statistics.fmean(proxy_lat) * 1e3 if proxy_lat else float("nan"),
+    }
+
+
+async def _probe(url: str, until: anyio.Event, delays: list[float]) -> None:
+    """GET ``url`` every 50 ms until ``until`` is set, recording how long each answer took."""
+    async with httpx.AsyncClient(timeout=60) as client:
+        while not until.is_set():
+            start = time.perf_counter()
+            await client.get(url)
+            delays.append(time.perf_counter() - start)
+            await anyio.sleep(0.05)
+
+
+def run_fairness(concurrency: int = 20, token_delay: float = 0.02, size: int = 1_000_000) -> dict[str, Any]:
+    """Do other streams stall while one call writes a ``size``-character argument?
+
+    ``concurrency`` paced streams run alone, then beside one unpaced stream writing
+    the big argument. Reported: the paced streams' per-chunk latency (upstream send
+    to client receipt: a stalled event loop shows here) both ways, and the slowest
+    ``/v1/models`` answer while the big stream runs. (Inter-chunk gaps are no
+    measure: a call's markup is held until the call is whole, by design.)
+    """
+    payload = _payload("long")
+    big = _payload(f"write_file:{size}")
+
+    async def beside() -> tuple[list[dict[str, Any]], list[float], list[float], float]:
+        done, delays = anyio.Event(), list[float]()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_probe, proxy_base + "/models", done, delays)
+            results, latencies, elapsed = await _many(proxy_base + "/chat/completions", payload, concurrency, extra=big)
+            done.set()
+        return results, latencies, delays, elapsed
+
+    with _servers(token_delay) as (_, proxy_base, _pids):
+        alone, lat_alone, _ = anyio.run(_many, proxy_base + "/chat/completions", payload, concurrency)
+        results, lat_beside, models_delays, elapsed = anyio.run(beside)
+    heavy = results.pop()
+    (name, arguments), = heavy["calls"]
+    if name != "write_file" or len(json.loads(arguments)["content"]) != size:
+        raise LoadError("the big call did not arrive whole")
+    if any(_comparable(r) != _comparable(alone[0]) for r in results + alone):
+        raise LoadError("a paced stream differed from the reference")
+    return {
+        "concurrency": concurrency,
+        "big_argument_chars": size,
+        "big_stream_upstream_chunks": heavy["chunks"],
+        "seconds_with_big_stream": elapsed,
+        "latency_ms_p50_alone": _pct(lat_alone, 0.5) * 1e3,
+        "latency_ms_p99_alone": _pct(lat_alone, 0.99) * 1e3,
+        "latency_ms_p50_beside_big": _pct(lat_beside, 0.5) * 1e3,
+        "latency_ms_p99_beside_big": _pct(lat_beside, 0.99) * 1e3,
+        "latency_ms_max_beside_big": max(lat_beside) * 1e3 if lat_beside else float("nan"),
+        "models_ms_max_beside_big": max(models_delays) * 1e3 if models_delays else float("nan"),
+    }
+
+
+def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """Throughput of ``streamparse serve --workers N`` with an unpaced upstream, for each N."""
+    payload = _payload("long")
+    figures: dict[str, Any] = {"concurrency": concurrency}
+    for n in workers:
+        with _servers(0.0, workers=n) as (_, proxy_base, pids):
+            results, _, elapsed = anyio.run(_many, proxy_base + "/chat/completions", payload, concurrency)
+            if len(results) != concurrency or any(_comparable(r) != _comparable(results[0]) for r in results):
+                raise LoadError(f"streams differ with {n} workers")
+            figures[f"workers_{n}_requests_per_s"] = concurrency / elapsed
+            figures[f"workers_{n}_processes"] = len(pids)
+    if len(workers) == 2:
+        a, b = workers
+        figures[f"throughput_ratio_{b}_to_{a}_workers"] = (figures[f"workers_{b}_requests_per_s"]
+                                                          / figures[f"workers_{a}_requests_per_s"])
+    return figures

@@ -1,0 +1,18 @@
+"""Tool prompting: serving tool-using clients from a backend that ignores ``tools``.
+
+Invariant: pure request rewriting (dicts in, dicts out), from the dialect table and the
+renderers; the templates are package data (``templates/<dialect>.txt``), read once per process.
+"""
+
+from __future__ import annotations
+
+from .requests import (PROMPT_DIALECTS, PromptedRequest, PromptError, ToolChoice, corrective_message,
+                       example_arguments, instructions, merge_system, prompt_request, render_history,
+                       render_tool_result)
+
+__all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "instructions", "example_arguments",
+           "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
+
+from .._lazy import lazy_submodules  # noqa: E402
+
+__getattr__, __dir__ = lazy_submodules(__name__, __path__, lambda: globals())

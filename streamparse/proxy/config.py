@@ -1,0 +1,235 @@
+"""Proxy configuration: one or more upstream backends, read from TOML.
+
+Invariant: a ``ProxyConfig`` that exists has been checked — every upstream is an
+http(s) URL, every number is in range, and (once ``check_environment`` ran) every
+``api_key_env`` names a variable that is set. Keys live only in the environment.
+
+```toml
+[server]
+host = "127.0.0.1"
+port = 8080
+workers = 1                     # uvicorn worker processes (the proxy is stateless)
+max_body_bytes = 10485760       # larger request bodies get a 400, on every path
+max_response_bytes = 67108864   # larger upstream bodies end with an error
+max_event_bytes = 16777216      # a longer upstream SSE line ends the stream with an error
+
+[backends.local]
+upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
+api_key_env = "LOCAL_API_KEY"            # name of an environment variable, never the key itself
+dialects = ["qwen3_coder", "hermes"]     # default: all (aliases such as qwen3_xml accepted)
+models = ["qwen3-coder"]                 # request models routed here (also the model_map keys)
+default = true                           # the backend for models no backend names
+parse_without_tools = false              # parse tagged blocks even when the request offers no tools
+tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
+tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
+stream_arguments = false                 # stream each call's arguments as they are written (name first)
+max_block_chars = 1048576
+max_calls = 1000
+max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
+connect_timeout = 10                     # seconds to open the upstream connection
+read_timeout = 300                       # longest wait for the next data event (": ping" does not count)
+total_timeout = 3600                     # whole request, first byte to last
+
+[backends.local.model_map]
+"qwen3-coder" = "Qwen3-Coder-30B-A3B-Instruct"   # client name -> upstream name
+```
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ..dialects import resolve
+
+__all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream"]
+
+
+class ConfigError(ValueError):
+    """The configuration file (or command line) says something we cannot use."""
+
+
+def check_upstream(url: Any, where: str = "upstream") -> str:
+    """An http(s) base URL with a host, without its trailing slash; else ConfigError."""
+    if not isinstance(url, str):
+        raise ConfigError(f"{where} must be an http(s) URL such as http://127.0.0.1:8000/v1")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigError(f"{where} must be an http(s) URL such as http://127.0.0.1:8000/v1, not {redact_url(url)!r}")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise ConfigError(f"{where} has an invalid port: {redact_url(url)!r}") from None
+    return url.strip().rstrip("/")
+
+
+def redact_url(url: str) -> str:
+    """``http://user:pass@host/v1`` -> ``http://***@host/v1``: URLs with credentials are never shown."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}://{authority}{slash}{path}"
+
+
+@dataclass
+class Backend:
+    name: str
+    upstream: str
+    api_key_env: str | None = None
+    dialects: list[str] | None = None
+    models: list[str] = field(default_factory=list)
+    model_map: dict[str, str] = field(default_factory=dict)
+    default: bool = False
+    parse_without_tools: bool = False
+    tool_prompt: str | None = None
+    tool_prompt_retry: bool = False
+    stream_arguments: bool = False
+    max_block_chars: int = 1 << 20
+    max_calls: int = 1000
+    max_connections: int = 1000
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+    total_timeout: float = 3600.0
+
+    @property
+    def api_key(self) -> str | None:
+        """The upstream key (None: the client's own credentials are forwarded)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    @property
+    def display(self) -> str:
+        """The upstream URL as it may be shown to clients and logs (credentials removed)."""
+        return redact_url(self.upstream)
+
+    def secrets(self) -> list[str]:
+        """Strings that must never leave the proxy: the key and any URL credentials."""
+        found = [self.api_key or ""]
+        parts = urlsplit(self.upstream)
+        found += [parts.username or "", parts.password or ""]
+        return [s for s in found if len(s) >= 4]
+
+    def parser_options(self) -> dict[str, Any]:
+        options = {"dialects": self.dialects, "max_block_chars": self.max_block_chars, "max_calls": self.max_calls}
+        return {**options, "stream_arguments": True} if self.stream_arguments else options
+
+    def serves(self, model: Any) -> bool:
+        return isinstance(model, str) and (model in self.models or model in self.model_map)
+
+    def upstream_model(self, model: Any) -> Any:
+        return self.model_map.get(model, model) if isinstance(model, str) else model
+
+
+@dataclass
+class ProxyConfig:
+    backends: list[Backend]
+    host: str = "127.0.0.1"
+    port: int = 8080
+    workers: int = 1
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_event_bytes: int = 16 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ConfigError(f"[server] {f.name} must be a positive integer, not {value!r}")
+        if self.port > 65535:
+            raise ConfigError(f"[server] port must be at most 65535, not {self.port}")
+
+    def backend_for(self, model: Any) -> Backend:
+        """The backend that names ``model``, else the default one (the first, unless one says default)."""
+        for backend in self.backends:
+            if backend.serves(model):
+                return backend
+        return next((b for b in self.backends if b.default), self.backends[0])
+
+    def check_environment(self) -> None:
+        """Refuse to run with a key variable that is not set: the client's key would be forwarded instead."""
+        for backend in self.backends:
+            if backend.api_key_env and not os.environ.get(backend.api_key_env):
+                raise ConfigError(f"backend {backend.name!r}: api_key_env names {backend.api_key_env!r}, "
+                                  "which is not set in the environment")
+
+    @classmethod
+    def single(cls, upstream: str, backend: Mapping[str, Any] | None = None, **server: Any) -> "ProxyConfig":
+        """One default backend at ``upstream``, with ``backend`` settings (checked as a config file's would be)."""
+        url = check_upstream(upstream)
+        return cls(backends=[_backend("default", {**(backend or {}), "upstream": url, "default": True})], **server)
+
+
+_NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
+_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments"}
+
+
+def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
+    if "api_key" in raw:
+        raise ConfigError(f"backend {name!r}: put the key in an environment variable and name it in api_key_env")
+    raw = dict(raw)
+    if "timeout" in raw:  # the older single setting: the wait for the next piece of the answer
+        raw.setdefault("read_timeout", raw.pop("timeout"))
+    known = set(Backend.__dataclass_fields__) - {"name"}
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigError(f"backend {name!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
+    raw["upstream"] = check_upstream(raw.get("upstream"), f"backend {name!r}: 'upstream'")
+    for key in _NUMBERS & set(raw):
+        value = raw[key]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"backend {name!r}: {key!r} must be a positive number, not {value!r}")
+    for key in _FLAGS & set(raw):
+        if not isinstance(raw[key], bool):
+            raise ConfigError(f"backend {name!r}: {key!r} must be true or false")
+    dialects = raw.get("dialects")
+    if dialects is not None:
+        if not isinstance(dialects, list) or not all(isinstance(d, str) for d in dialects):
+            raise ConfigError(f"backend {name!r}: 'dialects' must be a list of names")
+        try:
+            raw["dialects"] = resolve(dialects)  # aliases (qwen3_xml, tool_call_json, ...) accepted
+        except ValueError as exc:
+            raise ConfigError(f"backend {name!r}: {exc}") from None
+    if "tool_prompt" in raw:
+        raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
+    return Backend(name=name, **raw)
+
+
+def _prompt_dialect(backend: str, value: Any) -> str:
+    from ..prompting.requests import PROMPT_DIALECTS
+
+    try:
+        (canonical,) = resolve([value]) if isinstance(value, str) else (None,)
+    except ValueError:
+        canonical = None
+    if canonical not in PROMPT_DIALECTS:
+        raise ConfigError(f"backend {backend!r}: tool_prompt must name a dialect to prompt tools in, one of "
+                          f"{sorted(PROMPT_DIALECTS)}; not {value!r}")
+    return canonical
+
+
+def load_config(path: str) -> ProxyConfig:
+    """Read a TOML config file; errors name the file and the key."""
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    backends_raw = raw.get("backends")
+    if not isinstance(backends_raw, dict) or not backends_raw:
+        raise ConfigError(f"{path}: needs at least one [backends.NAME] table with an 'upstream'")
+    backends = [_backend(name, table) for name, table in backends_raw.items()]
+    server = raw.get("server", {})
+    unknown = set(server) - (set(ProxyConfig.__dataclass_fields__) - {"backends"})
+    if unknown:
+        raise ConfigError(f"{path}: [server] has unknown key(s) {sorted(unknown)}")
+    return ProxyConfig(backends=backends, **server)

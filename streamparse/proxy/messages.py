@@ -1,0 +1,81 @@
+"""The Anthropic Messages API in front of any OpenAI-compatible backend.
+
+``POST /v1/messages`` translates the request (``anthropic.request``), runs the
+shared chat pipeline (``chat``: tool prompting, parsing, retries, limits) and
+answers as Anthropic does (``fronts.AnthropicFront``: message JSON, or its
+stream events). ``POST /v1/messages/count_tokens`` answers with an estimate.
+
+Invariants: every answer, errors included, is in Anthropic's shape
+(``{"type": "error", "error": {"type", "message"}}`` with the matching status);
+the client's ``x-api-key`` reaches an upstream only as the bearer token it
+would have sent an OpenAI server, and only when the backend has no key of its own;
+``anthropic-*`` headers are not forwarded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..wire.anthropic.request import estimate_input_tokens, to_chat_request
+from .fronts import AnthropicFront, JSONBody
+from ..prompting.requests import prompt_request
+from ..wire.validation import BadRequest, check_chat_request
+
+if TYPE_CHECKING:
+    from .pipeline import ChatPipeline
+    from .app import Proxy
+
+__all__ = ["MessagesAPI", "upstream_headers", "ESTIMATE_HEADER"]
+
+ESTIMATE_HEADER = "x-streamparse-estimate"
+
+
+def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """An Anthropic client's headers as an OpenAI client would send them."""
+    out = {k: v for k, v in headers.items() if not k.lower().startswith("anthropic-") and k.lower() != "x-api-key"}
+    key = headers.get("x-api-key")
+    if key and not any(k.lower() == "authorization" for k in out):
+        out["authorization"] = f"Bearer {key}"
+    return out
+
+
+class MessagesAPI:
+    def __init__(self, proxy: Proxy, chat: ChatPipeline):
+        self.proxy = proxy
+        self.chat = chat
+
+    async def create(self, request: Request) -> Response:
+        """``POST /v1/messages``, streaming or not."""
+        body = await self.proxy.read_json(request, AnthropicFront())
+        if isinstance(body, Response):
+            return body
+        stops = body.get("stop_sequences")
+        front = AnthropicFront(body.get("model") if isinstance(body.get("model"), str) else None,
+                               stops if isinstance(stops, list) else ())
+        try:
+            payload = to_chat_request(body)
+            check_chat_request(payload)
+        except BadRequest as exc:
+            return self.proxy.refuse(exc, front)
+        return await self.chat.run(request, payload, front, upstream_headers(request.headers))
+
+    async def count_tokens(self, request: Request) -> Response:
+        """``POST /v1/messages/count_tokens``: an estimate (see ``estimate_input_tokens``) of the prompt the
+        backend would see, prompted tool instructions included; the ``x-streamparse-estimate`` header says so."""
+        front = AnthropicFront()
+        body = await self.proxy.read_json(request, front)
+        if isinstance(body, Response):
+            return body
+        try:
+            payload = to_chat_request(body, need_max_tokens=False)
+            check_chat_request(payload)
+        except BadRequest as exc:
+            return self.proxy.refuse(exc, front)
+        backend = self.proxy.config.backend_for(payload.get("model"))
+        if backend.tool_prompt:  # what that backend sees: the tools as instructions, history as text
+            payload = prompt_request(payload, backend.tool_prompt).payload
+        tokens = estimate_input_tokens(payload)
+        return JSONBody({"input_tokens": tokens}, headers={ESTIMATE_HEADER: "characters/4; not a tokenizer count"})

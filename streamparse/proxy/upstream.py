@@ -1,0 +1,170 @@
+"""How the proxy talks to one backend: which path, which headers, how many at once, how long.
+
+Invariants:
+- a forwarded URL is the backend's base plus a path with no dot segments and
+  no encoded separators, so it can only name something under that base;
+- a backend with its own key never receives the client's credentials;
+- at most ``max_connections`` requests per backend are in flight; one more is
+  refused at once (503) rather than queued behind a full pool;
+- a wait for the upstream ends at ``read_timeout`` after the last *data*
+  (keep-alive comments do not count) or at ``total_timeout``, whichever is first.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import AsyncIterator, Mapping
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+from .config import Backend
+from ..wire.validation import BadRequest
+
+__all__ = ["Failure", "HOP_BY_HOP", "CREDENTIALS", "proxied_path", "upstream_url", "forward_headers", "Slots", "Clock",
+           "UpstreamTimeout", "next_piece", "only_comments", "not_found_hint"]
+
+# Headers that describe one connection, not the message: never forwarded.
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
+    "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
+})
+# The client's credentials: dropped when the backend has its own key.
+CREDENTIALS = frozenset({"authorization", "x-api-key", "cookie", "api-key"})
+
+_ENCODED_SEPARATORS = ("%2e", "%2f", "%5c", "%00")
+
+
+class Failure(Exception):
+    """The upstream's answer cannot be used (too large, too slow, broken): the status and code to report."""
+
+    def __init__(self, status: int, message: str, code: str = "upstream_bad_response"):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def proxied_path(path: str, raw_path: bytes | None) -> str:
+    """The part of a proxy path to append to the backend base: ``/v1/models`` -> ``/models``.
+
+    Refuses (400) dot segments, encoded dots and slashes, backslashes and empty
+    segments, in the raw path as sent and in the decoded one; refuses (404)
+    anything outside ``/v1``.
+    """
+    raw = (raw_path or path.encode()).decode("latin-1")
+    lowered = raw.lower()
+    if any(code in lowered for code in _ENCODED_SEPARATORS) or "\\" in raw or "\\" in path:
+        raise BadRequest(f"path {raw!r} holds an encoded separator; refused")
+    for candidate in (raw, path, unquote(raw)):
+        segments = candidate.split("/")[1:]
+        if any(s in (".", "..") for s in segments) or "" in segments[:-1]:
+            raise BadRequest(f"path {raw!r} holds '.', '..' or an empty segment; refused")
+    if path == "/v1" or path.startswith("/v1/"):
+        return path[3:]
+    raise BadRequest(f"streamparse forwards only paths under /v1, not {path!r}", status=404)
+
+
+def upstream_url(backend: Backend, rest: str, query: str = "") -> str:
+    """``<upstream base><rest>``: ``rest`` comes from :func:`proxied_path`."""
+    return backend.upstream + rest + (f"?{query}" if query else "")
+
+
+def forward_headers(headers: Mapping[str, str], backend: Backend) -> dict[str, str]:
+    """The client's headers minus hop-by-hop ones; with a backend key, minus the client's credentials."""
+    key = backend.api_key
+    drop = HOP_BY_HOP | CREDENTIALS if key else HOP_BY_HOP
+    out = {k: v for k, v in headers.items() if k.lower() not in drop}
+    if key:
+        out["authorization"] = f"Bearer {key}"
+    return out
+
+
+def not_found_hint(backend: Backend) -> str:
+    """A 404 from an upstream whose base lacks ``/v1`` is nearly always that."""
+    if urlsplit(backend.upstream).path.rstrip("/").endswith("/v1"):
+        return ""
+    return f" (hint: the upstream base {backend.display} does not end in /v1; OpenAI-compatible servers usually need it)"
+
+
+class Slots:
+    """In-flight upstream requests per backend; ``take`` fails at once when a backend is full."""
+
+    def __init__(self) -> None:
+        self.in_flight: dict[str, int] = {}
+
+    def take(self, backend: Backend) -> "Slot":
+        used = self.in_flight.get(backend.name, 0)
+        if used >= backend.max_connections:
+            raise BadRequest(f"backend {backend.name!r} has {used} requests in flight (its max_connections); "
+                             "try again shortly", status=503)
+        self.in_flight[backend.name] = used + 1
+        return Slot(self, backend.name)
+
+
+class Slot:
+    """One taken slot; ``release`` may be called any number of times."""
+
+    __slots__ = ("_slots", "_name")
+
+    def __init__(self, slots: Slots, name: str):
+        self._slots: Slots | None = slots
+        self._name = name
+
+    def release(self) -> None:
+        if self._slots is not None:
+            self._slots.in_flight[self._name] -= 1
+            self._slots = None
+
+
+class UpstreamTimeout(Exception):
+    """The upstream sent no data for ``read_timeout`` seconds, or ran past ``total_timeout``."""
+
+
+class Clock:
+    """The deadlines of one upstream request."""
+
+    __slots__ = ("read_timeout", "started", "last_data", "total_deadline")
+
+    def __init__(self, backend: Backend):
+        self.read_timeout = backend.read_timeout
+        self.started = self.last_data = time.monotonic()
+        self.total_deadline = self.started + backend.total_timeout
+
+    def data(self) -> None:
+        """Data arrived: the read timeout starts again."""
+        self.last_data = time.monotonic()
+
+    def budget(self) -> float:
+        return min(self.last_data + self.read_timeout, self.total_deadline) - time.monotonic()
+
+    def why(self) -> str:
+        now = time.monotonic()
+        if now >= self.total_deadline:
+            return f"the upstream ran past total_timeout ({now - self.started:.0f} s)"
+        return f"the upstream sent no data for {now - self.last_data:.0f} s (read_timeout)"
+
+
+async def next_piece(pieces: AsyncIterator[bytes], clock: Clock) -> bytes | None:
+    """The next piece of an upstream body (None at its end), or UpstreamTimeout once a deadline has passed.
+
+    No timer per piece (that costs more than the rest of the relay): httpx's own
+    read timeout, set to ``min(read_timeout, total_timeout)``, ends a silent wait,
+    and the deadlines are checked as each piece arrives, so an upstream that sends
+    only pings is cut at the first ping past its deadline.
+    """
+    try:
+        piece = await pieces.__anext__()
+    except StopAsyncIteration:
+        return None
+    except httpx.ReadTimeout:
+        raise UpstreamTimeout(clock.why()) from None
+    if clock.budget() <= 0:
+        raise UpstreamTimeout(clock.why())
+    return piece
+
+
+def only_comments(piece: bytes) -> bool:
+    """An SSE piece with nothing but comment lines (``: ping``): it does not count as data."""
+    if piece[:1] not in (b":", b"\r", b"\n"):
+        return False
+    return all(not line or line.startswith(b":") for line in piece.splitlines())

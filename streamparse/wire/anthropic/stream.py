@@ -1,0 +1,365 @@
+"""Parser events, OpenAI chunks and completions -> Anthropic stream events and Messages.
+
+Invariant: a :class:`MessageStream`'s events form one well-ordered Anthropic stream (``message_start``,
+``ping``, then per block ``content_block_start`` / ``content_block_delta``* / ``content_block_stop``, one
+block open at a time, indexes from 0, then ``message_delta`` and ``message_stop``; or, instead of the end,
+one ``error`` event), and accumulating them as the anthropic SDK does gives ``MessageStream.message``,
+which is what the non-streaming functions return for the same input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+
+from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ..openai import JSONObject, Tools, _is_object, _json_object
+from ...core.parser import StreamParser
+from ..sse import dumps
+from .vocab import _BLOCK_STARTS, _DELTAS, _arguments_text, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
+
+__all__ = ["MessageStream", "ChunkTranslator", "message_from_completion", "message_from_text", "stream_events",
+           "stream_events_sync", "events_from_chunks", "events_from_chunks_sync"]
+
+class MessageStream:
+    """Sans-I/O writer of one Anthropic message's stream events (dicts with a ``type``).
+
+    Each method returns the events to send (maybe none). ``start()`` is implied by any other method;
+    after ``finish()`` or ``error()`` every method returns ``[]``. ``message`` is the Message the events
+    accumulate to so far (a tool_use block's ``input`` is filled in when the block closes).
+    """
+
+    def __init__(self, *, model: str, message_id: str | None = None, input_tokens: int = 0):
+        self.message: dict[str, Any] = {
+            "id": message_id or _fresh("msg_"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 0},
+        }
+        self.started = self.finished = self.had_tool_use = False
+        self._open: int | None = None  # index of the open block
+        self._json: dict[int, list[str]] = {}  # tool_use block index -> its arguments so far
+        self._ids: set[str] = set()
+        self._live: dict[int, int] = {}  # parser index of a started call -> its tool_use block index
+        self._blank_kind, self._blank = "", ""  # whitespace waiting to begin a block of that kind
+
+    def start(self) -> list[dict[str, Any]]:
+        """``message_start`` then ``ping`` (once)."""
+        if self.started:
+            return []
+        self.started = True
+        message = {**self.message, "content": [], "usage": dict(self.message["usage"])}
+        return [{"type": "message_start", "message": message}, {"type": "ping"}]
+
+    def _close_block(self) -> list[dict[str, Any]]:
+        index = self._open
+        if index is None:
+            return []
+        self._open = None
+        if index in self._json:
+            self.message["content"][index]["input"] = _input("".join(self._json[index]))
+        return [{"type": "content_block_stop", "index": index}]
+
+    def _open_block(self, block: dict[str, Any]) -> list[dict[str, Any]]:
+        out = self.start() + self._close_block()
+        self._blank = ""  # whitespace held for a block that did not come
+        self._open = len(self.message["content"])
+        self.message["content"].append(dict(block))
+        out.append({"type": "content_block_start", "index": self._open, "content_block": block})
+        return out
+
+    def _delta(self, kind: str, s: str) -> list[dict[str, Any]]:
+        """Text or thinking: appended to the open block of that kind, else to a new one. Whitespace that
+        would begin a block waits for the block's first other character: a block is never blank."""
+        if not s or self.finished:
+            return []
+        if self._open is not None and self.message["content"][self._open]["type"] == kind:
+            out = self.start()
+        else:
+            s = (self._blank if self._blank_kind == kind else "") + s
+            self._blank_kind, self._blank = kind, s
+            if s.isspace():
+                return self.start()
+            out = self._open_block(dict(_BLOCK_STARTS[kind]))
+        self.message["content"][self._open][kind] += s
+        out.append({"type": "content_block_delta", "index": self._open, "delta": {"type": _DELTAS[kind], kind: s}})
+        return out
+
+    def text(self, s: str) -> list[dict[str, Any]]:
+        """Text, as a ``text_delta`` (opening a text block if the open one is not text)."""
+        return self._delta("text", s)
+
+    def thinking(self, s: str) -> list[dict[str, Any]]:
+        """Reasoning, as a ``thinking_delta`` in a thinking block (with an empty signature)."""
+        return self._delta("thinking", s)
+
+    def tool_start(self, call_id: str, name: str) -> list[dict[str, Any]]:
+        """Open a tool_use block (``id`` from :func:`tool_use_id`, made unique within the message)."""
+        if self.finished:
+            return []
+        block_id = tool_use_id(call_id)
+        while block_id in self._ids:
+            block_id = _fresh("toolu_")
+        self._ids.add(block_id)
+        self.had_tool_use = True
+        out = self._open_block({"type": "tool_use", "id": block_id, "name": name, "input": {}})
+        self._json[len(self.message["content"]) - 1] = []
+        return out
+
+    def tool_arguments(self, fragment: str) -> list[dict[str, Any]]:
+        """A piece of the open tool_use block's input JSON, as an ``input_json_delta``."""
+        if self.finished:
+            return []
+        if self._open not in self._json:
+            raise ValueError("tool_arguments() needs an open tool_use block: call tool_start() first")
+        return self._arguments(self._open, fragment)
+
+    def _arguments(self, index: int, fragment: str) -> list[dict[str, Any]]:
+        if not fragment or self.finished:
+            return []
+        self._json[index].append(fragment)
+        if index != self._open:  # a late fragment for a block already closed: keep message up to date
+            self.message["content"][index]["input"] = _input("".join(self._json[index]))
+        return [{"type": "content_block_delta", "index": index,
+                 "delta": {"type": "input_json_delta", "partial_json": fragment}}]
+
+    def tool_call(self, call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+        """A whole call: its block's start, one ``input_json_delta`` and its stop."""
+        out = self.tool_start(call_id, name)
+        if out:
+            out += self.tool_arguments(arguments) + self._close_block()
+        return out
+
+    def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
+        """Parser events -> stream events (diagnostics are not part of the wire format).
+
+        A whole ``ToolCall`` is a block's start, one ``input_json_delta`` and its stop. With the parser's
+        ``stream_arguments``, ``ToolCallStart`` opens the block, each ``ToolCallDelta`` is an
+        ``input_json_delta`` and the ``ToolCall`` that ends it only closes it."""
+        out: list[dict[str, Any]] = []
+        for ev in parser_events:
+            if isinstance(ev, TextDelta):
+                out += self.text(ev.text)
+            elif isinstance(ev, ReasoningDelta):
+                out += self.thinking(ev.text)
+            elif isinstance(ev, ToolCallStart):
+                started = self.tool_start(ev.id, ev.name)
+                if started:
+                    self._live[ev.index] = len(self.message["content"]) - 1
+                out += started
+            elif isinstance(ev, ToolCallDelta):
+                if ev.index in self._live:
+                    out += self._arguments(self._live[ev.index], ev.arguments_fragment)
+            elif isinstance(ev, ToolCall):
+                block = self._live.pop(ev.index, None)
+                if block is None:
+                    out += self.tool_call(ev.id, ev.name, ev.arguments)
+                elif block == self._open and not self.finished:
+                    out += self._close_block()
+        return out
+
+    def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
+               usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Close the open block; ``message_delta`` (stop reason, stop sequence, usage) and ``message_stop``."""
+        if self.finished:
+            return []
+        out = self.start() + self._close_block()
+        self.finished = True
+        reason = stop_reason(finish_reason, matched_stop=matched_stop, had_tool_use=self.had_tool_use)
+        sequence = matched_stop if reason == "stop_sequence" else None
+        counts = usage_from(usage)
+        self.message["usage"].update(counts)
+        self.message.update(stop_reason=reason, stop_sequence=sequence)
+        delta_usage = {**counts, "output_tokens": self.message["usage"]["output_tokens"]}
+        out.append({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": sequence},
+                    "usage": delta_usage})
+        out.append({"type": "message_stop"})
+        return out
+
+    def error(self, type_: str, message: str) -> list[dict[str, Any]]:
+        """An ``error`` event, ending the stream (a failure after the response began)."""
+        if self.finished:
+            return []
+        self.finished = True
+        return [{"type": "error", "error": {"type": type_, "message": message}}]
+
+
+def _first_choice(choices: Any) -> Mapping[str, Any] | None:
+    """The choice with index 0 (the only one an Anthropic message has room for)."""
+    for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+        if _is_object(choice) and choice.get("index", position) == 0:
+            return choice
+    return None
+
+
+def _matched_stop(choice: Mapping[str, Any], stop_sequences: Sequence[str]) -> str | None:
+    """vLLM reports the stop string that ended the answer as the choice's ``stop_reason``."""
+    matched = choice.get("stop_reason")
+    return matched if isinstance(matched, str) and matched in stop_sequences else None
+
+
+def _error_message(error: Any) -> str:
+    return _str(error.get("message"), dumps(error)) if _is_object(error) else _str(error, dumps(error))
+
+
+class ChunkTranslator:
+    """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Anthropic stream events, one chunk at a time.
+
+    Only choice index 0 is used. Tool call pieces are read both in the whole-call form streamparse emits and
+    in fragments (first piece with id and name, then ``arguments`` pieces: an upstream's native calls, or
+    streamparse's with ``stream_arguments``); a tool_use block stays open until the next block or the end,
+    since a chunk does not say that a call is complete. The finish
+    reason and usage are remembered until ``close()``, since usage comes in a later chunk.
+    """
+
+    def __init__(self, *, model: str | None = None, message_id: str | None = None, stop_sequences: Sequence[str] = ()):
+        self._model = model
+        self._message_id = message_id
+        self._stops = tuple(stop_sequences)
+        self._stream: MessageStream | None = None
+        self._finish: str | None = None
+        self._matched: str | None = None
+        self._usage: Mapping[str, Any] | None = None
+        self._blocks: dict[Any, int] = {}  # OpenAI tool_calls index -> tool_use block index
+
+    @property
+    def stream(self) -> MessageStream:
+        """The writer (made on first use, named after the first chunk's model and id)."""
+        return self._writer({})
+
+    @property
+    def finished(self) -> bool:
+        return self._stream is not None and self._stream.finished
+
+    def _writer(self, data: Mapping[str, Any]) -> MessageStream:
+        if self._stream is None:
+            self._stream = MessageStream(model=self._model or _str(data.get("model"), "unknown"),
+                                         message_id=self._message_id or message_id(data.get("id")))
+        return self._stream
+
+    def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
+        data = _json_object(chunk, "a chat.completion.chunk")
+        if "error" in data and not data.get("choices"):
+            return self.fail(_error_message(data["error"]))  # an error object in the stream
+        stream = self._writer(data)
+        if stream.finished:
+            return []
+        out = stream.start()
+        if _is_object(data.get("usage")):
+            self._usage = data["usage"]
+        choice = _first_choice(data.get("choices"))
+        if choice is None:
+            return out
+        delta: Any = choice.get("delta")
+        if _is_object(delta):
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # servers may send both
+            if isinstance(reasoning, str):
+                out += stream.thinking(reasoning)
+            if isinstance(delta.get("content"), str):
+                out += stream.text(delta["content"])
+            if isinstance(delta.get("tool_calls"), list):
+                out += self._tool_calls(stream, delta["tool_calls"])
+        if choice.get("finish_reason") is not None:
+            self._finish = choice["finish_reason"]
+            self._matched = _matched_stop(choice, self._stops)
+        return out
+
+    def _tool_calls(self, stream: MessageStream, pieces: list[Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for position, piece in enumerate(pieces):
+            if not _is_object(piece):
+                continue
+            key = piece.get("index", position)
+            function = piece["function"] if _is_object(piece.get("function")) else {}
+            if key not in self._blocks:
+                out += stream.tool_start(_str(piece.get("id")), _str(function.get("name")))
+                self._blocks[key] = len(stream.message["content"]) - 1
+            # A fragment for a block already closed (calls interleaved) still goes to that block's index.
+            out += stream._arguments(self._blocks[key], _arguments_text(function.get("arguments")))
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """The upstream ended: the open block's stop, ``message_delta``, ``message_stop`` (once)."""
+        return self.stream.finish(self._finish, matched_stop=self._matched, usage=self._usage)
+
+    def fail(self, message: str, type_: str = "api_error") -> list[dict[str, Any]]:
+        """The upstream broke: an ``error`` event ends the stream (the open block is left as it is)."""
+        return self.stream.error(type_, message)
+
+
+def message_from_completion(completion: JSONObject, *, model: str | None = None,
+                            stop_sequences: Sequence[str] = ()) -> dict[str, Any]:
+    """A (rewritten) OpenAI ``chat.completion`` -> an Anthropic Message dict: content [thinking?, text?,
+    tool_use…], ``stop_reason``, ``stop_sequence``, ``usage``; the id is ``msg_`` + the completion's.
+    Only choice index 0 is used. Arguments that are not a JSON object give ``input: {}``."""
+    data = _json_object(completion, "a chat.completion")
+    stream = MessageStream(model=model or _str(data.get("model"), "unknown"), message_id=message_id(data.get("id")))
+    choice = _first_choice(data.get("choices")) or {}
+    msg: Any = choice.get("message")
+    msg = msg if _is_object(msg) else {}
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    if isinstance(reasoning, str):
+        stream.thinking(reasoning)
+    if isinstance(msg.get("content"), str):
+        stream.text(msg["content"])
+    for call in msg.get("tool_calls") or ():
+        if _is_object(call):
+            function = call["function"] if _is_object(call.get("function")) else {}
+            arguments = _arguments_text(function.get("arguments"))
+            stream.tool_call(_str(call.get("id")), _str(function.get("name")), arguments)
+    stream.finish(choice.get("finish_reason"), matched_stop=_matched_stop(choice, stop_sequences),
+                  usage=data.get("usage"))
+    return stream.message
+
+
+def message_from_text(text: str, tools: Tools = None, *, model: str = "streamparse",
+                      **parser_options: Any) -> dict[str, Any]:
+    """A whole answer's text, parsed -> an Anthropic Message dict (blocks in the order the text has them)."""
+    stream, parser = MessageStream(model=model), StreamParser(tools, **parser_options)
+    stream.events(parser.feed(text) + parser.close())
+    stream.finish()
+    return stream.message
+
+
+def stream_events_sync(deltas: Iterable[str], tools: Tools = None, *, model: str = "streamparse",
+                       **parser_options: Any) -> Iterator[dict[str, Any]]:
+    """Text deltas -> parser -> Anthropic stream events (``tool_use`` when a call was made, else ``end_turn``)."""
+    stream, parser = MessageStream(model=model), StreamParser(tools, **parser_options)
+    yield from stream.start()
+    for delta in deltas:
+        yield from stream.events(parser.feed(delta))
+    yield from stream.events(parser.close())
+    yield from stream.finish()
+
+
+async def stream_events(deltas: AsyncIterable[str], tools: Tools = None, *, model: str = "streamparse",
+                        **parser_options: Any) -> AsyncIterator[dict[str, Any]]:
+    """The same for an async iterable of text deltas (any anyio backend: asyncio or trio)."""
+    stream, parser = MessageStream(model=model), StreamParser(tools, **parser_options)
+    for event in stream.start():
+        yield event
+    async for delta in deltas:
+        for event in stream.events(parser.feed(delta)):
+            yield event
+    for event in stream.events(parser.close()) + stream.finish():
+        yield event
+
+
+def events_from_chunks_sync(chunks: Iterable[JSONObject], *, model: str | None = None, message_id: str | None = None,
+                            stop_sequences: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+    """OpenAI chunks (a sync iterable) -> Anthropic stream events, ending with ``message_stop``."""
+    translator = ChunkTranslator(model=model, message_id=message_id, stop_sequences=stop_sequences)
+    for chunk in chunks:
+        yield from translator.feed(chunk)
+    yield from translator.close()
+
+
+async def events_from_chunks(
+    chunks: AsyncIterable[JSONObject], *, model: str | None = None, message_id: str | None = None,
+    stop_sequences: Sequence[str] = ()
+) -> AsyncIterator[dict[str, Any]]:
+    """The same for an async iterable of chunks."""
+    translator = ChunkTranslator(model=model, message_id=message_id, stop_sequences=stop_sequences)
+    async for chunk in chunks:
+        for event in translator.feed(chunk):
+            yield event
+    for event in translator.close():
+        yield event
