@@ -324,7 +324,7 @@ def test_abandoned_requests_cancel_their_upstream_and_a_full_pool_answers_503(
                 t.join()
             assert wait_for(lambda: log.open_streams == 0), log.open_streams
         assert log.cancelled == 20
-        assert px.server.config.app.state.proxy.slots.in_flight["b"] == 0
+        assert px.server.config.app.state.upstream.slots.in_flight["b"] == 0
         # Fill the pool with streams that stay open, then one more request is refused at once.
         streams = [httpx.stream("POST", px.url + "/v1/chat/completions", timeout=30,
                                 json={"model": "endless", "messages": MESSAGES, "stream": True}) for _ in range(5)]
@@ -337,7 +337,7 @@ def test_abandoned_requests_cancel_their_upstream_and_a_full_pool_answers_503(
         finally:
             for s in streams:
                 s.__exit__(None, None, None)
-        assert wait_for(lambda: px.server.config.app.state.proxy.slots.in_flight["b"] == 0)
+        assert wait_for(lambda: px.server.config.app.state.upstream.slots.in_flight["b"] == 0)
         assert httpx.get(px.url + "/v1/models", timeout=5).status_code == 200
 
 

@@ -1,7 +1,7 @@
 """The Anthropic Messages API in front of any OpenAI-compatible backend.
 
-``POST /v1/messages`` translates the request (``anthropic.request``), runs the
-shared chat pipeline (``chat``: tool prompting, parsing, retries, limits) and
+``POST /v1/messages`` translates the request (``wire.anthropic.request``), runs the
+shared chat pipeline (``pipeline``: tool prompting, parsing, retries, limits) and
 answers as Anthropic does (``fronts.AnthropicFront``: message JSON, or its
 stream events). ``POST /v1/messages/count_tokens`` answers with an estimate.
 
@@ -14,19 +14,18 @@ would have sent an OpenAI server, and only when the backend has no key of its ow
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..prompting import prompt_request
 from ..wire.anthropic.request import estimate_input_tokens, to_chat_request
-from .fronts import AnthropicFront, JSONBody
-from ..prompting.requests import prompt_request
 from ..wire.validation import BadRequest, check_chat_request
-
-if TYPE_CHECKING:
-    from .pipeline import ChatPipeline
-    from .app import Proxy
+from .config import ProxyConfig
+from .fronts import AnthropicFront, JSONBody
+from .pipeline import ChatPipeline
+from .replies import Replies
 
 __all__ = ["MessagesAPI", "upstream_headers", "ESTIMATE_HEADER"]
 
@@ -43,13 +42,16 @@ def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 class MessagesAPI:
-    def __init__(self, proxy: Proxy, chat: ChatPipeline):
-        self.proxy = proxy
+    """The Anthropic routes: translate in, then the shared chat pipeline."""
+
+    def __init__(self, config: ProxyConfig, replies: Replies, chat: ChatPipeline):
+        self.config = config
+        self.replies = replies
         self.chat = chat
 
     async def create(self, request: Request) -> Response:
         """``POST /v1/messages``, streaming or not."""
-        body = await self.proxy.read_json(request, AnthropicFront())
+        body = await self.replies.read_json(request, AnthropicFront())
         if isinstance(body, Response):
             return body
         stops = body.get("stop_sequences")
@@ -59,22 +61,22 @@ class MessagesAPI:
             payload = to_chat_request(body)
             check_chat_request(payload)
         except BadRequest as exc:
-            return self.proxy.refuse(exc, front)
+            return self.replies.refuse(exc, front)
         return await self.chat.run(request, payload, front, upstream_headers(request.headers))
 
     async def count_tokens(self, request: Request) -> Response:
         """``POST /v1/messages/count_tokens``: an estimate (see ``estimate_input_tokens``) of the prompt the
         backend would see, prompted tool instructions included; the ``x-streamparse-estimate`` header says so."""
         front = AnthropicFront()
-        body = await self.proxy.read_json(request, front)
+        body = await self.replies.read_json(request, front)
         if isinstance(body, Response):
             return body
         try:
             payload = to_chat_request(body, need_max_tokens=False)
             check_chat_request(payload)
         except BadRequest as exc:
-            return self.proxy.refuse(exc, front)
-        backend = self.proxy.config.backend_for(payload.get("model"))
+            return self.replies.refuse(exc, front)
+        backend = self.config.backend_for(payload.get("model"))
         if backend.tool_prompt:  # what that backend sees: the tools as instructions, history as text
             payload = prompt_request(payload, backend.tool_prompt).payload
         tokens = estimate_input_tokens(payload)

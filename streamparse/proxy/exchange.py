@@ -1,0 +1,210 @@
+"""One bounded exchange with an upstream: the request built, sent within the backend's slots and
+deadlines, and its body read, relayed or handed to a streaming response.
+
+Invariants: every upstream request is bounded in time, size and number (``upstream``) and is
+cancelled when its client goes away; its response is closed and its slot released exactly once,
+however the exchange ends; nothing read from it reaches a client unredacted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+
+import anyio
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ..wire.sse import encode_items, error_item
+from ..wire.validation import BadRequest
+from .config import Backend
+from .fronts import OPENAI, Front
+from .replies import CLIENT_GONE, Replies
+from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
+                       only_comments)
+
+__all__ = ["Upstream", "Answer", "ResponseTooLarge", "ERROR_BODY_BYTES"]
+
+ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and relayed
+
+# Builds the client's answer from an open upstream response; it owns the response and the slot.
+Answer = Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]
+
+
+class ResponseTooLarge(Exception):
+    """The upstream body passed ``max_response_bytes``."""
+
+
+class _Cleanup(Response):
+    """A response that runs its cleanups after the wrapped response ends, however it ends."""
+
+    def __init__(self, response: Response, *cleanups: Callable[[], Awaitable[None] | None]):  # noqa: super not called
+        self.response = response
+        self.cleanups = cleanups
+        self.status_code = response.status_code
+        self.background = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for cleanup in self.cleanups:
+                    result = cleanup()
+                    if result is not None:
+                        await result
+
+
+async def _until_disconnect(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+class Upstream:
+    """The shared httpx client, the in-flight slots and the deadlines of one proxy's backends."""
+
+    def __init__(self, replies: Replies, backends: list[Backend], max_response_bytes: int,
+                 client: httpx.AsyncClient | None = None):
+        self.replies = replies
+        self.redactor = replies.redactor
+        self.max_response_bytes = max_response_bytes
+        self.slots = Slots()
+        pool = sum(b.max_connections for b in backends)
+        self._own_client = client is None
+        self.client = client or httpx.AsyncClient(timeout=None, limits=httpx.Limits(
+            max_connections=pool, max_keepalive_connections=min(pool, 200)))
+
+    async def aclose(self) -> None:
+        if self._own_client:
+            await self.client.aclose()
+
+    def build(self, backend: Backend, method: str, url: str, request: Request,
+              headers: Mapping[str, str] | None = None, **body: Any) -> httpx.Request:
+        """The upstream request; ``headers``: the client headers to forward, if not the request's own."""
+        wait = min(backend.read_timeout, backend.total_timeout)  # the longest silence httpx allows
+        timeout = httpx.Timeout(wait, connect=backend.connect_timeout, pool=backend.connect_timeout)
+        forwarded = forward_headers(request.headers if headers is None else headers, backend)
+        forwarded.pop("accept-encoding", None)  # httpx asks for (and decodes) what it can read
+        return self.client.build_request(method, url, headers=forwarded, timeout=timeout, **body)
+
+    async def open(self, backend: Backend, req: httpx.Request) -> tuple[httpx.Response, Slot, Clock]:
+        """Send ``req`` within the backend's slots and deadlines; the caller closes the response."""
+        slot = self.slots.take(backend)
+        clock = Clock(backend)
+        try:
+            with anyio.fail_after(backend.total_timeout):
+                resp = await self.client.send(req, stream=True)
+        except TimeoutError:
+            slot.release()
+            raise UpstreamTimeout(clock.why()) from None
+        except BaseException:
+            slot.release()
+            raise
+        return resp, slot, clock
+
+    async def exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
+                       front: Front = OPENAI) -> Response:
+        """Open the upstream request and build the answer, both cancelled if the client goes away first.
+
+        ``answer`` owns the response and the slot: it releases them, or hands
+        them to the streaming response it returns.
+        """
+        replies = self.replies
+        result: Response | None = None
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                await _until_disconnect(request)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                resp, slot, clock = await self.open(backend, req)
+            except BadRequest as exc:
+                result = replies.refuse(exc, front)
+            except (httpx.HTTPError, UpstreamTimeout) as exc:
+                result = replies.connect_failure(exc, backend, front)
+            else:
+                try:
+                    if resp.status_code >= 400:
+                        result = await self.error_reply(resp, backend, clock, front)
+                        await self.finish(resp, slot)
+                    else:
+                        result = await answer(resp, slot, clock)
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await self.finish(resp, slot)
+                    raise
+            tg.cancel_scope.cancel()
+        return result if result is not None else Response(status_code=CLIENT_GONE)
+
+    async def error_reply(self, resp: httpx.Response, backend: Backend, clock: Clock,
+                          front: Front = OPENAI) -> Response:
+        """An upstream 4xx/5xx, its message kept (and redacted), in the client's error shape."""
+        try:
+            raw = await self.read_all(resp, clock, ERROR_BODY_BYTES)
+        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError):
+            raw = b""
+        hint = not_found_hint(backend) if resp.status_code == 404 else ""
+        try:
+            data = json.loads(self.redactor.data(raw))
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            if hint and isinstance(data["error"].get("message"), str):
+                data["error"]["message"] += hint
+            return front.error_response(resp.status_code, data)
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            return self.replies.error(resp.status_code, data["error"] + hint, code=resp.status_code, front=front)
+        text = raw.decode("utf-8", "replace").strip()[:2000] or resp.reason_phrase
+        return self.replies.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}",
+                                  code=resp.status_code, front=front)
+
+    @staticmethod
+    async def finish(resp: httpx.Response, slot: Slot) -> None:
+        slot.release()
+        await resp.aclose()
+
+    def cleanup(self, response: Response, resp: httpx.Response, slot: Slot) -> Response:
+        """``response`` (streaming from ``resp``) that closes ``resp`` and frees ``slot`` when it ends."""
+        return _Cleanup(response, lambda: self.finish(resp, slot))
+
+    async def read_whole(self, resp: httpx.Response, slot: Slot, clock: Clock, backend: Backend) -> bytes:
+        """The whole upstream body (redacted), then the exchange is finished; Failure if it cannot be had."""
+        try:
+            return self.redactor.data(await self.read_all(resp, clock, self.max_response_bytes))
+        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError) as exc:
+            raise Failure(504 if isinstance(exc, UpstreamTimeout) else 502,
+                          f"upstream {backend.display}: {exc or type(exc).__name__}") from None
+        finally:
+            await self.finish(resp, slot)
+
+    async def read_all(self, resp: httpx.Response, clock: Clock, limit: int) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        pieces = resp.aiter_bytes()
+        while (piece := await next_piece(pieces, clock)) is not None:
+            size += len(piece)
+            if size > limit:
+                raise ResponseTooLarge(f"the upstream response is larger than the limit of {limit} bytes")
+            parts.append(piece)
+            clock.data()
+        return b"".join(parts)
+
+    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool) -> AsyncIterator[bytes]:
+        """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
+        ends the stream with an error event, otherwise the body is cut short (the client sees it)."""
+        redact = self.redactor.stream()
+        pieces = resp.aiter_bytes()
+        try:
+            while (raw := await next_piece(pieces, clock)) is not None:
+                if not (sse and only_comments(raw)):
+                    clock.data()
+                yield redact.feed(raw)
+            yield redact.close()
+        except (UpstreamTimeout, httpx.HTTPError) as exc:
+            if not sse:
+                raise
+            message = self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}")
+            yield encode_items([error_item(message)])

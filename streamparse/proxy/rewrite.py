@@ -1,0 +1,83 @@
+"""Rewriting an upstream answer: a whole completion decoded and rewritten, or an SSE stream rewritten
+event by event, with tool calls parsed out of the text.
+
+Invariants: a stream ends once, with ``[DONE]`` or an error event in the client's wire format,
+never with a hang or a traceback; every byte read passes the redactor before it is parsed; a
+decode that could take more than a few milliseconds runs in a worker thread, so one huge
+block does not stall the other streams.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, AsyncIterator, Mapping
+
+import anyio
+import anyio.to_thread
+import httpx
+
+from ..wire.openai import rewrite_completion
+from ..wire.sse import ChatStreamRewriter, error_body
+from .plan import ChatPlan
+from .redaction import Redactor
+from .upstream import Clock, UpstreamTimeout, next_piece
+
+__all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "OFFLOAD_BYTES"]
+
+log = logging.getLogger("streamparse.server")
+OFFLOAD_BYTES = 64 * 1024  # a piece (or a held block) this large is decoded in a worker thread
+
+
+class UnusableResponse(ValueError):
+    """The upstream's whole-body answer is not a chat completion we can read."""
+
+
+async def decode_completion(raw: bytes, request: Mapping[str, Any], plan: ChatPlan) -> dict[str, Any]:
+    """A whole upstream completion, rewritten (in a worker thread when it is large)."""
+    def work() -> dict[str, Any]:
+        try:
+            return rewrite_completion(json.loads(raw), plan.tools, request=request, **plan.parser_options)
+        except (ValueError, AttributeError, TypeError, RecursionError) as exc:
+            text = raw.decode("utf-8", "replace")[:2000]
+            what = f"{type(exc).__name__}: {exc}"[:300]
+            raise UnusableResponse(f"upstream sent an unusable response ({what}): {text!r}") from None
+
+    return await anyio.to_thread.run_sync(work) if len(raw) > OFFLOAD_BYTES else work()
+
+
+async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter, redactor: Redactor
+                      ) -> AsyncIterator[bytes]:
+    """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive together
+    leave together). Cancelled when the client goes away; the upstream closes with it."""
+    redact = redactor.stream()
+    pieces = resp.aiter_bytes()
+    try:
+        while (raw := await next_piece(pieces, clock)) is not None:
+            decoded = rewriter.read(redact.feed(raw))
+            if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
+                data = await anyio.to_thread.run_sync(rewriter.write, decoded)
+            else:
+                data = rewriter.write(decoded)
+            if rewriter.saw_data:
+                clock.data()
+            if data:
+                yield data
+            if rewriter.finished:
+                return
+
+        def end() -> bytes:
+            return rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
+
+        data = await anyio.to_thread.run_sync(end) if rewriter.may_be_slow() else end()
+    except UpstreamTimeout as exc:
+        log.warning("upstream %s: %s", resp.request.url.host, exc)
+        data = rewriter.fail_bytes(str(exc))
+    except httpx.HTTPError as exc:
+        data = rewriter.fail_bytes(redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}"))
+    except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
+        log.exception("rewriting the upstream stream failed")
+        message = redactor.text(f"streamparse failed: {type(exc).__name__}: {exc}")
+        data = rewriter.wire.encode([("error", error_body(message, type_="server_error"))])
+    if data:
+        yield data
