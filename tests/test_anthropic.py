@@ -88,12 +88,10 @@ def anonymous(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def gist(message: dict[str, Any], words: bool = False) -> tuple[str, str, list[tuple[str, Any]], str]:
-    """(thinking, text, calls, stop_reason): what does not depend on how blocks were split. ``words``: text
-    as its words (a stream drops blank text between calls; a completion's content keeps it)."""
+def gist(message: dict[str, Any]) -> tuple[str, str, list[tuple[str, Any]], str]:
+    """(thinking, text, calls, stop_reason): what does not depend on how blocks were split."""
     blocks = message["content"]
-    text = "".join(b.get("text", "") for b in blocks)
-    return ("".join(b.get("thinking", "") for b in blocks), " ".join(text.split()) if words else text,
+    return ("".join(b.get("thinking", "") for b in blocks), "".join(b.get("text", "") for b in blocks),
             [(b["name"], b["input"]) for b in blocks if b["type"] == "tool_use"], message["stop_reason"])
 
 
@@ -258,14 +256,17 @@ def test_text_stream_accumulates_to_message_from_text(size: int) -> None:
 @pytest.mark.parametrize("size", [1, 5, 1000])
 def test_rewritten_chunks_accumulate_to_the_rewritten_completion(size: int) -> None:
     """Proxy path: upstream chunks -> ChunkRewriter -> ChunkTranslator, against rewrite_completion ->
-    message_from_completion. The stream keeps text and calls in order; the completion joins its text."""
+    message_from_completion. Both keep text and calls in the order the model wrote them."""
     usage = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
     chunks = sp_openai.rewrite_stream_sync(text_chunks(pieces(TEXT, size), usage=usage), TOOLS)
     streamed = accumulate(spa.events_from_chunks_sync(chunks))
-    full = {**sp_openai.rewrite_completion(completion(TEXT), TOOLS), "usage": usage}
+    full = sp_openai.rewrite_completion(completion(TEXT), TOOLS)
+    full["usage"] = usage
     message = plain(spa.message_from_completion(full))
-    assert gist(streamed) == gist(message) == ("", "Checking both.\n\nand\n\nDone.",
-                                               [("get_weather", PARIS), ("get_weather", OSLO)], "tool_use")
+    assert anonymous(streamed) == anonymous(message)
+    assert [b.get("text") for b in message["content"]] == ["Checking both.\n", None, "\nand\n", None, "\nDone."]
+    assert gist(message) == ("", "Checking both.\n\nand\n\nDone.", [("get_weather", PARIS), ("get_weather", OSLO)],
+                             "tool_use")
     assert streamed["usage"] == message["usage"] == {"input_tokens": 3, "output_tokens": 4}
     assert streamed["id"] == message["id"] == "msg_n1" and streamed["model"] == "qwen"
     # The same completion as chunks (a non-streaming upstream behind a streaming request): exactly equal.
@@ -285,7 +286,8 @@ def test_any_chunking_gives_the_same_message(parts: list[str], cuts: list[int]) 
     assert anonymous(accumulate(spa.stream_events_sync(deltas, TOOLS))) == expected
     proxied = accumulate(spa.events_from_chunks_sync(sp_openai.rewrite_stream_sync(text_chunks(deltas), TOOLS)))
     full = plain(spa.message_from_completion(sp_openai.rewrite_completion(completion(text), TOOLS)))
-    assert gist(proxied, words=True) == gist(full, words=True)
+    assert anonymous(proxied) == anonymous(full)
+    assert gist(proxied) == gist(expected)
     assert all(block["text"].strip() for block in proxied["content"] if block["type"] == "text"), "no blank blocks"
 
 

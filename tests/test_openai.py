@@ -117,6 +117,22 @@ def test_native_tool_calls_untouched_and_ours_numbered_after() -> None:
     assert calls[1]["name"] == "get_weather"
 
 
+def test_a_native_call_after_a_parsed_one_gets_its_own_index() -> None:
+    """The upstream numbers its native calls from 0 without knowing ours: one that comes after a parsed call
+    (and its argument fragments) moves to the next free index, so no two calls share one."""
+    base = make_chunks(HERMES + " then")[:-1]
+    native = [{"index": 0, "id": "call_native", "type": "function", "function": {"name": "search_recipes", "arguments": ""}},
+              {"index": 0, "function": {"arguments": '{"query": "x"}'}}]
+    chunks = base + [{**base[0], "choices": [{"index": 0, "delta": {"tool_calls": [piece]}, "finish_reason": None}]}
+                     for piece in native]
+    chunks.append({**base[0], "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    out = list(sp_openai.rewrite_stream_sync(chunks, TOOLS))
+    calls = accumulate(out)[0]["tool_calls"]
+    assert [(i, c["name"], c["arguments"]) for i, c in sorted(calls.items())] == [
+        (0, "get_weather", '{"city": "Paris"}'), (1, "search_recipes", '{"query": "x"}')]
+    assert calls[1]["id"] == "call_native"
+
+
 def test_two_choices_interleaved_each_with_its_own_parser() -> None:
     a = make_chunks("A: " + HERMES, size=4, index=0)
     b = make_chunks("B: " + QWEN3, size=5, index=1)
@@ -255,7 +271,7 @@ def test_sdk_completion_is_rewritten_like_its_dict() -> None:
     completion = ChatCompletion.model_validate(completion_for(TEXT))
     snapshot = completion.model_dump_json()
     result = sp_openai.rewrite_completion(completion, TOOLS)
-    assert type(result) is dict
+    assert isinstance(result, dict) and json.loads(json.dumps(result)) == result  # a plain JSON dict, not an SDK object
     assert without_call_ids([result]) == without_call_ids([sp_openai.rewrite_completion(completion_for(TEXT), TOOLS)])
     assert completion.model_dump_json() == snapshot
 

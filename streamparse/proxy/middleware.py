@@ -6,9 +6,11 @@ For people who already serve such an app in Python (and so need no proxy hop):
 
 Invariants:
 
-- Only a response the request wants parsed is touched (``openai.should_parse``): the request
-  (or the middleware) offers tools and ``tool_choice`` is not ``"none"``, or
-  ``parse_without_tools=True``. Any other response reaches the client byte for byte.
+- Only an answer the library's one rule says to parse is touched (``should_parse``, the same in
+  the library and the proxy): an answer is parsed unless the request's ``tool_choice`` is
+  ``"none"``, or no tools are offered (the middleware's ``tools``, else the request's, missing or
+  empty) and ``parse_without_tools`` is false (its default here). Any other response reaches the
+  client byte for byte.
 - SSE responses are rewritten event by event as the app sends them, never buffered; JSON
   responses are held and rewritten whole (their start is sent with the rewritten body).
 - Nothing the parser held back is lost: if the app raises after an SSE response has started,
@@ -67,7 +69,8 @@ class ToolCallMiddleware:
         if not should_parse(self.tools, request, parse_without_tools=self.parse_without_tools):
             await self.app(scope, replay, send)
             return
-        rewriter = _ResponseRewriter(send, self.tools, request, self.options)
+        options = {**self.options, "parse_without_tools": self.parse_without_tools}
+        rewriter = _ResponseRewriter(send, self.tools, request, options)
         try:
             await self.app(scope, replay, rewriter.send)
         except Exception as exc:
@@ -159,7 +162,7 @@ class _ResponseRewriter:
         try:
             data = json.dumps(rewrite_completion(json.loads(raw), self._tools, request=self._request,
                                                  **self._options)).encode()
-        except ValueError:
+        except (ValueError, TypeError, AttributeError, RecursionError):
             data = raw  # not a completion we understand: as it was
         assert self._start is not None
         start = {**self._start, "headers": [*self._start["headers"], (b"content-length", str(len(data)).encode())]}

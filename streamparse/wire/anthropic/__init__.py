@@ -10,8 +10,11 @@ which is what the non-streaming functions return for the same input.
 
 :class:`ChunkTranslator` feeds the writer OpenAI ``chat.completion.chunk`` dicts (rewritten by
 :class:`~streamparse.openai.ChunkRewriter`, or with an upstream's native ``tool_calls``);
-``message_from_completion`` reads a ``chat.completion``; ``stream_events*`` / ``message_from_text`` parse
-text. No block is only whitespace (such text is dropped, as OpenAI's blank content is). A call's ``input``
+``message_from_completion`` reads a ``chat.completion`` (replayed as the chunks a stream would have carried,
+through the same translator); ``stream_events*`` / ``message_from_text`` parse text. Streaming or not, the
+blocks come in the order the model wrote them (``[thinking, text, tool_use, text, tool_use]``): a completion
+made by ``rewrite_completion`` remembers that order; a plain one, which cannot, gives
+``[thinking, text, tool_use…]`` on every path. No block is only whitespace (such text is dropped, as OpenAI's blank content is). A call's ``input``
 is parsed when its block closes: arguments that are not a JSON object give ``{}`` (their ``partial_json``
 is streamed as it came: only the parser's calls, always objects, are sure to accumulate to the same input).
 """

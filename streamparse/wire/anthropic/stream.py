@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 
 from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
-from ..openai import JSONObject, Tools, _is_object, _json_object
 from ...core.parser import StreamParser
+from ..completion import completion_to_chunks
+from ..shapes import JSONObject, Tools, _is_object, _json_object
 from ..sse import dumps
 from .vocab import _BLOCK_STARTS, _DELTAS, _arguments_text, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
 
@@ -29,7 +30,7 @@ class MessageStream:
     """
 
     def __init__(self, *, model: str, message_id: str | None = None, input_tokens: int = 0):
-        self.message: dict[str, Any] = {
+        self._message: dict[str, Any] = {
             "id": message_id or _fresh("msg_"), "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": 0},
@@ -40,29 +41,49 @@ class MessageStream:
         self._ids: set[str] = set()
         self._live: dict[int, int] = {}  # parser index of a started call -> its tool_use block index
         self._blank_kind, self._blank = "", ""  # whitespace waiting to begin a block of that kind
+        self._text: list[str] = []  # the open text or thinking block's pieces, not yet joined into ``message``
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The Message the events so far accumulate to (the open block's text joined on reading: linear time)."""
+        self._join_text()
+        return self._message
+
+    @property
+    def block_count(self) -> int:
+        """Content blocks opened so far (the open one included)."""
+        return len(self._message["content"])
+
+    def _join_text(self) -> None:
+        if self._text and self._open is not None:
+            block = self._message["content"][self._open]
+            kind = block["type"]
+            block[kind] = block[kind] + "".join(self._text)
+        self._text.clear()
 
     def start(self) -> list[dict[str, Any]]:
         """``message_start`` then ``ping`` (once)."""
         if self.started:
             return []
         self.started = True
-        message = {**self.message, "content": [], "usage": dict(self.message["usage"])}
+        message = {**self._message, "content": [], "usage": dict(self._message["usage"])}
         return [{"type": "message_start", "message": message}, {"type": "ping"}]
 
     def _close_block(self) -> list[dict[str, Any]]:
         index = self._open
         if index is None:
             return []
+        self._join_text()
         self._open = None
         if index in self._json:
-            self.message["content"][index]["input"] = _input("".join(self._json[index]))
+            self._message["content"][index]["input"] = _input("".join(self._json[index]))
         return [{"type": "content_block_stop", "index": index}]
 
     def _open_block(self, block: dict[str, Any]) -> list[dict[str, Any]]:
         out = self.start() + self._close_block()
         self._blank = ""  # whitespace held for a block that did not come
-        self._open = len(self.message["content"])
-        self.message["content"].append(dict(block))
+        self._open = len(self._message["content"])
+        self._message["content"].append(dict(block))
         out.append({"type": "content_block_start", "index": self._open, "content_block": block})
         return out
 
@@ -71,7 +92,7 @@ class MessageStream:
         would begin a block waits for the block's first other character: a block is never blank."""
         if not s or self.finished:
             return []
-        if self._open is not None and self.message["content"][self._open]["type"] == kind:
+        if self._open is not None and self._message["content"][self._open]["type"] == kind:
             out = self.start()
         else:
             s = (self._blank if self._blank_kind == kind else "") + s
@@ -79,7 +100,7 @@ class MessageStream:
             if s.isspace():
                 return self.start()
             out = self._open_block(dict(_BLOCK_STARTS[kind]))
-        self.message["content"][self._open][kind] += s
+        self._text.append(s)
         out.append({"type": "content_block_delta", "index": self._open, "delta": {"type": _DELTAS[kind], kind: s}})
         return out
 
@@ -101,7 +122,7 @@ class MessageStream:
         self._ids.add(block_id)
         self.had_tool_use = True
         out = self._open_block({"type": "tool_use", "id": block_id, "name": name, "input": {}})
-        self._json[len(self.message["content"]) - 1] = []
+        self._json[len(self._message["content"]) - 1] = []
         return out
 
     def tool_arguments(self, fragment: str) -> list[dict[str, Any]]:
@@ -117,7 +138,7 @@ class MessageStream:
             return []
         self._json[index].append(fragment)
         if index != self._open:  # a late fragment for a block already closed: keep message up to date
-            self.message["content"][index]["input"] = _input("".join(self._json[index]))
+            self._message["content"][index]["input"] = _input("".join(self._json[index]))
         return [{"type": "content_block_delta", "index": index,
                  "delta": {"type": "input_json_delta", "partial_json": fragment}}]
 
@@ -143,7 +164,7 @@ class MessageStream:
             elif isinstance(ev, ToolCallStart):
                 started = self.tool_start(ev.id, ev.name)
                 if started:
-                    self._live[ev.index] = len(self.message["content"]) - 1
+                    self._live[ev.index] = len(self._message["content"]) - 1
                 out += started
             elif isinstance(ev, ToolCallDelta):
                 if ev.index in self._live:
@@ -166,9 +187,9 @@ class MessageStream:
         reason = stop_reason(finish_reason, matched_stop=matched_stop, had_tool_use=self.had_tool_use)
         sequence = matched_stop if reason == "stop_sequence" else None
         counts = usage_from(usage)
-        self.message["usage"].update(counts)
-        self.message.update(stop_reason=reason, stop_sequence=sequence)
-        delta_usage = {**counts, "output_tokens": self.message["usage"]["output_tokens"]}
+        self._message["usage"].update(counts)
+        self._message.update(stop_reason=reason, stop_sequence=sequence)
+        delta_usage = {**counts, "output_tokens": self._message["usage"]["output_tokens"]}
         out.append({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": sequence},
                     "usage": delta_usage})
         out.append({"type": "message_stop"})
@@ -271,7 +292,7 @@ class ChunkTranslator:
             function = piece["function"] if _is_object(piece.get("function")) else {}
             if key not in self._blocks:
                 out += stream.tool_start(_str(piece.get("id")), _str(function.get("name")))
-                self._blocks[key] = len(stream.message["content"]) - 1
+                self._blocks[key] = stream.block_count - 1
             # A fragment for a block already closed (calls interleaved) still goes to that block's index.
             out += stream._arguments(self._blocks[key], _arguments_text(function.get("arguments")))
         return out
@@ -287,27 +308,21 @@ class ChunkTranslator:
 
 def message_from_completion(completion: JSONObject, *, model: str | None = None,
                             stop_sequences: Sequence[str] = ()) -> dict[str, Any]:
-    """A (rewritten) OpenAI ``chat.completion`` -> an Anthropic Message dict: content [thinking?, text?,
-    tool_use…], ``stop_reason``, ``stop_sequence``, ``usage``; the id is ``msg_`` + the completion's.
-    Only choice index 0 is used. Arguments that are not a JSON object give ``input: {}``."""
+    """A (rewritten) OpenAI ``chat.completion`` -> an Anthropic Message dict: ``content`` blocks, ``stop_reason``,
+    ``stop_sequence``, ``usage``; the id is ``msg_`` + the completion's. Only choice index 0 is used.
+
+    It is what the stream of the same answer accumulates to, by construction: the completion is replayed as
+    chunks (``completion_to_chunks``) through a :class:`ChunkTranslator`. So the blocks of a completion
+    ``rewrite_completion`` made come in the order the model wrote them (``[text, tool_use, text, tool_use]``);
+    a plain ``chat.completion``, which cannot say where its text stood between its calls, gives
+    ``[thinking?, text?, tool_use…]``. Arguments that are not a JSON object give ``input: {}``."""
     data = _json_object(completion, "a chat.completion")
-    stream = MessageStream(model=model or _str(data.get("model"), "unknown"), message_id=message_id(data.get("id")))
-    choice = _first_choice(data.get("choices")) or {}
-    msg: Any = choice.get("message")
-    msg = msg if _is_object(msg) else {}
-    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    if isinstance(reasoning, str):
-        stream.thinking(reasoning)
-    if isinstance(msg.get("content"), str):
-        stream.text(msg["content"])
-    for call in msg.get("tool_calls") or ():
-        if _is_object(call):
-            function = call["function"] if _is_object(call.get("function")) else {}
-            arguments = _arguments_text(function.get("arguments"))
-            stream.tool_call(_str(call.get("id")), _str(function.get("name")), arguments)
-    stream.finish(choice.get("finish_reason"), matched_stop=_matched_stop(choice, stop_sequences),
-                  usage=data.get("usage"))
-    return stream.message
+    translator = ChunkTranslator(model=model or _str(data.get("model"), "unknown"), message_id=message_id(data.get("id")),
+                                 stop_sequences=stop_sequences)
+    for chunk in completion_to_chunks(data):
+        translator.feed(chunk)
+    translator.close()
+    return translator.stream.message
 
 
 def message_from_text(text: str, tools: Tools = None, *, model: str = "streamparse",

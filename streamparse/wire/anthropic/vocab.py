@@ -12,7 +12,7 @@ import re
 import uuid
 from typing import Any, Mapping
 
-from ..openai import _is_object
+from ..shapes import _is_object
 from ..sse import dumps
 
 __all__ = ["ERROR_TYPES", "tool_use_id", "message_id", "stop_reason", "usage_from", "encode_sse", "error_type",

@@ -1,0 +1,245 @@
+"""OpenAI ``chat.completion.chunk`` streams, rewritten one chunk at a time (sans-I/O).
+
+Invariants: only ``delta.content`` is owned by the parser; every other field (role, reasoning, logprobs,
+usage, native ``tool_calls``) passes through untouched, and so does the whole stream when
+:func:`~streamparse.wire.shapes.should_parse` says the answer is not to be parsed. Each choice index has
+its own parser and call numbering; a chunk that only fed held-back text produces no chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ..core.parser import StreamParser
+from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from
+
+__all__ = ["ChunkRewriter"]
+
+
+def _tool_call_dict(call: ToolCall, index: int) -> dict[str, Any]:
+    return {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+class _Choice:
+    """Per-choice state: its own parser and call numbering (after any native calls).
+
+    With ``stream_arguments``, a call goes out in pieces under one wire index: its start (id, type, name,
+    ``"arguments": ""``), then each arguments fragment alone (``{"index", "function": {"arguments"}}``); the
+    final ``ToolCall`` adds nothing. Each such piece is a chunk of its own."""
+
+    __slots__ = ("parser", "next_index", "ours", "finished", "live", "native")
+
+    def __init__(self, tools: Tools, options: Mapping[str, Any]):
+        self.parser = StreamParser(tools, **options)
+        self.next_index = 0  # next tool_calls index to hand out
+        self.ours = 0  # calls this choice got from the parser
+        self.finished = False
+        self.live: dict[int, int] = {}  # parser index of a started call -> its wire index
+        self.native: dict[int, int] = {}  # upstream index of a native call -> its wire index
+
+    def native_calls(self, tool_calls: Any) -> Any:
+        """An upstream delta's native ``tool_calls``, each under its wire index: the upstream's own while no
+        parsed call took it (the usual case: unchanged), else the next free one, so a native call that comes
+        after parsed ones never shares their index."""
+        if not isinstance(tool_calls, list):
+            return tool_calls
+        out = []
+        for tc in tool_calls:
+            if _is_object(tc) and isinstance(tc.get("index"), int):
+                upstream = tc["index"]
+                if upstream not in self.native:
+                    self.native[upstream] = upstream if upstream >= self.next_index and not self.ours else self.next_index
+                    self.next_index = max(self.next_index, self.native[upstream]) + 1
+                if self.native[upstream] != upstream:
+                    tc = {**tc, "index": self.native[upstream]}
+            out.append(tc)
+        return out
+
+    def _take_index(self) -> int:
+        index = self.next_index
+        self.next_index += 1
+        self.ours += 1
+        return index
+
+    def segments(self, events: list[Event]) -> list[dict[str, Any]]:
+        """Events -> ordered delta pieces: runs of text, of reasoning, of whole calls; streamed call pieces alone.
+        Linear in the events: a run's values are gathered in a list and joined once."""
+        runs: list[tuple[str, list[Any]]] = []  # (key, values); key "" for a streamed call piece (alone)
+        value: Any
+        for ev in events:
+            if isinstance(ev, TextDelta):
+                key, value = "content", ev.text
+            elif isinstance(ev, ReasoningDelta):
+                key, value = "reasoning_content", ev.text
+            elif isinstance(ev, ToolCall):
+                if self.live.pop(ev.index, None) is not None:
+                    continue  # its arguments were all sent
+                key, value = "tool_calls", _tool_call_dict(ev, self._take_index())
+            elif isinstance(ev, ToolCallStart):
+                index = self.live[ev.index] = self._take_index()
+                runs.append(("", [{"tool_calls": [{"index": index, "id": ev.id, "type": "function",
+                                                   "function": {"name": ev.name, "arguments": ""}}]}]))
+                continue
+            elif isinstance(ev, ToolCallDelta):
+                index = self.live.get(ev.index, -1)
+                if index >= 0 and ev.arguments_fragment:
+                    runs.append(("", [{"tool_calls": [{"index": index,
+                                                       "function": {"arguments": ev.arguments_fragment}}]}]))
+                continue
+            else:
+                continue  # diagnostics are not part of the wire format
+            if runs and runs[-1][0] == key:
+                runs[-1][1].append(value)
+            else:
+                runs.append((key, [value]))
+        return [values[0] if not key else {key: values if key == "tool_calls" else "".join(values)}
+                for key, values in runs]
+
+
+class ChunkRewriter:
+    """Rewrites a stream of ``chat.completion.chunk`` objects (dicts or SDK objects), one chunk at a time.
+
+    ``feed(chunk)`` returns the chunks to send on (zero, one or several);
+    ``close()`` returns what is still held when the upstream ends without a
+    finish chunk. Each choice index has its own parser. ``tools`` (default: the
+    ``request``'s) gate and type the parsing; an answer :func:`should_parse` rejects
+    (``tool_choice: "none"``, or no tools and not ``parse_without_tools``) passes
+    through untouched, as dicts.
+    """
+
+    def __init__(self, tools: Tools = None, *, request: Mapping[str, Any] | None = None,
+                 parse_without_tools: bool = True, **parser_options: Any):
+        self.parsing = should_parse(tools, request, parse_without_tools=parse_without_tools)
+        self._tools = tools_from(tools, request)
+        self._options = parser_options
+        self._choices: dict[int, _Choice] = {}
+        self._native: dict[int, int] = {}  # not parsing: choice index -> native calls seen (for ``calls``)
+        self._template: dict[str, Any] | None = None
+
+    @property
+    def calls(self) -> int:
+        """Tool calls sent on so far, parsed and native, over all choices."""
+        return sum(state.next_index for state in self._choices.values()) + sum(self._native.values())
+
+    def _choice(self, index: int) -> _Choice:
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _Choice(self._tools, self._options)
+        return state
+
+    def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
+        """One upstream chunk -> the chunks to send on."""
+        data = _json_object(chunk, "a chat.completion.chunk")
+        choices = data.get("choices")
+        if not self.parsing:
+            self._note_native(choices)
+            return [dict(data)]
+        if not isinstance(choices, list) or not choices:
+            return [dict(data)]  # usage-only chunk, or something we do not own: untouched
+        self._template = {k: v for k, v in data.items() if k not in ("choices", "usage")}
+        out: list[dict[str, Any]] = []
+        for position, choice in enumerate(choices):
+            out.extend(self._rewrite_choice(self._template, position, choice))
+        if "usage" in data:
+            if out:
+                out[-1]["usage"] = data["usage"]
+            else:
+                out.append({**self._template, "choices": [], "usage": data["usage"]})
+        return out
+
+    def _note_native(self, choices: Any) -> None:
+        """Not parsing: count the native calls passed on (their highest index + 1, per choice)."""
+        for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+            if not _is_object(choice):
+                continue
+            delta = choice.get("delta")
+            tool_calls = delta.get("tool_calls") if _is_object(delta) else None
+            for tc in tool_calls if isinstance(tool_calls, list) else ():
+                if _is_object(tc) and isinstance(tc.get("index"), int):
+                    key = choice.get("index", position)
+                    self._native[key] = max(self._native.get(key, 0), tc["index"] + 1)
+
+    def _rewrite_choice(self, template: dict[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
+        """One upstream choice -> the chunks it becomes (``template``: the chunk's fields but choices and usage)."""
+        if not _is_object(choice):
+            raise ValueError(f"choices[{position}] must be a JSON object")
+        index = choice.get("index", position)
+        delta = choice.get("delta")
+        if not isinstance(index, int) or not _is_object(delta):
+            return [{**template, "choices": [dict(choice)]}]  # not ours to understand: untouched
+        content = delta.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
+        state = self._choice(index)
+        native = state.native_calls(delta.get("tool_calls"))
+        events = state.parser.feed(content) if content else []
+        finish = choice.get("finish_reason")
+        if finish is not None and not state.finished:
+            events += state.parser.close()
+            state.finished = True
+        pieces = state.segments(events)
+        # Everything but content rides on the first piece; finish_reason on the last.
+        passthrough = {k: (native if k == "tool_calls" else v) for k, v in delta.items() if k != "content"}
+        if pieces:
+            pieces[0] = _merge_first(passthrough, pieces[0])
+        elif passthrough or finish is not None or choice.get("logprobs") is not None:
+            pieces = [passthrough]
+        else:
+            return []  # the content was held back: no empty chunk
+        extra = {k: v for k, v in choice.items() if k not in ("index", "delta", "finish_reason")}
+        out = []
+        for n, piece in enumerate(pieces):
+            new_choice: dict[str, Any] = {"index": index, "delta": piece}
+            if n == 0:
+                new_choice.update(extra)
+            new_choice["finish_reason"] = None
+            if n == len(pieces) - 1:
+                new_choice["finish_reason"] = _finish_reason(finish, state)
+            out.append({**template, "choices": [new_choice]})
+        return out
+
+    def may_be_slow(self, chunk: Mapping[str, Any] | None = None) -> bool:
+        """Could feeding ``chunk`` (None: closing) decode a large block? (See ``StreamParser.may_be_slow``.)"""
+        if chunk is None:
+            return any(state.parser.may_be_slow() for state in self._choices.values())
+        choices = chunk.get("choices") if _is_object(chunk) else None
+        for choice in choices if isinstance(choices, list) else ():
+            state = self._choices.get(choice.get("index", -1)) if _is_object(choice) else None
+            delta: Any = choice.get("delta") if state is not None else None
+            content = delta.get("content") if _is_object(delta) else None
+            if state is not None and (state.parser.may_be_slow(content if isinstance(content, str) else "")
+                                      or (choice.get("finish_reason") and state.parser.may_be_slow())):
+                return True
+        return False
+
+    def close(self) -> list[dict[str, Any]]:
+        """Upstream ended: release what each unfinished choice still holds."""
+        out: list[dict[str, Any]] = []
+        template = self._template or {"object": "chat.completion.chunk"}
+        for index, state in sorted(self._choices.items()):
+            if state.finished:
+                continue
+            state.finished = True
+            for piece in state.segments(state.parser.close()):
+                out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
+        return out
+
+
+def _merge_first(passthrough: Mapping[str, Any], piece: dict[str, Any]) -> dict[str, Any]:
+    """The upstream's other delta fields joined with our first piece (native calls and reasoning first)."""
+    merged = dict(passthrough)
+    for key, value in piece.items():
+        if key == "tool_calls" and merged.get(key):
+            merged[key] = list(merged[key]) + value
+        elif key == "reasoning_content" and merged.get(key):
+            merged[key] = merged[key] + value
+        else:
+            merged[key] = value
+    return merged
+
+
+def _finish_reason(upstream: Any, state: _Choice) -> Any:
+    if upstream in ("stop", "tool_calls", "function_call") and state.ours:
+        return "tool_calls"
+    return upstream

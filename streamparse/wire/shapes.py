@@ -1,0 +1,67 @@
+"""What the OpenAI adapters read: JSON objects (dicts, or openai SDK objects read as their JSON), the tools
+to parse with, and the one rule for whether to parse an answer at all.
+
+Invariants: nothing here parses text or builds output. ``should_parse`` is the only implementation of
+the rule (stated in its docstring, and in ``streamparse.wire.openai``'s); the library's rewriters, the
+ASGI middleware and the proxy's plan all decide through it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping, Protocol, Sequence, TypeGuard, Union
+
+__all__ = ["Tools", "Model", "JSONObject", "tools_from", "should_parse"]
+
+Tools = Sequence[Mapping[str, Any]] | None
+
+
+class Model(Protocol):
+    """A pydantic v2 model, such as the openai SDK's ``ChatCompletionChunk`` and ``ChatCompletion``."""
+
+    def model_dump(self, *, mode: Literal["json", "python"] | str = ..., by_alias: bool | None = ...,
+                   exclude_unset: bool = ...) -> dict[str, Any]: ...
+
+
+JSONObject = Union[Mapping[str, Any], Model]
+
+
+def _is_object(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object: a dict (checked first: ``isinstance(x, Mapping)`` alone is slow) or another Mapping."""
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
+def _json_object(value: Any, what: str) -> Mapping[str, Any]:
+    """``value`` as a JSON object: a dict (checked first: the common case costs one ``isinstance``) or other
+    Mapping as it is; a pydantic model (an openai SDK object) as the JSON it was built from: API field names,
+    only the fields it was given (``exclude_unset``: a field the server left out stays out, a null stays null)."""
+    if isinstance(value, dict):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, Mapping):
+        return value
+    raise ValueError(f"{what} must be a JSON object, not {type(value).__name__}")
+
+
+def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
+    """The tools to parse with: given explicitly (an empty list included), else the request body's ``tools``
+    when it is a list, else None."""
+    if tools is None and request is not None:
+        found = request.get("tools")
+        return found if isinstance(found, list) else None
+    return tools
+
+
+def should_parse(tools: Tools, request: Mapping[str, Any] | None, *, parse_without_tools: bool = False) -> bool:
+    """An answer is parsed unless the request's ``tool_choice`` is ``"none"``, or no tools are offered (the
+    ``tools`` argument, else the request's ``tools``, is missing or empty) and ``parse_without_tools`` is false.
+
+    Not parsed means passed on untouched. ``parse_without_tools`` then parses what needs no tool names: the
+    explicitly tagged blocks (the forms that look like prose are gated by tool names). Its default is true in
+    the library's rewriters (``rewrite_stream``, ``rewrite_completion``, ``ChunkRewriter``: calling one asks
+    for parsing) and false in the middleware and the proxy, which stand in front of clients that did not ask.
+    """
+    if request is not None and request.get("tool_choice") == "none":
+        return False
+    return bool(tools_from(tools, request)) or parse_without_tools
