@@ -285,3 +285,23 @@ def test_claude_code_style_request(proxies: dict[str, ServerThread], model: Reco
     sent = model.requests[0]
     assert sent["messages"][0]["content"].startswith("You are Claude Code.\n\n# Tools")
     assert model.headers[0]["authorization"] == "Bearer local" and "anthropic-beta" not in model.headers[0]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("backend", ["native", "prompted"])
+def test_reasoning_is_a_thinking_block_even_when_no_call_is_parsed(proxies: dict[str, ServerThread],
+                                                                    model: RecordingModel, backend: str,
+                                                                    stream: bool) -> None:
+    """tool_choice none: the answer is not parsed for calls (the markup stays text), but its reasoning is
+    still a thinking block, as it is for a request with no tools at all."""
+    model.reset("<think>Paris is in France.</think>It is sunny.\n" + CALL)
+    kw: dict[str, Any] = dict(model="m", max_tokens=256, messages=ASK, tools=TOOLS, tool_choice={"type": "none"})
+    if stream:
+        with client(proxies[backend]).messages.stream(**kw) as s:
+            message = s.get_final_message()
+    else:
+        message = client(proxies[backend]).messages.create(**kw)
+    kinds = [block.type for block in message.content]
+    assert kinds == ["thinking", "text"], kinds
+    assert message.content[0].thinking == "Paris is in France."
+    assert "<tool_call>" in message.content[1].text and message.stop_reason == "end_turn"

@@ -115,8 +115,8 @@ class ChatPipeline:
         if plan.options is None and front.relay_unparsed:
             body = self.upstream.relay(resp, clock, sse=True)
         else:
-            rewriter = ChatStreamRewriter(plan.tools, request=payload, wire=front.wire(), unmet=plan.unmet,
-                                          max_event_chars=self.config.max_event_bytes, **plan.parser_options)
+            rewriter = ChatStreamRewriter(plan.tools, wire=front.wire(), unmet=plan.unmet,
+                                          max_event_chars=self.config.max_event_bytes, **plan.rewriter_options(payload))
             body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor)
         return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")
 

@@ -27,10 +27,10 @@ class ChatPlan:
     unmet: str | None  # said when the answer holds no call although the request demanded one
     retry: str | None  # the corrective message for one retry (tool_prompt_retry), else None
 
-    @property
-    def parser_options(self) -> dict[str, Any]:
-        """Options for the rewriters: an answer that needs no parsing is read with no dialect."""
-        return self.options if self.options is not None else {"dialects": []}
+    def rewriter_options(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments for the rewriters. The plan has decided whether to parse: an answer that needs
+        no parsing is read with no dialect and without the request, so only its reasoning is split out."""
+        return {"request": None, "dialects": []} if self.options is None else {"request": request, **self.options}
 
 
 def plan_chat(payload: Mapping[str, Any], backend: Backend) -> ChatPlan:

@@ -37,7 +37,7 @@ async def decode_completion(raw: bytes, request: Mapping[str, Any], plan: ChatPl
     """A whole upstream completion, rewritten (in a worker thread when it is large)."""
     def work() -> dict[str, Any]:
         try:
-            return rewrite_completion(json.loads(raw), plan.tools, request=request, **plan.parser_options)
+            return rewrite_completion(json.loads(raw), plan.tools, **plan.rewriter_options(request))
         except (ValueError, AttributeError, TypeError, RecursionError) as exc:
             text = raw.decode("utf-8", "replace")[:2000]
             what = f"{type(exc).__name__}: {exc}"[:300]
