@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 import streamparse
 from streamparse.arguments.schema import ArgumentError
 from streamparse.dialects import DIALECTS
@@ -127,7 +128,7 @@ def mutated(draw: Any, items: Any) -> str:
     return text
 
 
-PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # --------------------------------------------------------------------------- properties: Qwen3-Coder / Seed-OSS

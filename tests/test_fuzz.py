@@ -4,7 +4,8 @@ Promise under test: for any ``str`` and any chunking (empty deltas included),
 streaming gives exactly what ``parse()`` gives (same content, same calls with the
 same parsed arguments, same reasoning), and no exception escapes either way.
 
-The big loop is a seeded ``random.Random`` loop (>= 100,000 cases, fast and
+The big loop is a seeded ``random.Random`` loop (100,000 cases in the long run,
+``HYPOTHESIS_PROFILE=long``; the first 25,000 of them by default, see ``budget.py``; fast and
 reproducible: a failure prints the seed, the text and the cuts); a small
 hypothesis version of the same property follows, for shrinking.
 """
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamparse as sp
+from budget import examples
 from helpers import TOOLS
 from streamparse.dialects import DIALECTS, SPANS
 from streamparse.dialects.render import RENDERERS
@@ -161,7 +163,7 @@ def check_case(text: str, deltas: list[str], tools: Any, options: dict[str, Any]
 
 # --------------------------------------------------------------------------- the big seeded loop
 
-CASES = 100_000
+CASES = examples(100_000)  # 25,000 in the default run, 100,000 in the long one (budget.py)
 
 
 def test_fragment_fuzz_streaming_equals_parse() -> None:
@@ -193,7 +195,7 @@ FRAGMENT = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(parts=st.lists(FRAGMENT, max_size=8), data=st.data(),
        tools=st.sampled_from([True, False]), limit=st.one_of(st.none(), st.integers(1, 200)))
 def test_fragment_fuzz_hypothesis(parts: list[str], data: st.DataObject, tools: bool, limit: int | None) -> None:
@@ -226,7 +228,7 @@ def test_case_variant_fuzz_streaming_equals_parse() -> None:
     rng = random.Random(5)
     pool = MARKERS + RENDERED + PIECES + TOOL_NAMES
     failures: list[str] = []
-    for case in range(10_000):
+    for case in range(examples(10_000)):
         parts = []
         for _ in range(rng.randint(1, 8)):
             p = rng.choice(pool)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark import Token, Tree
 
+from budget import examples
 from streamparse.arguments.grammar import load_grammar
 from streamparse.dialects import DIALECTS, warm_up
 from streamparse.dialects.decoders import check_json_grammar, minimax_calls, qwen3_calls
@@ -70,7 +71,7 @@ def _minimax_item(name: str, params: dict[str, str]) -> str:
     return f'<invoke name="{name}">\n{body}</invoke>'
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(name=KEYS, params=st.dictionaries(KEYS, TEXT_VALUES, max_size=4))
 def test_qwen3_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]) -> None:
     item = _qwen3_item(name, params)
@@ -80,7 +81,7 @@ def test_qwen3_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]
     assert by_decoder[1] == {k: f"\n{v}\n" for k, v in params.items()}  # raw values: layout is the schema's business
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(name=KEYS, params=st.dictionaries(KEYS, TEXT_VALUES.filter(lambda v: "<parameter" not in v), max_size=4))
 def test_minimax_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]) -> None:
     item = _minimax_item(name, params)
@@ -100,7 +101,7 @@ def test_seed_grammar_reads_each_function_with_the_qwen3_grammar() -> None:
 JSON_DIALECTS = sorted(d.name for d in DIALECTS.values() if d.body == JSON)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(dialect=st.sampled_from(JSON_DIALECTS), args=st.dictionaries(KEYS, JSON_VALUES, max_size=4))
 def test_json_dialect_grammars_read_what_the_fast_path_reads(dialect: str, args: dict[str, Any]) -> None:
     """Each JSON dialect's grammar parses its rendered block, and the JSON values it finds are the ones

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from budget import examples
 import streamparse as sp
 from streamparse.dialects import DIALECTS
 from streamparse.prompting.requests import PROMPT_DIALECTS, PromptError, ToolChoice, corrective_message, example_arguments, instructions, merge_system, prompt_request, render_history, render_tool_result
@@ -384,7 +385,7 @@ _SCHEMAS = st.recursive(
     max_leaves=20)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(schema=_SCHEMAS)
 def test_example_arguments_never_raise(schema: dict[str, Any]) -> None:
     value = example_arguments(schema)

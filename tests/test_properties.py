@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from budget import examples
 from helpers import feed_chunks, summary
 from test_dialects import ARGUMENTS, RENDER
 
@@ -33,7 +34,7 @@ def cuts_for(text: str) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(min_value=1, max_value=max(1, len(text) - 1)), max_size=40, unique=True)
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

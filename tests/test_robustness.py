@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamparse as sp
+from budget import examples
 from helpers import TOOLS, feed_chunks, summary
 
 Outcome = tuple[str, list[tuple[str, Any]]]
@@ -383,7 +384,7 @@ def _random_str(rng: random.Random) -> str:
 
 def test_parse_never_raises_on_random_strings() -> None:
     rng = random.Random(7)
-    for _ in range(5000):
+    for _ in range(examples(5000)):
         text = _random_str(rng)
         for tools in (TOOLS, None):
             result = whole(text, tools)
@@ -393,7 +394,7 @@ def test_parse_never_raises_on_random_strings() -> None:
             feed_chunks(text, cuts, tools)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",))))
 def test_parse_never_raises_hypothesis(text: str) -> None:
     for tools in (TOOLS, None):

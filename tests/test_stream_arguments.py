@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import streamparse as sp
+from budget import examples
 from helpers import TOOLS, feed_chunks, summary
 from test_dialects import ARGUMENTS, RENDER, RENDER_SEVERAL
 from test_properties import LOOKALIKES, PROSE, RENDERED, cuts_for
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STREAMING_STYLES = ("hermes", "qwen3_xml", "qwen3_xml_unwrapped", "glm45", "minimax_m2", "seed_oss", "tools_array",
                     "mistral", "function_name_attr")
 

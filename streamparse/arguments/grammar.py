@@ -19,7 +19,7 @@ def grammar_text(name: str) -> str:
 class _PackageImports:
     """Resolves ``%import relaxed_json.value`` to the packaged grammar file."""
 
-    def __call__(self, base_path, grammar_path):  # noqa: ANN001 - Lark's callback signature
+    def __call__(self, base_path: object, grammar_path: str) -> tuple[str, str]:
         name = grammar_path.removesuffix(".lark")
         return name, grammar_text(name)
 

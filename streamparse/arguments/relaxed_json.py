@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from lark import Transformer, v_args
+from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError, VisitError
 
 from .grammar import load_grammar
@@ -77,14 +77,15 @@ def decode_string_token(token: str) -> str:
     """Decode a quoted string token of either quote kind, tolerating unknown escapes."""
     if token[0] == '"':
         try:
-            return json.loads(token, strict=False)
+            decoded: str = json.loads(token, strict=False)  # a quoted token: a str or an error
+            return decoded
         except ValueError:
             pass
     return _unescape(token[1:-1])
 
 
 @v_args(inline=True)
-class RelaxedJsonToPython(Transformer):
+class RelaxedJsonToPython(Transformer[Token, Any]):
     """Tree of ``relaxed_json.lark`` -> plain Python values."""
 
     def string(self, tok: Any) -> str:

@@ -54,7 +54,7 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
 
 
-def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
+def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]:
     """Read ``(name, arguments)`` out of a decoded call object.
 
     Understands ``{"name", "arguments"|"parameters"|"input"|"args"}`` and the
@@ -80,9 +80,9 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any]]:
             try:
                 args = loads_relaxed(args)[0]
             except ArgumentError:
-                return name.strip(), UnparsedArguments(args)  # type: ignore[return-value]
+                return name.strip(), UnparsedArguments(args)
             if not isinstance(args, dict):
-                return name.strip(), UnparsedArguments(json.dumps(args))  # type: ignore[return-value]
+                return name.strip(), UnparsedArguments(json.dumps(args))
     if args is None:
         args = {}
     if not isinstance(args, dict):

@@ -10,6 +10,7 @@ short by a closed pipe (``streamparse FILE | head``), silently.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import importlib.util
 import json
@@ -40,8 +41,8 @@ def _format(ev: Event) -> str:
 
 
 def _event_json(ev: Event) -> str:
-    data = {"type": ev.type}
-    data.update({k: getattr(ev, k) for k in ev.__slots__})  # type: ignore[union-attr]
+    data: dict[str, Any] = {"type": ev.type}
+    data.update({f.name: getattr(ev, f.name) for f in dataclasses.fields(ev)})
     return json.dumps(data, ensure_ascii=False)
 
 

@@ -29,7 +29,7 @@ class Block:
 
     def __init__(self, fence: str, head: str) -> None:
         self.dialect: Dialect = None  # type: ignore[assignment]  # set when a head decides it
-        self.opener: Opener = None  # type: ignore[assignment]
+        self.opener: Opener = None  # type: ignore[assignment]  # (as above)
         self.name: str | None = None
         self.fence = fence
         self.head = head  # fence + opener (+ head text): the block's markup before its body

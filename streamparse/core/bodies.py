@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable
 
 from .block import Block
+from .events import Event, FastPath
 from .scanner import literal_pattern
 
 __all__ = ["BracketBody", "TagBody", "MAX_GAP", "closer_at", "partial_tail"]
@@ -60,11 +60,11 @@ class BracketBody:
         self.sep_seen = False
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
-    def fast_path(self) -> Callable[[str], list | None] | None:
+    def fast_path(self) -> FastPath | None:
         """The fast path, when the next delta may take it (inside a double-quoted string)."""
         return self.fast if self.quote == '"' else None
 
-    def fast(self, delta: str) -> list | None:
+    def fast(self, delta: str) -> list[Event] | None:
         """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked):
         no events (``[]``). None: the slow path must read it."""
         b = self.b
@@ -257,10 +257,10 @@ class TagBody:
             block.open_item()
             self.depth = 1
 
-    def fast_path(self) -> Callable[[str], list | None] | None:
+    def fast_path(self) -> FastPath | None:
         return self.fast if not self.between else None
 
-    def fast(self, delta: str) -> list | None:
+    def fast(self, delta: str) -> list[Event] | None:
         """Inside an item, a delta with no "<" is taken whole (no events); None: the slow path reads it."""
         b = self.b
         if self.between or "<" in delta or b.size + len(delta) >= self.limit:

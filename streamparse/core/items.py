@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import ToolCall, ToolCallDelta
+from .events import Event, FastPath, ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
 
@@ -79,7 +79,7 @@ class ItemCalls(Output):
                 self._event(out)
         b.calls += n_calls
 
-    def _fast_live(self) -> Callable[[str], list | None] | None:
+    def _fast_live(self) -> FastPath | None:
         """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
         b, live, limit = self._block, self._lives[-1], self._max_block
         piece_of = live.fast_path()
@@ -88,7 +88,7 @@ class ItemCalls(Output):
         write = b.cur.write if live.keeps_item else None
         sent, index, delta_event = live._sent.append, live.index, ToolCallDelta
 
-        def fast(delta: str) -> list | None:
+        def fast(delta: str) -> list[Event] | None:
             if b.size + len(delta) >= limit:
                 return None
             piece = piece_of(delta)

@@ -56,10 +56,10 @@ class LiveCall:
                 self._json = JsonEcho(self._frags.append, schema=factory.schema(head_name))
             else:
                 self._json = JsonEcho(self._frags.append, route="call", on_name=self._named)
-            self.feed = self._json.feed  # type: ignore[method-assign]
+            self.feed = self._json.feed  # type: ignore[method-assign]  # the streamer's feed, bound once: no hop per piece
         elif dialect.stream is not None:
             self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema)
-            self.feed = self._tags.feed  # type: ignore[method-assign]
+            self.feed = self._tags.feed  # type: ignore[method-assign]  # (as above)
 
     def feed(self, text: str) -> None:
         """Item text as it is written (replaced by the streamer's own ``feed`` when there is one)."""

@@ -31,7 +31,7 @@ from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
 from .calls import CallFactory, new_call_id
 from ..dialects import resolve
 from ..dialects.spec import PYTHON, TAGGED, Span
-from .events import Diagnostic, Event, ParseResult, TextDelta
+from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .live import LiveCall
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
@@ -79,7 +79,7 @@ class StreamParser(ItemCalls):
         self._word_firsts = self._table.word_firsts
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
-        self._body_fast: Callable[[str], list | None] | None = None  # in a block's body: its fast path
+        self._body_fast: FastPath | None = None  # in a block's body: its fast path
         enabled = self._table.spans
         # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
         self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
@@ -133,7 +133,7 @@ class StreamParser(ItemCalls):
         b = self._block
         if (b.size if b else 0) + len(delta or "") < SLOW_BLOCK_CHARS:
             return False
-        return b is None or delta is None or self._mode != _BODY or b.scanner.may_finish(delta)  # type: ignore[union-attr]
+        return b is None or delta is None or self._mode != _BODY or b.scanner is None or b.scanner.may_finish(delta)
 
     @property
     def held_text(self) -> str:
@@ -159,8 +159,9 @@ class StreamParser(ItemCalls):
         self._idle = self._mode == _TEXT and not self._held and not final
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
-        self._body_fast = None if self._mode != _BODY or final or self._held else (
-            self._fast_live() if self._lives and self._lives[-1].started else self._block.scanner.fast_path())  # type: ignore[union-attr]
+        b = self._block
+        self._body_fast = None if self._mode != _BODY or final or self._held or b is None or b.scanner is None else (
+            self._fast_live() if self._lives and self._lives[-1].started else b.scanner.fast_path())
         self._flush()
         return self._out
 
@@ -192,7 +193,7 @@ class StreamParser(ItemCalls):
             k, word = table.match_word(text, pos, final)
             if word is not None:
                 self._text(text[pos:k])
-                return k if word == PARTIAL else self._begin(text, k, 0, word)  # type: ignore[arg-type]
+                return k if word == PARTIAL else self._begin(text, k, 0, word)
         while True:
             m = search(text, i)
             if m is None:
@@ -211,7 +212,7 @@ class StreamParser(ItemCalls):
                 pos = k
                 if word == PARTIAL:
                     return k
-                return self._begin(text, k, 0, word)  # type: ignore[arg-type]
+                return self._begin(text, k, 0, word)
             if text[j] == "`":
                 fence_or = table.match_fence(text, j, final) if self._line_blank else None
                 if fence_or == PARTIAL:
@@ -227,7 +228,7 @@ class StreamParser(ItemCalls):
             if found is None:
                 i = j + 1
                 continue
-            return self._begin(text, j, fence, found)  # type: ignore[arg-type]
+            return self._begin(text, j, fence, found)
 
     def _begin(self, text: str, j: int, fence: int, found: tuple[str, list[Candidate], str | None]) -> int:
         marker, cands, tool_name = found
@@ -262,7 +263,8 @@ class StreamParser(ItemCalls):
     def _scan_head(self, text: str, pos: int, final: bool) -> int:
         waiting = False
         for cand in self._cands:
-            r = match_head(cand.opener, text, pos, final, self._table)  # type: ignore[arg-type]
+            assert cand.opener is not None  # a span's marker never opens a block (_begin)
+            r = match_head(cand.opener, text, pos, final, self._table)
             if r == PARTIAL:
                 waiting = True
             elif isinstance(r, HeadMatch):
@@ -362,7 +364,7 @@ class StreamParser(ItemCalls):
 
     def _scan_after(self, text: str, pos: int, final: bool) -> int:
         n = len(text)
-        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self._after_ws))  # type: ignore[union-attr]
+        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self._after_ws))  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
         self._after_ws += text[pos:k]
         if len(self._after_ws) > MAX_GAP:
             return self._end_after(k)

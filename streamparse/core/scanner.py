@@ -12,14 +12,15 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Final, Iterable, Literal, Mapping, Sequence, Union
 
 from ..dialects import DIALECTS, SPANS
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 
 __all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
-PARTIAL = "partial"  # "could still become a marker or head: wait for more text"
+PARTIAL: Final = "partial"  # "could still become a marker or head: wait for more text"
+Partial = Literal["partial"]
 # Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
 # with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
 ASCII_NOCASE = re.I | re.A
@@ -47,7 +48,7 @@ class Candidate:
     span: Span | None = None
 
 
-Found = Union[tuple[str, list[Candidate], str | None], str, None]  # (marker text, candidates, name) | PARTIAL | None
+Found = Union[tuple[str, list[Candidate], str | None], Partial, None]  # (marker text, candidates, name) | PARTIAL | None
 
 
 class MarkerTable:
@@ -107,7 +108,7 @@ class MarkerTable:
         for before, after, _ in self.templates:
             if tail.startswith(before):
                 rest = tail[len(before) :]
-                ident = _NAME_CHARS.match(rest).end()  # type: ignore[union-attr]
+                ident = _NAME_CHARS.match(rest).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
                 if rest[:ident] in self.tool_prefixes and (ident == len(rest) or after.startswith(rest[ident:])):
                     return True
             elif before.startswith(tail):
@@ -124,7 +125,7 @@ class MarkerTable:
             return k, None
         return k, self.match(text, k, final, True)
 
-    def match_fence(self, text: str, i: int, final: bool) -> int | str | None:
+    def match_fence(self, text: str, i: int, final: bool) -> int | Partial | None:
         """A line-start markdown fence line at ``text[i]``: its length, PARTIAL, or None."""
         m = FENCE_HEAD.match(text, i)
         if m is not None and (m.end() < len(text) or final):
@@ -160,7 +161,7 @@ class HeadMatch:
     name: str | None
 
 
-def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | str | None:
+def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:
     """Check ``opener.head`` then ``opener.look`` from ``text[pos]``: a HeadMatch, PARTIAL, or None (fails)."""
     found_name: list[str] = []
     k = _match_parts(opener.head, text, pos, final, table, found_name)
@@ -174,9 +175,9 @@ def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTa
 
 
 def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table: MarkerTable,
-                 found_name: list[str]) -> int | str | None:
+                 found_name: list[str]) -> int | Partial | None:
     n = len(text)
-    more = None if final else PARTIAL
+    more: Partial | None = None if final else PARTIAL
     for part in parts:
         kind = part.kind
         if kind == WS:
@@ -200,7 +201,7 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
             elif kind == LIT:
                 return None
         elif kind == NAME:
-            j = _NAME_CHARS.match(text, k).end()  # type: ignore[union-attr]
+            j = _NAME_CHARS.match(text, k).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
             word = text[k:j]
             if j - k > _MAX_NAME:
                 return None

@@ -48,7 +48,7 @@ class _LayoutValue:
 
     def __init__(self) -> None:
         self.raw: list[str] = []
-        self.lead = ""  # the first characters, until the layout newline after the tag is settled
+        self.lead: str | None = ""  # the first characters, until the layout newline after the tag is settled
         self.pend = ""  # text past the layout newline, not yet sent
         self.sent = 0  # characters of the final value already sent
         self.confirmed = False  # the value surely keeps a newline: it will not be stripped as one line
@@ -63,7 +63,7 @@ class _LayoutValue:
             if self.lead in ("", "\r"):
                 return ""
             cut = 1 if self.lead.startswith("\n") else 2 if self.lead.startswith("\r\n") else 0
-            s, self.lead = self.lead[cut:], None  # type: ignore[assignment]
+            s, self.lead = self.lead[cut:], None
         if not self.confirmed:
             if self.nl_open and s.lstrip(" \t"):
                 self.confirmed = True

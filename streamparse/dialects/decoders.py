@@ -141,7 +141,7 @@ minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>"""
 
 # --------------------------------------------------------------------------- grammar-based decoders
 
-class _TagCalls(Transformer):
+class _TagCalls(Transformer[Token, Any]):
     """Trees of the tag grammars -> ``((name, arguments), repaired)`` per call. One method per rule."""
 
     def start(self, children: list[Any]) -> Any:
@@ -173,7 +173,7 @@ class _TagCalls(Transformer):
 
 
 @v_args(inline=True)
-class _PythonCalls(Transformer):
+class _PythonCalls(Transformer[Token, Any]):
     """Tree of ``pythonic.lark`` -> calls: literals only, keyword arguments only."""
 
     def start(self, *calls: Any) -> list[Any]:
@@ -223,7 +223,7 @@ def _python_string(token: str) -> str:
     return value
 
 
-def _grammar_decoder(grammar: str, transformer: Transformer,
+def _grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
                      fast: Callable[[str], Decoded | None] | None = None) -> Callable[[str, str | None], Decoded]:
     def decode(text: str, head_name: str | None) -> Decoded:
         if fast is not None:
@@ -279,7 +279,7 @@ minimax_grammar_calls = _grammar_decoder("minimax_m2", _XmlTreeCalls())
 glm_grammar_calls = _grammar_decoder("glm45", _TagCalls())
 
 
-class _Envelope(Transformer):
+class _Envelope(Transformer[Token, list[Any]]):
     """``start`` of a JSON dialect's grammar -> the JSON values it holds (markers dropped)."""
 
     def start(self, children: list[Any]) -> list[Any]:
@@ -288,8 +288,9 @@ class _Envelope(Transformer):
 
 def check_json_grammar(grammar: str, block: str) -> list[Any]:
     """Parse a whole JSON-bodied block with its dialect's grammar (the definition the fast path must agree with)."""
-    transformer = merge_transformers(_Envelope(), relaxed_json=RelaxedJsonToPython())
-    return transformer.transform(load_grammar(grammar).parse(block))  # type: ignore[no-any-return]
+    # lark leaves merge_transformers unannotated; it returns the base transformer it was given.
+    transformer: _Envelope = merge_transformers(_Envelope(), relaxed_json=RelaxedJsonToPython())  # type: ignore[no-untyped-call]
+    return transformer.transform(load_grammar(grammar).parse(block))
 
 
 __all__ = [

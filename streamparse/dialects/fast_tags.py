@@ -52,7 +52,7 @@ class FastXmlItem:
 
     def __call__(self, text: str) -> Fast:
         skip = _WS.match
-        m = self.head.match(text, skip(text).end())  # type: ignore[union-attr]
+        m = self.head.match(text, skip(text).end())  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
         if m is None:
             return None
         name = m.group(1).strip()
@@ -64,7 +64,7 @@ class FastXmlItem:
         param_match, param_close, close = self.param.match, self.param_close, self.close
         step = len(param_close)
         while True:
-            pos = skip(text, pos).end()  # type: ignore[union-attr]
+            pos = skip(text, pos).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
             m = param_match(text, pos)
             if m is not None:
                 start = m.end()
@@ -76,7 +76,7 @@ class FastXmlItem:
                 pos = end + step
                 count += 1
             elif text.startswith(close, pos):
-                if skip(text, pos + len(close)).end() != len(text):  # type: ignore[union-attr]
+                if skip(text, pos + len(close)).end() != len(text):  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
                     return None
                 break
             else:
@@ -107,7 +107,7 @@ def glm_fast(text: str) -> Fast:
     pos = m.end()
     params: dict[str, str] = {}
     while True:
-        pos = skip(text, pos).end()  # type: ignore[union-attr]
+        pos = skip(text, pos).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
         if pos == n:
             return [(m.group(1), params)], False
         if not text.startswith(_KEY, pos):
@@ -117,7 +117,7 @@ def glm_fast(text: str) -> Fast:
         if end <= start or not text.startswith(_KEY_CLOSE, end):
             return None  # an empty key, or a '<' in it: the grammar's error
         key = text[start:end].strip()
-        pos = skip(text, end + 10).end()  # type: ignore[union-attr]
+        pos = skip(text, end + 10).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
         if not text.startswith(_VALUE, pos):
             return None
         start = pos + 11

@@ -97,7 +97,7 @@ class ToolChoice:
 @functools.cache
 def _sections(name: str) -> dict[str, str]:
     """The sections of ``prompts/<name>.txt`` (read once)."""
-    text = resources.files("streamparse.prompting").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
+    text = resources.files("streamparse.prompting").joinpath("templates").joinpath(f"{name}.txt").read_text(encoding="utf-8")
     parts = _HEADER.split(text)
     return {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}
 
