@@ -7,13 +7,30 @@ kept for releasing the block whole is dropped as soon as a call has left it.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from .events import FastPath
 
 if TYPE_CHECKING:
-    from .bodies import BracketBody, TagBody
     from ..dialects.spec import Dialect, Opener
 
-__all__ = ["Block"]
+__all__ = ["Block", "BodyScanner"]
+
+
+class BodyScanner(Protocol):
+    """What the parser asks of a block's body scanner (``bodies.BracketBody`` or ``bodies.TagBody``).
+
+    Declared here so that a block names its scanner's shape without importing the scanners,
+    which import :class:`Block`.
+    """
+
+    pending: str  # text after a value not yet known to be the block's
+    has_end: bool  # the body has an end marker of its own
+
+    def scan(self, text: str, pos: int, end: int, final: bool) -> int: ...
+    def may_finish(self, delta: str) -> bool: ...
+    def fast_path(self) -> FastPath | None: ...
+    def finish(self) -> None: ...
 
 
 class Block:
@@ -45,7 +62,7 @@ class Block:
         self.trailing = ""  # whitespace after the body that turned out not to be the block's
         self.calls = 0  # calls emitted from this block
         self.failed: list[tuple[Any, str]] = []  # (diagnostic, item text) that did not decode, before the first call
-        self.scanner: BracketBody | TagBody | None = None
+        self.scanner: BodyScanner | None = None
         self.watch: Callable[[], Callable[[str], None] | None] | None = None  # item opened -> who reads its text as written
 
     def write(self, s: str) -> None:

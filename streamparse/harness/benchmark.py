@@ -40,58 +40,18 @@ from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
 from ..dialects.render import RENDERERS
 from .check import Expected, check, reference
 from .report import format_table, ratios
+from .results import Result
 from .workloads import ENGINE_DIALECTS, KB, SCALING_KB, Workload, build_workload, split, workload_dialect
 
 __all__ = [
     "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "ENGINE_DIALECTS", "NAIVE_MAX_CHARS",
     "build_workload", "split", "measure", "run_suite", "format_table", "ratios", "load_compare", "skip_reason",
-    "timed_run",
+    "timed_run", "Result",
 ]
 
 
 
 # ----------------------------------------------------------------------------- measuring
-
-@dataclass
-class Result:
-    scenario: str
-    parser: str
-    chars: int
-    deltas: int
-    seconds: float
-    calls: int
-    peak_kib: float
-    max_held: int | None
-    latency_deltas: list[int]
-    latency_us: list[float]
-    correct: bool | None  # calls and text both equal to streamparse's whole-text parse
-    note: str = ""
-    calls_ok: int | None = None  # calls equal (name and parsed arguments) to the reference, position by position
-    calls_expected: int | None = None
-    text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"
-    runs: int = 0  # timed runs; the best is reported
-    engine: bool = False  # a serving engine's parser (from streamparse.engines)
-    complete: bool = True  # False: the run was stopped at its deadline; chars and deltas are the part fed
-
-    @property
-    def mb_per_s(self) -> float:
-        return self.chars / self.seconds / 1e6 if self.seconds else float("inf")
-
-    @property
-    def us_per_delta(self) -> float:
-        return self.seconds / self.deltas * 1e6 if self.deltas else 0.0
-
-    @property
-    def skipped(self) -> bool:
-        return self.seconds != self.seconds  # NaN
-
-    def as_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        d.update(mb_per_s=self.mb_per_s, us_per_delta=self.us_per_delta,
-                 deltas_per_s=self.deltas / self.seconds if self.seconds else None,
-                 calls_per_s=self.calls / self.seconds if self.seconds else None)
-        return d
-
 
 def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> float:
     """Seconds for one run, with the same loop for every parser: one call per delta, the result dropped

@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .benchmark import Result
+    from .results import Result
 
 __all__ = ["plot", "series"]
 

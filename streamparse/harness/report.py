@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .workloads import ENGINE_DIALECTS
 
 if TYPE_CHECKING:
-    from .benchmark import Result
+    from .results import Result
 
 __all__ = ["format_table", "ratios"]
 
