@@ -7,7 +7,7 @@ full decoder". It never raises and never guesses. It reads only the plain shape
 (one head, parameters separated by whitespace, each value ended by the first
 closer, the closing tag and whitespace to the end) and declines everything else:
 tags inside values, missing closers, other letter cases, empty keys, odd
-characters in names. Agreement is property-tested in ``tests/test_fast_decode.py``.
+characters in names. Agreement is property-tested in ``tests/dialects/test_fast_decode.py``.
 
 Why each item is exact (Qwen3-Coder, ``grammars/qwen3_coder.lark``): the grammar
 ends a value at the first ``</parameter>`` followed by whitespace and then

@@ -35,7 +35,7 @@ __all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "i
            "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
 Spec = tuple[str, str, dict[str, Any]]  # a tool: name, description, parameters schema
 
-PROMPT_DIALECTS: tuple[str, ...] = tuple(RENDERERS)  # each has prompts/<name>.txt (tested)
+PROMPT_DIALECTS: tuple[str, ...] = tuple(RENDERERS)  # each has templates/<name>.txt (tested)
 _REMOVED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call")
 _MODES = ("auto", "none", "required", "named")
 _CHOICE_MODES = {"auto": "auto", "none": "none", "required": "required", "any": "required"}  # OpenAI and Anthropic
@@ -96,7 +96,7 @@ class ToolChoice:
 
 @functools.cache
 def _sections(name: str) -> dict[str, str]:
-    """The sections of ``prompts/<name>.txt`` (read once)."""
+    """The sections of ``templates/<name>.txt`` (read once)."""
     text = resources.files("streamparse.prompting").joinpath("templates").joinpath(f"{name}.txt").read_text(encoding="utf-8")
     parts = _HEADER.split(text)
     return {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}

@@ -14,7 +14,7 @@ import pytest
 
 import streamparse as sp
 from helpers import TOOLS, feed_chunks, summary
-from test_dialects import RENDER, RENDER_SEVERAL
+from samples import RENDER, RENDER_SEVERAL
 
 EXTRA_TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "get_time", "parameters": {

@@ -14,7 +14,7 @@ from anthropic.types import Message, RawMessageStreamEvent
 from pydantic import TypeAdapter
 
 from helpers import TOOLS
-from test_anthropic import check_order  # the stream grammar, and each event by the SDK's types
+from anthropic_samples import check_order  # the stream grammar, and each event by the SDK's types
 from streamparse import StreamParser, ToolCall
 from streamparse.wire import anthropic as spa
 from streamparse.wire import openai as sp_openai

@@ -97,7 +97,7 @@ def test_missing_required() -> None:
     ('{"a": "x\\"}]"', {"a": 'x"}]'}),  # brackets inside a string are text
 ])
 def test_mismatched_closers_are_repaired(broken: str, repaired: object) -> None:
-    """Seen from a 0.5B model in tools_array, xlam and hunyuan answers (tests/test_real_model_tools.py)."""
+    """Seen from a 0.5B model in tools_array, xlam and hunyuan answers (tests/proxy/test_real_model_tools.py)."""
     assert loads_relaxed(broken) == (repaired, True)
 
 

@@ -7,32 +7,7 @@ from hypothesis import strategies as st
 
 from budget import examples
 from helpers import feed_chunks, summary
-from test_dialects import ARGUMENTS, RENDER
-
-PROSE = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
-# Pieces that look like the start (or end) of markup, but never complete a valid call:
-# no "name" key, no <function=, no provided tool's tag.
-LOOKALIKES = st.sampled_from([
-    "<", ">", "{", "}", "[", "]", "`", "```", "```json\n", "\n", " ", '"', "'", "\\",
-    "<tool_call>", "</tool_call>", "<TOOL_CALL>", "<tools>", "</tools>", "<function>", "</function>",
-    "<think>", "</think>", "<b>", "</b>", "<|im_end|>", "[TOOL_CALLS]", "<{", '{"tool_calls": ', '{"key": 1}',
-    '{"arguments": {}}', "<tool_", "</tool_ca", "<thi", "<search", "a < b", "x > y", "é", "東京", "🌧",
-])
-RENDERED = st.builds(
-    lambda style, case: (RENDER[style](*ARGUMENTS[case]), ARGUMENTS[case]),
-    st.sampled_from(sorted(RENDER)),
-    st.sampled_from(sorted(ARGUMENTS)),
-)
-CALL_BLOCKS = RENDERED.map(lambda rendered: rendered[0])
-
-MIXED_TEXT = st.lists(
-    st.one_of(PROSE, LOOKALIKES, CALL_BLOCKS.map(lambda b: "\n" + b + "\n")), max_size=12
-).map("".join)
-
-
-def cuts_for(text: str) -> st.SearchStrategy[list[int]]:
-    return st.lists(st.integers(min_value=1, max_value=max(1, len(text) - 1)), max_size=40, unique=True)
-
+from samples import LOOKALIKES, MIXED_TEXT, PROSE, RENDERED, cuts_for
 
 SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

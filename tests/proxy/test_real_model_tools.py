@@ -39,7 +39,7 @@ Not part of the default test command (marker ``realmodel``). Needs:
 Run::
 
     LLAMA_SERVER=/path/to/llama-server STREAMPARSE_GGUF=/path/to/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \\
-        python -m pytest -m realmodel -s tests/test_real_model_tools.py
+        python -m pytest -m realmodel -s tests/proxy/test_real_model_tools.py
 
 About 3 minutes on 2 busy cores (6 configurations x 20 prompts, one thread); all dialects about 12.
 """

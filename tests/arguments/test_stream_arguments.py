@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 import streamparse as sp
 from budget import examples
 from helpers import TOOLS, feed_chunks, summary
-from test_dialects import ARGUMENTS, RENDER, RENDER_SEVERAL
-from test_properties import LOOKALIKES, PROSE, RENDERED, cuts_for
+from samples import ARGUMENTS, LOOKALIKES, PROSE, RENDER, RENDER_SEVERAL, RENDERED, cuts_for
 
 SETTINGS = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STREAMING_STYLES = ("hermes", "qwen3_xml", "qwen3_xml_unwrapped", "glm45", "minimax_m2", "seed_oss", "tools_array",

@@ -33,7 +33,7 @@ from streamparse.proxy.config import Backend, ProxyConfig
 from streamparse.proxy.runner import ServerThread
 from streamparse.wire import anthropic as spa
 from streamparse.wire import openai as sp_openai
-from test_anthropic import BASE, HERMES, QWEN3, accumulate, anonymous, completion, pieces, plain, text_chunks
+from anthropic_samples import BASE, HERMES, QWEN3, accumulate, anonymous, completion, pieces, plain, text_chunks
 from upstreams import RecordingModel
 
 NAME_TAG = '<search_recipes>{"query": "vegan pasta"}</function>'  # gated: a call only with the tool known
