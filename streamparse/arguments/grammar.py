@@ -2,6 +2,9 @@
 
 Each grammar is built once per process (LALR tables are the costly part) and
 then shared: Lark parsers are reusable and hold no per-parse state.
+
+Invariant: a grammar file is read and compiled at most once per process; callers get the shared
+parser and never mutate it.
 """
 
 from __future__ import annotations

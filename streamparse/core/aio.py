@@ -1,6 +1,9 @@
 """Async iteration over the core: ``aparse`` turns an async stream of text deltas into events.
 
 Plain async generators, so they run under any anyio backend (asyncio or trio).
+
+Invariant: the events are exactly those of feeding the same deltas to one ``StreamParser``;
+nothing is buffered beyond what the parser holds.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ one per released piece of text) and leaves construction, equality, ``repr`` and
 Whole calls (``ToolCall``) are the default output; the ids
 and indexes are allocated when a block is *recognised*, so a later option can
 announce a call (name first) and stream its arguments under the same id.
+
+Invariant: events are plain data, built by the parser and never changed by it once released; each
+class's ``type`` is a single literal that no two classes share.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """The parsers a benchmark runs side by side: streamparse, the baselines (identity, floor, naive) and
-a caller's ``--compare module:callable``. The serving engines' parsers come from ``streamparse.engines``.
+a caller's ``--compare module:callable``. The serving engines' parsers come from ``streamparse.harness.engines``.
 
 Fair timing: a session may offer ``raw()``: the parser's own per-delta and end-of-stream callables,
 whose output is not turned into ``(text, calls)``. The harness times ``raw()`` when present and
 ``feed``/``close`` otherwise, in the same loop, so no parser pays for an adapter that another does
 not: streamparse is timed as ``StreamParser.feed`` itself, the floor as one regex search that hands
 the delta back. ``feed`` (the adapter) gives the output that is checked.
+
+Invariant: a session's ``feed``/``close`` output is ``(text, calls)`` in one shape for every
+parser, so the checker compares like with like.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ machine, so ratios mean something:
 - ``naive``: re-parses the whole buffer on every delta, the way the seed converters do
   (regex over everything received, ``json.loads`` per block) - quadratic, so it runs only on
   workloads up to ``NAIVE_MAX_CHARS`` (decided by size, up front) and says so;
-- the serving engines' streaming tool parsers (``streamparse.engines``: vLLM, SGLang) on every
+- the serving engines' streaming tool parsers (``streamparse.harness.engines``: vLLM, SGLang) on every
   workload written in a dialect they parse (hermes, qwen3_coder), when installed;
 - any ``--compare module:callable`` (a function ``deltas -> (text, calls)``).
 
@@ -22,6 +22,9 @@ the check, held text, emission latency) and one run under tracemalloc (peak memo
 Fair timing: the timed loop is the same for every parser (one call per delta, result dropped) and
 calls the parser itself, not an adapter: ``StreamParser.feed`` for streamparse, a bare regex search
 for the floor (``Session.raw``, see baselines).
+
+Invariant: every parser in a run gets the same deltas through the same timed loop, and every
+figure is stated next to the baselines measured in that run.
 """
 
 from __future__ import annotations
@@ -268,7 +271,7 @@ def _too_slow(parser: str, name: str, chars: int, grown: dict[tuple[str, str], l
 
 
 def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
-    """The engines' sessions per dialect (``streamparse.engines``), asked once each; every note logged once."""
+    """The engines' sessions per dialect (``streamparse.harness.engines``), asked once each; every note logged once."""
     from . import engines
 
     found: dict[str, dict[str, SessionFactory]] = {}

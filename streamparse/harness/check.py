@@ -2,6 +2,9 @@
 
 The calls (names and parsed arguments, position by position) and the text are checked separately;
 text that differs only in whitespace is told apart from text that differs.
+
+Invariant: the reference is computed by streamparse from the whole text, never from the parser
+under test, and a check never changes what it compares.
 """
 
 from __future__ import annotations

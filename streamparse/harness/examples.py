@@ -1,4 +1,7 @@
-"""Built-in sample model outputs and tools, so the CLI (and demos) work on a fresh machine."""
+"""Built-in sample model outputs and tools, so the CLI (and demos) work on a fresh machine.
+
+Invariant: data only; nothing here parses, renders or opens a connection.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ replay upstream, both run as real processes on loopback, compared with a direct 
 Every stream must arrive complete and identical to the single-request result.
 Added latency per chunk is measured with the upstream's ``x_sent`` stamp
 (same machine, same clock): receive time minus send time, via the proxy and direct.
+
+Invariant: a run counts as passed only if every stream arrived complete and identical to the
+single-request result.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Each line is one parser on the ``args:DIALECT:KB`` workloads (one ``write_file``
 is KB kilobytes, streamed in deltas); a line that stops early is a parser skipped above that size.
 A flat line costs the same per delta whatever the size (linear overall); a rising one re-reads
 what it has already seen.
+
+Invariant: drawing only; reads ``Result`` records and measures nothing.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ holding only the role, ``: ping`` comment lines between events, ``\\u``-escaped
 non-ASCII, one token per event (so markers are split across events), a last
 event with an empty delta and ``finish_reason``, and no usage unless asked for.
 The request's ``model`` picks the recording (see ``examples.EXAMPLES``).
+
+Invariant: the concatenated deltas of a replayed stream are exactly the recording's text.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The benchmark's tables and headline ratios (``streamparse bench``); the picture is in ``benchplot``."""
+"""The benchmark's tables and headline ratios (``streamparse bench``); the picture is in ``plot``.
+
+Invariant: formatting only; reads ``Result`` records and measures nothing.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """Benchmark workloads: deterministic model outputs (prose, calls of every dialect, long arguments, an
 agent's mix of both) and their cut into token-sized deltas. Each workload knows where each call
-completes, to measure latency, and the size of each call's arguments."""
+completes, to measure latency, and the size of each call's arguments.
+
+Invariant: a workload is a pure function of its name and seed: the same name gives the same
+text, the same cut and the same call positions on every machine.
+"""
 
 from __future__ import annotations
 
