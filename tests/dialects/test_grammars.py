@@ -12,7 +12,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import pytest
 from lark import Token, Tree
+from lark.exceptions import LarkError
 
 from budget import examples
 from streamparse.arguments.grammar import load_grammar
@@ -122,3 +124,21 @@ def test_every_declared_grammar_builds_and_names_its_source() -> None:
         header = grammar_text(dialect.grammar).split("\n%", 1)[0]
         assert "Source:" in header or "source:" in header.lower(), dialect.name
     assert isinstance(load_grammar("relaxed_json").parse("{a: 1}"), (Tree, Token))
+
+
+@pytest.mark.parametrize("grammar, block, names", [
+    # SGLang's base-detector test: two call objects in one <tool_call>, a comma between them.
+    ("hermes", '<tool_call>{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}} </tool_call>', ["a", "b"]),
+    ("hermes", '<tool_call>{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}</tool_call>', ["a", "b"]),
+    # MiniMax-M1 (vLLM minimax): one call object per line inside <tool_calls>.
+    ("hunyuan", '<tool_calls>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}\n</tool_calls>', ["a", "b"]),
+    ("hunyuan", '<tool_calls>[{"name": "a", "arguments": {}}]</tool_calls>', [["a"]]),
+])
+def test_json_grammars_read_several_calls_in_one_tag(grammar: str, block: str, names: list[Any]) -> None:
+    values = check_json_grammar(grammar, block)
+    assert [[v["name"] for v in value] if isinstance(value, list) else value["name"] for value in values] == names
+
+
+def test_hermes_grammar_takes_one_comma_between_calls_not_two() -> None:
+    with pytest.raises(LarkError):
+        check_json_grammar("hermes", '<tool_call>{"name": "a", "arguments": {}},, {"name": "b", "arguments": {}}</tool_call>')
