@@ -92,6 +92,47 @@ def minimax_m2(name: str, args: Args) -> str:
     return f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>'
 
 
+def gemma_value(v: Any, quote: str) -> str:
+    """A value as Gemma 4 / FunctionGemma write it: strings between quote tokens, bare identifier keys."""
+    if isinstance(v, str):
+        return f"{quote}{v}{quote}"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{k}:{gemma_value(x, quote)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(gemma_value(x, quote) for x in v) + "]"
+    return json.dumps(v)
+
+
+GEMMA_QUOTE = '<|"|>'
+
+
+def gemma4(name: str, args: Args) -> str:
+    return f"<|tool_call>call:{name}{gemma_value(args, GEMMA_QUOTE)}<tool_call|>"
+
+
+def functiongemma(name: str, args: Args) -> str:
+    return f"<start_function_call>call:{name}{gemma_value(args, '<escape>')}<end_function_call>"
+
+
+def dsml_invoke(name: str, args: Args) -> str:
+    params = "".join(f'<\uff5cDSML\uff5cparameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
+                     f"{_xml_value(v)}</\uff5cDSML\uff5cparameter>\n" for k, v in args.items())
+    return f'<\uff5cDSML\uff5cinvoke name="{name}">\n{params}</\uff5cDSML\uff5cinvoke>\n'
+
+
+def dsml(calls: list[tuple[str, Args]], wrapper: str = "function_calls") -> str:
+    body = "".join(dsml_invoke(n, a) for n, a in calls)
+    return f"<\uff5cDSML\uff5c{wrapper}>\n{body}</\uff5cDSML\uff5c{wrapper}>"
+
+
+def olmo3(calls: list[tuple[str, Args]]) -> str:
+    return "<function_calls>\n" + "\n".join(pythonic(n, a)[1:-1] for n, a in calls) + "\n</function_calls>"
+
+
+def cohere_action(i: int, name: str, args: Args) -> dict[str, Any]:
+    return {"tool_call_id": str(i), "tool_name": name, "parameters": args}
+
+
 def call_obj(name: str, args: Args) -> dict[str, Any]:
     return {"name": name, "arguments": args}
 
@@ -140,6 +181,25 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "phi4_mini": lambda n, a: "functools" + js([call_obj(n, a)]),
     "xlam": lambda n, a: js([call_obj(n, a)]),
     "xlam_fenced": lambda n, a: "```json\n" + js([call_obj(n, a)]) + "\n```",
+    "phi4_mini_closed": lambda n, a: "functools" + js([call_obj(n, a)]) + "<|/tool_call|>",
+    "granite_closed": lambda n, a: "<|tool_call|>" + js([call_obj(n, a)]) + "<|/tool_call|>",
+    "tool_calls_python_quotes": lambda n, a: repr({"tool_calls": [{"name": n, "arguments": a}]}),
+    "generic": lambda n, a: js({"tool_call": {"name": n, "arguments": a}}),
+    "generic_with_id": lambda n, a: js({"tool_call": {"id": "call_1", "name": n, "arguments": a}}),
+    "nemotron": lambda n, a: "<TOOLCALL>" + js([call_obj(n, a)]) + "</TOOLCALL>",
+    "nemotron_object": lambda n, a: "<TOOLCALL>" + js(call_obj(n, a)) + "</TOOLCALL>",
+    "lfm2": lambda n, a: f"<|tool_call_start|>{pythonic(n, a)}<|tool_call_end|>",
+    "cohere": lambda n, a: "<|START_ACTION|>" + json.dumps([cohere_action(0, n, a)], indent=4, ensure_ascii=False)
+                           + "<|END_ACTION|>",
+    "gemma4": gemma4,
+    "functiongemma": functiongemma,
+    "deepseek_v32": lambda n, a: dsml([(n, a)]),
+    "deepseek_v4": lambda n, a: dsml([(n, a)], "tool_calls"),
+    "olmo3": lambda n, a: olmo3([(n, a)]),
+    "apertus": lambda n, a: "<|tools_prefix|>" + js([{n: a}]) + "<|tools_suffix|>",
+    "internlm": lambda n, a: "<|action_start|><|plugin|>\n" + js({"name": n, "parameters": a}) + "<|action_end|>",
+    "gigachat3": lambda n, a: "<|message_sep|>function call<|role_sep|>\n" + js({"name": n, "arguments": a}),
+    "gigachat3_inline": lambda n, a: "<|function_call|>" + js({"name": n, "arguments": a}),
 }
 
 # Several calls in ONE block, for the dialects whose block can hold more than one call.
@@ -180,6 +240,15 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "phi4_mini_pretty": lambda cs: "functools" + json.dumps([call_obj(n, a) for n, a in cs], indent=2, ensure_ascii=False),
     "xlam": lambda cs: js([call_obj(n, a) for n, a in cs]),
     "xlam_fenced": lambda cs: "```json\n" + js([call_obj(n, a) for n, a in cs]) + "\n```",
+    "nemotron": lambda cs: "<TOOLCALL>" + js([call_obj(n, a) for n, a in cs]) + "</TOOLCALL>",
+    "lfm2": lambda cs: "<|tool_call_start|>[" + ", ".join(pythonic(n, a)[1:-1] for n, a in cs) + "]<|tool_call_end|>",
+    "cohere": lambda cs: "<|START_ACTION|>" + js([cohere_action(i, n, a) for i, (n, a) in enumerate(cs)]) + "<|END_ACTION|>",
+    "gemma4_adjacent": lambda cs: "".join(gemma4(n, a) for n, a in cs),
+    "functiongemma_adjacent": lambda cs: "".join(functiongemma(n, a) for n, a in cs),
+    "deepseek_v32": dsml,
+    "deepseek_v4": lambda cs: dsml(cs, "tool_calls"),
+    "olmo3": olmo3,
+    "apertus": lambda cs: "<|tools_prefix|>" + js([{n: a} for n, a in cs]) + "<|tools_suffix|>",
 }
 
 ARGUMENTS: dict[str, tuple[str, Args]] = {

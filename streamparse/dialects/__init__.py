@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from ..arguments.grammar import load_grammar
 from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
+from .decoders_tags import apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls, olmo3_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
@@ -37,9 +38,17 @@ _QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", "<
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 
+_DSML_END = ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>")
+
+
 def _json_tag(opener: str, *, start: str = "[{") -> Opener:
     """An opener followed (after whitespace) by a JSON value."""
     return Opener(opener, head=(ws(),), look=(peek(start),))
+
+
+def _call_head(opener: str) -> Opener:
+    """Gemma-style: the opener, then ``call:NAME{`` (the body starts at ``call:``)."""
+    return Opener(opener, look=(lit("call:"), name(), lit("{")))
 
 
 _DECLARATIONS = (
@@ -49,7 +58,8 @@ _DECLARATIONS = (
     Dialect("qwen3_coder", (Opener(_TOOLCALL, head=(ws(),), look=(lit("<function="),)),
                             Opener("<function=", keep=10, end=(), look=(name(), lit(">"), ws(), lit("<parameter=", "</function>")))),
             TAGGED, qwen3_calls, "qwen3_coder", end=(_TOOLCALL_END,), closers=(_TOOLCALL_END,),
-            item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, aliases=("qwen3_xml",),
+            item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
+            aliases=("qwen3_xml", "step3p5"),
             stream=_QWEN3_STREAM,
             doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
@@ -68,9 +78,13 @@ _DECLARATIONS = (
     Dialect("name_tag", (Opener("<{name}>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "name_tag",
             end=("</function>", "</{name}>"), doc="<TOOL_NAME>{…}</function> or </TOOL_NAME> (provided tools only)"),
     Dialect("tool_calls_json", (Opener("{", keep=1, line_start=True,
-                                       look=(ws(), lit('"tool_calls"'), ws(), lit(":"), ws(), peek("["))),),
+                                       look=(ws(), lit('"tool_calls"', "'tool_calls'"), ws(), lit(":"), ws(), peek("["))),),
             JSON, json_calls, "tool_calls_json", needs_tools=True,
-            doc='{"tool_calls": [{"name", "arguments"}]} at a line start (when tools are given)'),
+            doc='{"tool_calls": [{"name", "arguments"}]} at a line start, either quote kind (when tools are given)'),
+    Dialect("generic", (Opener("{", keep=1, line_start=True,
+                               look=(ws(), lit('"tool_call"', "'tool_call'"), ws(), lit(":"), ws(), peek("{"))),),
+            JSON, generic_calls, "generic", needs_tools=True, aliases=("llama_cpp_generic",),
+            doc='llama.cpp generic: {"tool_call": {"name", "arguments"}} at a line start (when tools are given)'),
     Dialect("llama3_json", (_json_tag("<|python_tag|>"), Opener("{", keep=1, line_start=True, look=_NAME_KEY)),
             JSON, json_calls, "llama3_json", separators=";", aliases=("bare_json", "llama4_json", "llama3"),
             doc='<|python_tag|>{"name", "parameters"}; or a bare call object at a line start (provided tools only)'),
@@ -78,7 +92,7 @@ _DECLARATIONS = (
             doc='[{"name", "arguments"}, …] at a line start, fenced or not (provided tools only)'),
     Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True), ws(), lit("("))),
                          Opener("<|python_start|>", head=(ws(),), look=(peek("["),))),
-            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
+            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic"),
             doc='[f(a=1, b="x"), g()] at a line start (provided tools only), or in <|python_start|>…<|python_end|>'),
     Dialect("mistral", (_json_tag("[TOOL_CALLS]"),), JSON, json_calls, "mistral",
             doc='[TOOL_CALLS][{"name", "arguments"}, …]'),
@@ -109,11 +123,44 @@ _DECLARATIONS = (
             stream=TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
                              r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>"),
             doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
-    Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", doc="<|tool_call|>[{…}]"),
+    Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", closers=("<|/tool_call|>",),
+            doc="<|tool_call|>[{…}], optionally closed by <|/tool_call|> (Phi-4-mini's template writes it so)"),
     Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",),
-            aliases=("hunyuan_a13b",), doc="<tool_calls>[{…}]</tool_calls>"),
+            aliases=("hunyuan_a13b", "jamba"), doc="<tool_calls>[{…}]</tool_calls>"),
     Dialect("phi4_mini", (Opener("functools", head=(ws(),), look=(peek("["),), line_start=True),), JSON, json_calls, "phi4_mini",
-            aliases=("phi4_mini_json",), doc="functools[{…}] at a line start"),
+            closers=("<|/tool_call|>",), aliases=("phi4_mini_json",),
+            doc="functools[{…}] at a line start, optionally closed by <|/tool_call|>"),
+    # ---- issue 18: formats the engines read that were missing (sources in each grammar's header)
+    Dialect("nemotron", (_json_tag("<TOOLCALL>"),), JSON, json_calls, "nemotron", closers=("</TOOLCALL>",),
+            aliases=("nemotron_json", "nemotron_v2"), doc='<TOOLCALL>[{"name", "arguments"}]</TOOLCALL>'),
+    Dialect("lfm2", (Opener("<|tool_call_start|>", head=(ws(),), look=(peek("["),)),), PYTHON, pythonic_calls, "lfm2",
+            closers=("<|tool_call_end|>",),
+            doc="<|tool_call_start|>[f(a=1), g()]<|tool_call_end|>"),
+    Dialect("cohere", (_json_tag("<|START_ACTION|>"),), JSON, cohere_calls, "cohere", closers=("<|END_ACTION|>",),
+            aliases=("cohere_command4", "cohere_command3", "command_r7b"),
+            doc='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>'),
+    Dialect("gemma4", (_call_head("<|tool_call>"),), TAGGED, gemma4_calls, "gemma4", end=("<tool_call|>", "<turn|>"),
+            doc='<|tool_call>call:NAME{k:<|"|>v<|"|>,n:1}<tool_call|>'),
+    Dialect("functiongemma", (_call_head("<start_function_call>"),), TAGGED, functiongemma_calls, "functiongemma",
+            end=("<end_function_call>",),
+            doc="<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>"),
+    Dialect("deepseek_v32", tuple(Opener(o, head=(ws(),), look=(lit("<｜DSML｜invoke"),))
+                                  for o in ("<｜DSML｜function_calls>", "<｜DSML｜tool_calls>")),
+            TAGGED, dsml_calls, "deepseek_v32", end=_DSML_END, item=("<｜DSML｜invoke", "</｜DSML｜invoke>"), text_values=True,
+            aliases=("deepseekv32", "deepseek_v4", "deepseekv4"),
+            doc='<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>…'),
+    Dialect("olmo3", (Opener("<function_calls>", head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED, olmo3_calls,
+            "olmo3", end=("</function_calls>",),
+            doc="<function_calls>\nf(a=1)\ng(b=null)\n</function_calls> (one pythonic call per line)"),
+    Dialect("apertus", (_json_tag("<|tools_prefix|>"),), JSON, apertus_calls, "apertus", closers=("<|tools_suffix|>",),
+            aliases=("apertus2509",), doc='<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>'),
+    Dialect("internlm", (Opener("<|action_start|>", head=(ws(), lit("<|plugin|>"), ws()), look=(peek("{"),)),), JSON,
+            json_calls, "internlm", closers=("<|action_end|>",), aliases=("internlm2", "interns1"),
+            doc='<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>'),
+    Dialect("gigachat3", tuple(Opener(o, head=(ws(),), look=(peek("{"),)) for o in
+                               ("<|message_sep|>function call<|role_sep|>", "function call<|role_sep|>", "<|function_call|>")),
+            JSON, json_calls, "gigachat3", closers=("</s>",),
+            doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
 )
 
 SPANS: tuple[Span, ...] = (
@@ -123,6 +170,8 @@ SPANS: tuple[Span, ...] = (
     Span("<|channel|>final<|message|>", ("<|return|>", "<|end|>"), kind="content", dialect="openai"),
     Span("<|channel|>commentary<|message|>", ("<|end|>",), kind="content", dialect="openai"),
     Span("<|start|>assistant", kind="drop", dialect="openai"),
+    Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
+    Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

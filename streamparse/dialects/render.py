@@ -9,6 +9,7 @@ these, and tool prompting (for backends without tool support) writes history wit
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 __all__ = ["RENDERERS", "render"]
@@ -65,6 +66,44 @@ def _pythonic(name: str, args: dict[str, Any]) -> Rendered:
     return text, len(text)
 
 
+_IDENT = re.compile(r"[A-Za-z_$][\w.\-$]*")
+
+
+def _gemma_value(value: Any, quote: str) -> str:
+    """A value in Gemma's argument syntax: strings between ``quote`` tokens, bare keys where they are identifiers."""
+    if isinstance(value, str):
+        return quote + value + quote
+    if isinstance(value, bool) or value is None:
+        return _js(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k if _IDENT.fullmatch(k) else quote + k + quote}:{_gemma_value(v, quote)}"
+                              for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v, quote) for v in value) + "]"
+    return _js(value)
+
+
+def _gemma(opener: str, closer: str, quote: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    return lambda n, a: _closed_at(f"{opener}call:{n}{_gemma_value(a, quote)}{closer}", closer)
+
+
+def _dsml(name: str, args: dict[str, Any]) -> Rendered:
+    params = "".join(f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}'
+                     "</｜DSML｜parameter>\n" for k, v in args.items())
+    return _closed_at(f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n'
+                      "</｜DSML｜function_calls>", "</｜DSML｜invoke>")
+
+
+def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
+    text = f"<function_calls>\n{_pythonic(name, args)[0][1:-1]}\n</function_calls>"
+    return text, len(text)
+
+
+def _lfm2(name: str, args: dict[str, Any]) -> Rendered:
+    call = _pythonic(name, args)[0]
+    return "<|tool_call_start|>" + call + "<|tool_call_end|>", len("<|tool_call_start|>" + call)
+
+
 _DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>")
 
 RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
@@ -94,6 +133,18 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "granite": lambda n, a: _json_between("<|tool_call|>[", {"name": n, "arguments": a}, "]"),
     "hunyuan": lambda n, a: _json_between("<tool_calls>[", {"name": n, "arguments": a}, "]</tool_calls>"),
     "phi4_mini": lambda n, a: _json_between("functools[", {"name": n, "arguments": a}, "]"),
+    "generic": lambda n, a: _json_between("", {"tool_call": {"name": n, "arguments": a}}),
+    "nemotron": lambda n, a: _json_between("<TOOLCALL>[", {"name": n, "arguments": a}, "]</TOOLCALL>"),
+    "lfm2": _lfm2,
+    "cohere": lambda n, a: _json_between("<|START_ACTION|>[", {"tool_call_id": "0", "tool_name": n, "parameters": a},
+                                         "]<|END_ACTION|>"),
+    "gemma4": _gemma("<|tool_call>", "<tool_call|>", '<|"|>'),
+    "functiongemma": _gemma("<start_function_call>", "<end_function_call>", "<escape>"),
+    "deepseek_v32": _dsml,
+    "olmo3": _olmo3,
+    "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
+    "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
+    "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),
 }
 
 

@@ -1,0 +1,164 @@
+"""Decoders of the newer formats (issue 18): one item's text -> ``[(name, arguments)]``. Pure; they raise ArgumentError.
+
+Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and
+returns only the values the model wrote. JSON bodies go through ``loads_relaxed`` (``json.loads``
+first); the tag formats (Gemma 4, FunctionGemma, DeepSeek DSML, Olmo 3) are parsed by their
+Lark grammar and a ``Transformer`` with one method per rule, so the grammar is the definition.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from lark import Token, Transformer, v_args
+
+from ..arguments.schema import ArgumentError, call_from_object, loads_relaxed, number_value
+from .decoders import _grammar_decoder, _PythonCalls
+from .spec import Calls
+
+__all__ = ["generic_calls", "cohere_calls", "apertus_calls", "gemma4_calls", "functiongemma_calls", "dsml_calls",
+           "olmo3_calls"]
+
+Decoded = tuple[Calls, bool]  # (calls, repaired)
+
+
+def _items(value: Any) -> list[Any]:
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ArgumentError("no calls in block")
+    return items
+
+
+# --------------------------------------------------------------------------- JSON bodies
+
+def generic_calls(text: str, head_name: str | None) -> Decoded:
+    """llama.cpp's generic form: ``{"tool_call": {"name", "arguments"}}`` (or its ``"tool_calls"`` list)."""
+    value, repaired = loads_relaxed(text)
+    if isinstance(value, dict) and "name" not in value:
+        if isinstance(value.get("tool_call"), dict):
+            value = value["tool_call"]
+        elif isinstance(value.get("tool_calls"), list):
+            value = value["tool_calls"]
+        else:
+            raise ArgumentError("neither 'tool_call' nor 'tool_calls' in the object")
+    return [call_from_object(item) for item in _items(value)], repaired
+
+
+def cohere_calls(text: str, head_name: str | None) -> Decoded:
+    """Cohere Command actions: ``{"tool_call_id", "tool_name", "parameters"}`` objects (a list, or one)."""
+    value, repaired = loads_relaxed(text)
+    calls = []
+    for item in _items(value):
+        if isinstance(item, dict) and "name" not in item and "tool_name" in item:
+            item = {("name" if k == "tool_name" else k): v for k, v in item.items() if k != "tool_call_id"}
+        calls.append(call_from_object(item))
+    return calls, repaired
+
+
+def apertus_calls(text: str, head_name: str | None) -> Decoded:
+    """Apertus: objects of one key each, the tool's name, holding the arguments: ``[{"NAME": {…}}]``."""
+    value, repaired = loads_relaxed(text)
+    calls: Calls = []
+    for item in _items(value):
+        if not isinstance(item, dict) or len(item) != 1:
+            raise ArgumentError("an Apertus call is an object with exactly one key, the tool's name")
+        (name, arguments), = item.items()
+        if not isinstance(name, str) or not name.strip():
+            raise ArgumentError("a call needs a non-empty name")
+        if not isinstance(arguments, dict):
+            raise ArgumentError(f"arguments of {name!r} must be an object")
+        calls.append((name.strip(), arguments))
+    return calls, repaired
+
+
+# --------------------------------------------------------------------------- Gemma 4 / FunctionGemma
+
+@v_args(inline=True)
+class _GemmaCalls(Transformer[Token, Any]):
+    """Tree of ``gemma4.lark`` / ``functiongemma.lark`` -> one call; ``delim`` is the string delimiter."""
+
+    def __init__(self, delim: str):
+        super().__init__()
+        self.delim = delim
+
+    def _text(self, tok: Any) -> str:
+        s = str(tok)
+        return s[len(self.delim) : -len(self.delim)] if tok.type == "STRING" else s
+
+    def start(self, name: Any, arguments: dict[str, Any]) -> list[Any]:
+        return [((str(name), arguments), False)]
+
+    def object(self, *pairs: tuple[str, Any]) -> dict[str, Any]:
+        return dict(pairs)
+
+    def pair(self, key: Any, value: Any) -> tuple[str, Any]:
+        return self._text(key), value
+
+    def array(self, *items: Any) -> list[Any]:
+        return list(items)
+
+    def string(self, tok: Any) -> str:
+        return self._text(tok)
+
+    def number(self, tok: Any) -> int | float:
+        return number_value(str(tok))
+
+    def true(self) -> bool:
+        return True
+
+    def false(self) -> bool:
+        return False
+
+    def none(self) -> None:
+        return None
+
+
+gemma4_calls = _grammar_decoder("gemma4", _GemmaCalls('<|"|>'))
+functiongemma_calls = _grammar_decoder("functiongemma", _GemmaCalls("<escape>"))
+
+
+# --------------------------------------------------------------------------- DeepSeek V3.2 / V4 DSML
+
+_DSML_NAME = re.compile(r'name\s*=\s*"([^"]*)"')
+_DSML_JSON = re.compile(r'string\s*=\s*"false"')
+
+
+class _DsmlCalls(Transformer[Token, Any]):
+    """Tree of ``deepseek_v32.lark`` -> calls. ``string="true"`` values are raw text (typed by the
+    schema later); ``string="false"`` values are JSON, kept as written when they do not parse."""
+
+    def start(self, children: list[Any]) -> list[Any]:
+        return [c for c in children if not isinstance(c, Token)]
+
+    def invoke(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        head, *params = children
+        name = _DSML_NAME.search(str(head))
+        if name is None or not name.group(1).strip():
+            raise ArgumentError("empty function name")
+        return (name.group(1).strip(), dict(params)), False
+
+    def param(self, children: list[Any]) -> tuple[str, Any]:
+        head = str(children[0])
+        key = _DSML_NAME.search(head)
+        raw = str(children[1]) if len(children) > 1 else ""
+        value: Any = raw
+        if _DSML_JSON.search(head):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+        return (key.group(1).strip() if key else ""), value
+
+
+dsml_calls = _grammar_decoder("deepseek_v32", _DsmlCalls())
+
+
+# --------------------------------------------------------------------------- Olmo 3
+
+class _OlmoCalls(_PythonCalls):
+    """Tree of ``olmo3.lark``: the pythonic rules, one call per line (JSON's true/false/null accepted too)."""
+
+
+olmo3_calls = _grammar_decoder("olmo3", _OlmoCalls())
