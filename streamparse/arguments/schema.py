@@ -52,6 +52,7 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
 
 
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
+_CALL_KEYS = frozenset({"name", "type", "id", "index", "call_id", "function"})  # beside the name, not arguments
 
 
 def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]:
@@ -73,6 +74,10 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]
         if key in obj:
             args = obj[key]
             break
+    else:
+        unread = sorted(str(k) for k in obj if k not in _CALL_KEYS)
+        if unread:  # something was written beside the name, and none of it is read as the arguments
+            raise ArgumentError(f"call {name.strip()!r} has no arguments key; unread key(s) {unread[:5]}")
     if isinstance(args, str):
         if not args.strip():
             args = {}

@@ -7,15 +7,20 @@ order until the parser takes them: at the end of each feed (fragments gathered d
 one feed leave as one ``ToolCallDelta``), or when the item closes.
 
 When streaming starts, per body kind: a JSON call object once its ``"name"`` has been
-read (its arguments object may already be under way: what was read leaves with the
-start); a JSON arguments object whose name the head gave, at its ``{``; an XML-style
+read and its arguments object has opened (in either order: what was read leaves with
+the start; a call object with no arguments object, or one whose arguments are written
+some other way or under a key that is not read, is decoded whole when it closes, as in
+whole-call mode); a JSON arguments object whose name the head gave, at its ``{``; an XML-style
 item at its name tag. Other items (Python calls, Kimi/DeepSeek/harmony JSON after a
 name, arguments written as a string) start when they close, as one fragment.
 
-A started call cut before its end (by the end of the stream, or by ``max_block_chars``)
-still ends as a call: its arguments are closed where they stopped, with an ``incomplete``
-diagnostic (whole-call mode would have kept such a block as text). The rest of a block
-cut by the limit is text, as in whole-call mode.
+A started call cut before its end (by the end of the stream, or by ``max_block_chars``),
+or one whose item turns out not to decode whole, still ends as a call, but only with
+what the model wrote: its arguments are closed where they stopped, a member whose value
+was never written is left out (never given an invented ``null``), and an ``incomplete``
+diagnostic says so (whole-call mode would have kept such a block as text). A value nested
+deeper than ``stream_json.MAX_DEPTH`` is left out with a ``too_deep`` diagnostic. The rest
+of a block cut by the limit is text, as in whole-call mode.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any, Callable
 from .calls import CallFactory
 from ..dialects.spec import JSON, Dialect
 from .events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
-from .stream_json import JsonEcho
+from .stream_json import MAX_DEPTH, JsonEcho
 from .stream_tags import TagStream
 
 __all__ = ["LiveCall"]
@@ -49,13 +54,14 @@ class LiveCall:
         self.name = ""
         self.started = False
         self._refused = False
+        self._written_name: str | None = None  # a JSON call object's name, read before its arguments opened
         self._tags: TagStream | None = None
         self._json: JsonEcho | None = None
         if dialect.body == JSON:
             if head_name is not None:
                 self._json = JsonEcho(self._frags.append, schema=factory.schema(head_name))
             else:
-                self._json = JsonEcho(self._frags.append, route="call", on_name=self._named)
+                self._json = JsonEcho(self._frags.append, route="call", on_name=self._name_read)
             self.feed = self._json.feed  # type: ignore[method-assign]  # the streamer's feed, bound once: no hop per piece
         elif dialect.stream is not None:
             self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema)
@@ -91,10 +97,21 @@ class LiveCall:
         self._events.append(ToolCallStart(self.index, self.id, name, self.dialect.name))
         return True
 
+    def _name_read(self, name: str) -> bool:
+        """A JSON call object's name: it types the arguments; the call starts once they open (``take``)."""
+        if self._written_name is None:
+            self._written_name = name
+            if self._json is not None and self._json.schema is None and not self._json.started:
+                self._json.schema = self._factory.schema(name)
+        return True
+
     def _start_if_opened(self) -> None:
-        """A JSON arguments object whose name the head gave starts at its ``{``."""
-        if not self.started and self._json is not None and self.head_name is not None and self._json.started:
-            self._named(self.head_name)
+        """A JSON call starts once its arguments object has opened and its name is known."""
+        if self.started or self._json is None or not self._json.started or not self._json.streamable:
+            return
+        name = self.head_name if self.head_name is not None else self._written_name
+        if name is not None:
+            self._named(name)
 
     def take(self) -> list[Event]:
         """The events waiting: the start, and this feed's fragments as one delta."""
@@ -117,25 +134,29 @@ class LiveCall:
         if exact:  # cut: by the end of the stream, or by the block's size limit (then a block_too_large follows)
             notes.append(Diagnostic("incomplete", f"{self.name}: call cut off before its end; its arguments were "
                                     "closed where it stopped", self.dialect.name, {"name": self.name}))
-        if self._json is not None and self._json.streamable:
+        if self._json is not None:  # started, so its arguments are an object being echoed
             self._json.finish()
             arguments = "".join(self._sent) + "".join(self._frags)
+            if self._json.too_deep:
+                notes.append(Diagnostic("too_deep", f"{self.name}: a value nested more than {MAX_DEPTH} deep was "
+                                        "left out of the streamed arguments", self.dialect.name, {"name": self.name}))
         else:
             sent = "".join(self._sent) + "".join(self._frags)
             whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
             arguments = whole or ""
             if whole is None or not whole.startswith(sent):
                 if whole is None:
-                    notes.append(Diagnostic("repaired", f"{self.name}: the item does not decode whole ({why}); "
-                                            "its streamed arguments were closed as sent", self.dialect.name,
+                    notes.append(Diagnostic("incomplete", f"{self.name}: the item does not decode whole ({why}); "
+                                            "its streamed arguments were closed where they stopped", self.dialect.name,
                                             {"name": self.name, "raw_item": item}))
-                if self._tags is not None:
-                    arguments = sent + self._tags.settle(whole)
-                else:
-                    arguments = whole if whole is not None and not sent else sent + "}" if sent else "{}"
+                assert self._tags is not None  # only XML-style items start before they close without an echo
+                arguments = sent + self._tags.settle(whole)
             self._frags.append(arguments[len(sent) :])
         try:
             notes += self._factory.notes(self.dialect, self.name, json.loads(arguments))
+        except RecursionError:  # not expected: the echo leaves out what is nested deeper than MAX_DEPTH
+            notes.append(Diagnostic("too_deep", f"{self.name}: streamed arguments nested too deeply to check",
+                                    self.dialect.name))
         except ValueError as exc:  # not expected: the streamers write valid JSON by construction
             notes.append(Diagnostic("rejected", f"{self.name}: streamed arguments are not valid JSON ({exc})",
                                     self.dialect.name))

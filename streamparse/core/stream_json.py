@@ -9,7 +9,11 @@ What is repaired as it passes: single quotes become double quotes, raw control
 characters in strings are escaped, ``True``/``False``/``None`` become JSON, other
 bare words become strings (keys) or numbers/strings (values), a comma before a
 closer is dropped, a missing comma or colon is written, a closer of the wrong kind
-is replaced by the right one. Values are typed by the schema as whole-call mode
+is replaced by the right one. Nothing is invented: a member whose value was never
+written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
+``null`` (its key waits, unsent, until its value begins), and a value nested deeper
+than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
+can be read back by ``json.loads`` at any stack depth. Values are typed by the schema as whole-call mode
 types them (``arguments.coerce_value``): a scalar whose schema type differs is held
 until it is complete, then written typed; a string the schema wants as a string
 streams as it arrives.
@@ -24,7 +28,9 @@ from typing import Any, Callable, Mapping
 from ..arguments.schema import ArgumentError, coerce_value, number_value
 from ..arguments.schema import _declared_types
 
-__all__ = ["JsonEcho", "ARGUMENT_KEYS"]
+__all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
+
+MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads recurses once per level)
 
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
@@ -66,10 +72,11 @@ def _scalar(word: str) -> str:
 
 
 class _Frame:
-    __slots__ = ("kind", "state", "schema", "key")
+    __slots__ = ("kind", "state", "schema", "key", "filled")
 
     def __init__(self, kind: str, schema: Any):
         self.kind, self.state, self.schema, self.key = kind, (_KEY if kind == "{" else _VALUE), schema, ""
+        self.filled = False  # a member has been written into it
 
 
 class JsonEcho:
@@ -95,7 +102,10 @@ class JsonEcho:
         self._held: list[str] | None = None  # a string held until complete (a key, the name, a typed value)
         self._role = ""  # the string's role: "key", "value", "held", "name"
         self._word = ""  # a bare word, maybe cut by the chunk's end
-        self._pending = ""  # a comma (and the whitespace after it) not yet known to be followed by a member
+        self._pending = ""  # a comma, a key and its colon (and whitespace) not yet known to be followed by a value
+        self._mute = 0  # > 0: inside a value left out for its depth, opened at this stack depth
+        self._mute_live = False  # whether tokens left before that value
+        self.too_deep = False  # a value was left out for its depth
         self.done = False  # the top-level value is complete
         self.started = False  # the arguments object has opened
         self.streamable = True  # False: the arguments are not an object (the caller decodes the item whole)
@@ -232,7 +242,7 @@ class JsonEcho:
         if role == "key":
             f = self._stack[-1]
             f.key, f.state = content, _COLON
-            self._emit('"' + "".join(held or ()) + '"')  # as written (normalised in passing)
+            self._pending += '"' + "".join(held or ()) + '"'  # as written (normalised in passing), once a value follows
         elif role == "name":
             if self._on_name is not None:
                 self._on_name(content)
@@ -256,7 +266,7 @@ class JsonEcho:
         elif ch == ":":
             if f is not None and f.state == _COLON:
                 f.state = _VALUE
-                self._emit(":")
+                self._pending += ":"
         elif ch == ",":
             if f is not None:
                 self._owe_value(f)
@@ -286,30 +296,29 @@ class JsonEcho:
         if f is None:
             return "value"
         if f.state == _NEXT:
-            self._emit(",")
+            self._pending = ","  # a missing comma, written once something follows
             f.state = _KEY if f.kind == "{" else _VALUE
         if f.kind == "{":
             if f.state == _KEY:
-                self._flush_pending()
                 if not opener:
                     return "key"
-                self._emit('"":')
+                self._pending += '"":'
             elif f.state == _COLON:
-                self._emit(":")
+                self._pending += ":"
         else:
             self._flush_pending()
         f.state = _VALUE
         return "value"
 
     def _owe_value(self, f: _Frame) -> None:
-        """A comma or closer where a member's value is missing: it is null."""
-        if f.kind == "{" and f.state == _COLON:
-            self._emit(":null")
-        elif f.kind == "{" and f.state == _VALUE:
-            self._emit("null")
-        else:
-            return
-        f.state = _NEXT
+        """A comma or closer where a member's value is missing: the member is left out (its key was never sent)."""
+        if f.kind == "{" and f.state in (_COLON, _VALUE):
+            self._drop_member(f)
+
+    def _drop_member(self, f: _Frame) -> None:
+        """The member under way is left out: what waits for it (comma, key, colon) goes, as if never written."""
+        self._pending = ""
+        f.state = _NEXT if f.filled else _KEY if f.kind == "{" else _VALUE
 
     def _end_word(self) -> None:
         word, self._word = self._word, ""
@@ -319,7 +328,7 @@ class JsonEcho:
         if self._prepare(False) == "key":
             f = self._stack[-1]
             f.key, f.state = word, _COLON
-            self._emit(json.dumps(word, ensure_ascii=False))
+            self._pending += json.dumps(word, ensure_ascii=False)
             return
         if self._call and len(self._stack) == 1 and self._stack[-1].key in ARGUMENT_KEYS and not self.started:
             self.streamable = False
@@ -335,8 +344,14 @@ class JsonEcho:
             self.streamable, self.done = False, True
             return
         self._prepare(True)
-        schema = self._schema_here()
         depth = len(self._stack)
+        if depth >= MAX_DEPTH and not self._mute:  # left out whole: its frames are still counted, nothing leaves
+            self._drop_member(self._stack[-1])
+            self._mute, self._mute_live, self._live, self.too_deep = depth + 1, self._live, False, True
+            self._stack.append(_Frame(ch, None))
+            return
+        self._flush_pending()  # before the arguments object goes live: the call object's own keys stay unsent
+        schema = self._schema_here()
         if depth == 0 and not self._call or (depth == 1 and self._call and not self.started
                                              and self._stack[0].key in ARGUMENT_KEYS):
             if ch == "{":
@@ -354,6 +369,10 @@ class JsonEcho:
         if len(self._stack) == self._live_depth:
             self._live = False
         self._stack.pop()
+        if self._mute and len(self._stack) < self._mute:  # the value left out for its depth is over
+            self._mute, self._live = 0, self._mute_live
+            self._drop_member(self._stack[-1])
+            return
         if self._stack:
             self._value_end()
         else:
@@ -376,7 +395,8 @@ class JsonEcho:
 
     def _value_end(self) -> None:
         if self._stack:
-            self._stack[-1].state = _NEXT
+            f = self._stack[-1]
+            f.state, f.filled = _NEXT, True
 
     def _flush_pending(self) -> None:
         if self._pending:

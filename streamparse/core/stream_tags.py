@@ -6,7 +6,9 @@ sends the rest), so streamed and whole calls agree. A parameter's key leaves as 
 completes; a string value leaves as it arrives, escaped, holding back only what layout
 rules may still remove (the newline after the tag, trailing whitespace, and the leading
 whitespace of a value that may end up on one line). Anything unusual (a parameter tag
-inside a value, a repeated key) stops the stream of fragments; the end settles it.
+inside a value, a repeated key, a key that holds markup or a line break) stops the stream of
+fragments; the end settles it. Nothing is invented: a typed value is held whole, and its key
+leaves only with it, so a value cut off before its closer is left out (never given ``null``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["TagStream"]
 
 
 _HEAD, _BETWEEN, _VALUE, _CLOSING, _STOPPED = range(5)
+_BAD_KEY = re.compile(r"[<>\n\r]")  # a parameter key never holds markup or a line break
 _HEAD_LIMIT = 512  # a head not complete within this many characters: the call is decoded whole at the end
 
 
@@ -124,6 +127,8 @@ class TagStream:
         self._value: _LayoutValue | None = None  # a string value being streamed
         self._typed: list[str] | None = None  # a value held whole (typed by its schema at its end)
         self._key = ""
+        self._typed_key = ""  # a typed value's member prefix (comma, key, colon): it leaves with the value
+        self._members = 0  # members whose key has left
         self._closing = ""  # _CLOSING: the value closer and the whitespace after it, not yet known to end the value
         self.emitted = False  # anything sent yet
 
@@ -162,9 +167,9 @@ class TagStream:
         over the earlier ones (the last of a repeated key wins). Without ``whole``: just closed."""
         if not self.emitted:
             return whole or "{}"
-        out = '"' if self._value is not None else "null" if self._typed is not None else ""
+        out = '"' if self._value is not None else ""  # a typed value still open was never sent, nor its key
         members = whole[1:] if whole and whole.startswith("{") else "}"
-        return out + (", " if self._keys and members != "}" else "") + members
+        return out + (", " if self._members and members != "}" else "") + members
 
     # ------------------------------------------------------------------ states
 
@@ -200,18 +205,22 @@ class TagStream:
             self._state = _STOPPED
             return n
         key = m.group(1).strip()
+        if _BAD_KEY.search(key) or not key:
+            self._state = _STOPPED  # a head missing its ">": only the whole item can say what it is
+            return n
         if key in self._keys:
             self._state = _STOPPED  # a repeated key: the whole-call result keeps the last value in the first place
             return n
         self._keys.add(key)
         self._key = key
-        self._emit((", " if len(self._keys) > 1 else "") + json.dumps(key, ensure_ascii=False) + ": ")
+        member = (", " if self._members else "") + json.dumps(key, ensure_ascii=False) + ": "
         types = _declared_types(self._props.get(key))
         if (not types or "string" in types) and "null" not in types:
             self._value = _LayoutValue()
-            self._emit('"')
+            self._members += 1
+            self._emit(member + '"')
         else:
-            self._typed = []
+            self._typed, self._typed_key = [], member
         self._state = _VALUE
         return m.end()
 
@@ -282,5 +291,6 @@ class TagStream:
             self._value = None
         elif self._typed is not None:
             raw, self._typed = "".join(self._typed), None
-            self._emit(json.dumps(coerce_xml_value(raw, self._props.get(self._key)), ensure_ascii=False))
+            self._members += 1
+            self._emit(self._typed_key + json.dumps(coerce_xml_value(raw, self._props.get(self._key)), ensure_ascii=False))
         self._state = _BETWEEN

@@ -1,0 +1,193 @@
+"""Never a wrong call, never silently (issue 18, section 5).
+
+Promises under test, in both modes (whole calls, and ``stream_arguments=True``):
+- a call's joined argument fragments always form one JSON object, the same as its final arguments;
+- no exception escapes, however deep the model nests its arguments;
+- a call never carries a value the model did not write (no ``null`` for a value never written);
+- a call whose written arguments cannot be read is text plus a Diagnostic, never an empty call;
+- text that is not a call comes back once, in order, as written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import streamparse as sp
+from helpers import TOOLS
+from samples import RENDER
+from streamparse.core.stream_json import MAX_DEPTH
+
+MODES = [False, True]
+
+
+def events_of(text: str, stream: bool, size: int = 0, tools: Any = TOOLS) -> list[sp.Event]:
+    parser = sp.StreamParser(tools, stream_arguments=stream)
+    step = size or max(len(text), 1)
+    out: list[sp.Event] = []
+    for i in range(0, len(text), step):
+        out += parser.feed(text[i : i + step])
+    return out + parser.close()
+
+
+def joined_fragments(events: list[sp.Event]) -> dict[int, str]:
+    joined: dict[int, str] = {}
+    for ev in events:
+        if isinstance(ev, sp.ToolCallDelta):
+            joined[ev.index] = joined.get(ev.index, "") + ev.arguments_fragment
+    return joined
+
+
+def assert_fragments_form_the_arguments(events: list[sp.Event]) -> None:
+    joined = joined_fragments(events)
+    for call in (ev for ev in events if isinstance(ev, sp.ToolCall)):
+        assert isinstance(json.loads(call.arguments), dict), call
+        if call.index in joined:
+            assert joined[call.index] == call.arguments
+
+
+# --------------------------------------------------------------------------- 1. fragments always form an object
+
+UNREAD_ARGUMENTS = [
+    '<tool_call>{"name": "get_weather"</tool_call>',
+    '<tool_call>{"name": "get_weather", "rguments": {"city": "Paris"}}</tool_call>',
+    '<tool_call>{"name":"search_recipes"',
+    '<tool_call>{"name":"search_recipes", "arguments": "',
+    '<tool_call>{"name":"search_recipes", "arguments": ',
+    '{"name": "get_weather", "rguments": {"city": "Paris"}}',
+]
+
+
+@pytest.mark.parametrize("text", UNREAD_ARGUMENTS)
+@pytest.mark.parametrize("size", [0, 1, 5])
+def test_streamed_fragments_always_join_into_a_json_object(text: str, size: int) -> None:
+    events = events_of(text, True, size)
+    assert_fragments_form_the_arguments(events)
+    for call in (ev for ev in events if isinstance(ev, sp.ToolCall)):
+        assert call.arguments != ""
+
+
+@pytest.mark.parametrize("text", UNREAD_ARGUMENTS)
+def test_streaming_a_call_with_no_readable_arguments_gives_what_whole_mode_gives(text: str) -> None:
+    whole = sp.ParseResult(events_of(text, False))
+    streamed = sp.ParseResult(events_of(text, True, 3))
+    assert streamed.content == whole.content
+    assert [(c.name, json.loads(c.arguments)) for c in streamed.tool_calls] == \
+        [(c.name, json.loads(c.arguments)) for c in whole.tool_calls]
+
+
+def test_a_cut_off_call_object_with_only_a_name_stays_text_in_stream_mode() -> None:
+    text = '<tool_call>{"name":"search_recipes"'
+    result = sp.ParseResult(events_of(text, True, 2))
+    assert result.tool_calls == [] and result.content == text
+    assert result.diagnostics
+
+
+def test_stream_mode_starts_a_json_call_only_once_its_arguments_object_opens() -> None:
+    parser = sp.StreamParser(TOOLS, stream_arguments=True)
+    assert not [e for e in parser.feed('<tool_call>{"name": "get_weather", ') if isinstance(e, sp.ToolCallStart)]
+    started = parser.feed('"arguments": {"city": "Pa')
+    assert [e.name for e in started if isinstance(e, sp.ToolCallStart)] == ["get_weather"]
+    rest = parser.feed('ris"}}</tool_call>') + parser.close()
+    assert_fragments_form_the_arguments(started + rest)
+
+
+# --------------------------------------------------------------------------- 2. deep nesting never raises
+
+JSON_RENDERERS = sorted(name for name in RENDER if not name.startswith(("pythonic", "qwen3", "glm", "seed", "minimax")))
+
+
+def _deep(depth: int, kind: str) -> str:
+    return ('{"a":' * depth + "1" + "}" * depth) if kind == "object" else "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("dialect", JSON_RENDERERS)
+@pytest.mark.parametrize("kind", ["object", "array"])
+@pytest.mark.parametrize("stream", MODES)
+def test_arguments_nested_a_thousand_deep_never_raise(dialect: str, kind: str, stream: bool) -> None:
+    text = RENDER[dialect]("configure", {"options": "@DEEP@", "count": 2})
+    if '"@DEEP@"' not in text:
+        pytest.skip("the arguments are written inside a string")
+    text = text.replace('"@DEEP@"', _deep(1000, kind))
+    events = events_of(text, stream, 97)
+    assert_fragments_form_the_arguments(events)
+    for call in (ev for ev in events if isinstance(ev, sp.ToolCall)):
+        assert "@DEEP@" not in call.arguments
+
+
+def test_a_streamed_value_nested_too_deep_is_left_out_and_reported() -> None:
+    text = '<tool_call>{"name": "configure", "arguments": {"count": 2, "options": ' + _deep(1000, "object") + \
+        ', "code": "x"}}</tool_call>'
+    events = events_of(text, True, 64)
+    [call] = [ev for ev in events if isinstance(ev, sp.ToolCall)]
+    assert call.arguments.count("{") <= MAX_DEPTH  # what is deeper was left out: any JSON reader can read the rest
+    arguments = json.loads(call.arguments)
+    assert (arguments["count"], arguments["code"]) == (2, "x")
+    assert ":1}" not in call.arguments.replace(" ", "")  # the innermost value, a thousand deep
+    assert "too_deep" in [ev.code for ev in events if isinstance(ev, sp.Diagnostic)]
+    assert_fragments_form_the_arguments(events)
+
+
+def test_a_value_nested_just_under_the_streaming_limit_is_kept_whole() -> None:
+    inner = _deep(MAX_DEPTH - 3, "array")
+    text = '<tool_call>{"name": "configure", "arguments": {"items": ' + inner + "}}</tool_call>"
+    [call] = [ev for ev in events_of(text, True, 50) if isinstance(ev, sp.ToolCall)]
+    assert call.arguments.replace(" ", "") == '{"items":' + inner + "}"
+
+
+# --------------------------------------------------------------------------- 3. no invented values once started
+
+def test_glm_value_missing_its_closer_is_left_out_not_null() -> None:
+    text = "<tool_call>get_weather\n<arg_key>days</arg_key>\n<arg_value>3/arg_value>\n</tool_call>"
+    whole = sp.ParseResult(events_of(text, False))
+    assert whole.tool_calls == [] and whole.content == text  # whole-call mode rejects it
+    events = events_of(text, True, 4)
+    calls = [ev for ev in events if isinstance(ev, sp.ToolCall)]
+    for call in calls:  # once started it may end as a call, with what was written only
+        assert "days" not in json.loads(call.arguments)
+        assert "null" not in call.arguments
+    assert "incomplete" in [ev.code for ev in events if isinstance(ev, sp.Diagnostic)]
+    assert_fragments_form_the_arguments(events)
+
+
+@pytest.mark.parametrize("body, expected", [
+    ('{"city": }', {}),
+    ('{"city": "Paris", "days": }', {"city": "Paris"}),
+    ('{"city"}', {}),
+    ('{"days", "city": "Rome"}', {"city": "Rome"}),
+    ('{"city": "Oslo", "days"', {"city": "Oslo"}),
+])
+def test_a_streamed_member_with_no_written_value_is_left_out(body: str, expected: dict[str, Any]) -> None:
+    text = '<tool_call>{"name": "get_weather", "arguments": ' + body + "</tool_call>"
+    for size in (1, 3, 100):
+        events = events_of(text, True, size)
+        calls = [ev for ev in events if isinstance(ev, sp.ToolCall)]
+        assert [json.loads(c.arguments) for c in calls] == [expected]
+        assert_fragments_form_the_arguments(events)
+
+
+def test_a_cut_off_streamed_call_keeps_only_what_was_written() -> None:
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    events = events_of(text, True, 2)
+    [call] = [ev for ev in events if isinstance(ev, sp.ToolCall)]
+    assert json.loads(call.arguments) == {"city": "Par"}
+    assert "incomplete" in [ev.code for ev in events if isinstance(ev, sp.Diagnostic)]
+
+
+# --------------------------------------------------------------------------- 4. written but unread arguments
+
+@pytest.mark.parametrize("key", ["rguments", "argumnets", "arguments ", "Arguments", "params", "city"])
+@pytest.mark.parametrize("stream", MODES)
+def test_arguments_under_an_unread_key_are_text_with_a_diagnostic(key: str, stream: bool) -> None:
+    text = '<tool_call>{"name": "get_weather", ' + json.dumps(key) + ': {"city": "Paris"}}</tool_call>'
+    result = sp.ParseResult(events_of(text, stream, 7))
+    assert result.tool_calls == []
+    assert result.content == text
+    assert any(d.code == "rejected" for d in result.diagnostics)
+
+
+def test_a_call_with_only_a_name_and_metadata_still_reads_as_a_call_without_arguments() -> None:
+    result = sp.parse('<tool_call>{"name": "get_weather", "type": "function", "id": "c1"}</tool_call>', TOOLS)
+    assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == [("get_weather", {})]
