@@ -92,7 +92,7 @@ _DECLARATIONS = (
             doc='[{"name", "arguments"}, …] at a line start, fenced or not (provided tools only)'),
     Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True), ws(), lit("("))),
                          Opener("<|python_start|>", head=(ws(),), look=(peek("["),))),
-            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic"),
+            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
             doc='[f(a=1, b="x"), g()] at a line start (provided tools only), or in <|python_start|>…<|python_end|>'),
     Dialect("mistral", (_json_tag("[TOOL_CALLS]"),), JSON, json_calls, "mistral",
             doc='[TOOL_CALLS][{"name", "arguments"}, …]'),
