@@ -630,6 +630,60 @@ add(
 )
 
 
+
+# --------------------------------------------------------------------------- Kimi K2 (vLLM kimi_k2; no tools unless stated)
+
+_KS, _KE = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+
+
+def _kt(call_id: str, args: str) -> str:
+    return f"<|tool_call_begin|>{call_id} <|tool_call_argument_begin|>{args}<|tool_call_end|>"
+
+
+def _kw(*items: str) -> str:
+    return _KS + "".join(items) + _KE
+
+
+_KIMI_WEATHER = {"get_weather": {"city": "string", "unit": "string"}}
+add(
+    Case("vllm:kimi_k2:no_call", "kimi_k2", "This is a test", (), "This is a test"),
+    Case("vllm:kimi_k2:single", "kimi_k2", "I'll check. " + _kw(_kt("functions.get_weather:0", '{"city": "Beijing"}')),
+         (_c("get_weather", city="Beijing"),), "I'll check. "),
+    Case("vllm:kimi_k2:parallel", "kimi_k2", "Compare weather. " + _kw(
+        _kt("functions.get_weather:0", '{"city": "Beijing"}'), _kt("functions.get_weather:1", '{"city": "Shanghai"}')),
+        (_c("get_weather", city="Beijing"), _c("get_weather", city="Shanghai")), "Compare weather. "),
+    Case("vllm:kimi_k2:three", "kimi_k2", "Multiple tasks. " + _kw(
+        _kt("functions.get_weather:0", '{"city": "New York"}'), _kt("functions.get_news:1", '{"topic": "technology"}'),
+        _kt("functions.send_email:2", '{"to": "user@example.com", "subject": "Daily Update"}')),
+        (_c("get_weather", city="New York"), _c("get_news", topic="technology"),
+         _c("send_email", to="user@example.com", subject="Daily Update")), "Multiple tasks. "),
+    Case("vllm:kimi_k2:angle_brackets_in_json", "kimi_k2",
+         "Process HTML. " + _kw(_kt("functions.process_html:0", '{"html": "<div>content</div>"}')),
+         (_c("process_html", html="<div>content</div>"),), "Process HTML. "),
+    Case("vllm:kimi_k2:multiline_json", "kimi_k2",
+         "Formatted. " + _kw(_kt("functions.process_data:0", '{\n  "name": "test",\n  "value": 123\n}')),
+         (_c("process_data", name="test", value=123),), "Formatted. "),
+    Case("vllm:kimi_k2:no_functions_prefix", "kimi_k2", "No prefix. " + _kw(_kt("get_weather:0", '{"city": "Tokyo"}')),
+         (_c("get_weather", city="Tokyo"),), "No prefix. "),
+    Case("vllm:kimi_k2:empty_arguments", "kimi_k2", "Empty args. " + _kw(_kt("functions.test:0", "{}")), (_c("test"),),
+         "Empty args. "),
+    Case("vllm:kimi_k2:unclosed_json_then_good", "kimi_k2", "Help. " + _kw(
+        _kt("functions.bad:0", '{"city": "Beijing"'), _kt("functions.good:1", '{"city": "Shanghai"}')),
+        (_c("bad", city="Beijing"), _c("good", city="Shanghai")), "Help. "),
+    Case("vllm:kimi_k2:id_without_index--promise_nothing_dropped", "kimi_k2", "Help. " + _kw(
+        _kt("functions.invalid.0", '{"city": "Beijing"}'), _kt("functions.valid:1", '{"city": "Shanghai"}')),
+        (_c("invalid.0", city="Beijing"), _c("valid", city="Shanghai")), "Help. ",
+        promise="nothing is dropped silently: the engine skips a call whose id lacks ':N' and says nothing"),
+    Case("vllm:kimi_k2:bare_counter_id--promise_name_as_written", "kimi_k2",
+         "Let me check. " + _kw(_kt("0", '{"city": "Tokyo", "unit": "celsius"}')), (),
+         "Let me check. " + _kw(_kt("0", '{"city": "Tokyo", "unit": "celsius"}')), tools=_KIMI_WEATHER,
+         promise="a call's name is the one the model wrote: the engine guesses get_weather from the declared tools"),
+    Case("vllm:kimi_k2:streamed_pieces", "kimi_k2", "I'll check the weather. " + _kw(
+        "<|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>" + '{"city": "Tokyo"} ' + "<|tool_call_end|>"),
+        (_c("get_weather", city="Tokyo"),), "I'll check the weather. "),
+)
+
+
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 _MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
