@@ -684,6 +684,33 @@ add(
 )
 
 
+
+# --------------------------------------------------------------------------- GLM-4.7 (vLLM glm47: no newlines, the tools declared)
+
+_G47 = {"get_current_date": {}, "get_weather": {"city": "string", "date": "string"}}
+_G47_BJ = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>"
+
+
+def _g47(test: str, text: str, calls: tuple[tuple[str, dict[str, Any]], ...], content: str | None) -> Case:
+    return Case(f"vllm:glm47:{test}", "glm45", text, calls, content, tools=_G47, family="glm47")
+
+
+add(
+    _g47("no_call", "This is a plain response.", (), "This is a plain response."),
+    _g47("zero_args_inline", "<tool_call>get_current_date</tool_call>", (_c("get_current_date"),), ""),
+    _g47("zero_args_newline", "<tool_call>get_current_date\n</tool_call>", (_c("get_current_date"),), ""),
+    _g47("args_same_line", _G47_BJ, (_c("get_weather", city="Beijing"),), ""),
+    _g47("args_with_newlines", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>",
+         (_c("get_weather", city="Beijing"),), ""),
+    _g47("text_before", "Checking.<tool_call>get_current_date</tool_call>", (_c("get_current_date"),), "Checking."),
+    _g47("two_blocks", _G47_BJ + _G47_BJ.replace("Beijing", "Shanghai"),
+         (_c("get_weather", city="Beijing"), _c("get_weather", city="Shanghai")), ""),
+    _g47("whitespace_before", "  \n  <tool_call>get_current_date</tool_call>", (_c("get_current_date"),), ""),
+    _g47("streamed_pieces", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>",
+         (_c("get_weather", city="Beijing"),), ""),
+)
+
+
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 _MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
