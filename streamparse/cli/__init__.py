@@ -60,7 +60,7 @@ def run_parse(args: argparse.Namespace, out: TextIO) -> int:
             build_parser().print_help(sys.stderr)
             raise CliError("nothing on stdin: give a FILE, pipe model output in, or try --example NAME")
     tools = load_tools(args.tools) if args.tools else EXAMPLE_TOOLS if example else None
-    parser = StreamParser(tools, dialects=args.dialect)
+    parser = StreamParser(tools, dialects=args.dialect, calls_in_reasoning=args.calls_in_reasoning)
     if example and not args.json:
         print(f"# built-in example {args.example or DEFAULT_EXAMPLE!r}, fed {args.chunk} characters at a time", file=out)
     chunk = max(1, args.chunk)
@@ -91,10 +91,14 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if args.config:
             raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
         settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
-    if args.stream_arguments:
+    for flag, key, value in (("--stream-arguments", "stream_arguments", args.stream_arguments or None),
+                             ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
+                             ("--dialect", "dialects", args.dialect)):
+        if value is None:
+            continue
         if args.config:
-            raise CliError("--stream-arguments goes with --upstream; in a config file set stream_arguments per backend")
-        settings["backend"] = {**settings.get("backend", {}), "stream_arguments": True}
+            raise CliError(f"{flag} goes with --upstream; in a config file set {key} per backend")
+        settings["backend"] = {**settings.get("backend", {}), key: value}
     if not args.demo:
         return _serve(settings, args.log_level, out)
     from ..harness.replay import create_replay_app
@@ -282,7 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--example", choices=sorted(EXAMPLES), help="use a built-in example output (and its tools)")
     p.add_argument("--tools", help="JSON file with OpenAI tools (a list, or a request body with 'tools')")
     p.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
-                   help="restrict detection (repeatable; names as vLLM/SGLang --tool-call-parser, or aliases)")
+                   help="restrict detection (repeatable; names as vLLM/SGLang --tool-call-parser, or aliases); "
+                        "one dialect is pinned: its bare forms are read without --tools")
+    p.add_argument("--calls-in-reasoning", action="store_true",
+                   help="a call to a given tool written inside <think> leaves as a call")
     p.add_argument("--chunk", type=int, default=4, help="characters per delta (default 4)")
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(func=run_parse)
@@ -303,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
     s.add_argument("--stream-arguments", action="store_true",
                    help="stream each tool call's arguments as the model writes them (name first, then pieces)")
+    s.add_argument("--calls-in-reasoning", action="store_true",
+                   help="a call to an offered tool written inside <think> leaves as a call (off: it stays reasoning)")
+    s.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
+                   help="the upstream model's format (repeatable; names as vLLM/SGLang --tool-call-parser). One "
+                        "dialect is pinned: its bare forms are read as the engine's parser reads them")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     s.set_defaults(func=run_serve)
 

@@ -1,10 +1,12 @@
 """Gathering a feed's events: adjacent text (or reasoning) merges into one event; lines are tracked.
 
 Invariant: text leaves in the order it was given, each character once; ``_line_blank``
-is true exactly when everything since the last newline (or the stream's start) is blank.
+is true exactly when everything since the last newline (or the stream's start) is spaces and tabs.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from .events import Event, ReasoningDelta, TextDelta
 
@@ -19,15 +21,18 @@ class Output:
         self._acc: list[str] = []
         self._acc_cls: type = TextDelta
         self._out: list[Event] = []
+        self._text: Callable[[str], None] = self._prose  # where text goes (a block inside reasoning: the reasoning)
 
     def _track_line(self, s: str) -> None:
+        # Blank means spaces and tabs only, as the scanner's line-start check reads it: "\r", VT, FF and
+        # U+2028 are not line breaks here, so a stream and the whole text agree on where a line starts.
         nl = s.rfind("\n")
         if nl >= 0:
-            self._line_blank = nl == len(s) - 1 or s[nl + 1 :].isspace()
-        elif self._line_blank and not s.isspace():
+            self._line_blank = not s[nl + 1 :].strip(" \t")
+        elif self._line_blank and s.strip(" \t"):
             self._line_blank = False
 
-    def _text(self, s: str) -> None:
+    def _prose(self, s: str) -> None:
         if s:
             self._delta(TextDelta, s)
             self._track_line(s)

@@ -21,7 +21,6 @@ Limits are positional, so any chunking gives the same result: a block longer tha
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -34,28 +33,26 @@ from ..dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .live import LiveCall
 from .items import ItemCalls
-from .scanner import PARTIAL, Candidate, HeadMatch, literal_pattern, marker_table, match_head
+from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
+from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
-_TEXT, _SPAN, _HEAD, _BODY, _AFTER = range(5)
 _WS_RUN = re.compile(r"\s*")
 _PUNCTUATION = " \t\r\n,;[]{}"
 SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 
 
-@functools.lru_cache(maxsize=64)
-def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(c.lower() for c in closers)
-
-
-class StreamParser(ItemCalls):
+class StreamParser(ItemCalls, SpanReader):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
     stream. ``tools`` (OpenAI, bare or Anthropic tool dicts) gate the forms that
     look like prose and type argument values; ``dialects`` restricts detection
-    (names or aliases; default: all of ``DIALECTS``).
+    (names or aliases; default: all of ``DIALECTS``). Exactly one dialect named is
+    *pinned*: its prose-like forms are read without tools, as its engine parser reads
+    them. ``calls_in_reasoning``: a call to a declared tool written inside reasoning
+    leaves as a call (off by default: thinking aloud can look like a call).
     """
 
     def __init__(
@@ -68,9 +65,11 @@ class StreamParser(ItemCalls):
         start_in_reasoning: bool = False,
         id_factory: Callable[[], str] = new_call_id,
         stream_arguments: bool = False,
+        calls_in_reasoning: bool = False,
     ) -> None:
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
-        self._table = marker_table(tuple(resolve(dialects)), tuple(self._schemas or ()))
+        names = tuple(resolve(dialects))
+        self._table = marker_table(names, tuple(self._schemas or ()), dialects is not None and len(names) == 1)
         self._trigger = self._table.trigger.search
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
@@ -91,6 +90,8 @@ class StreamParser(ItemCalls):
         self._closed = False
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
+        self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
+        self._resume = _TEXT
         ItemCalls.__init__(self)
 
     # ------------------------------------------------------------------ public API
@@ -156,11 +157,12 @@ class StreamParser(ItemCalls):
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        self._idle = self._mode == _TEXT and not self._held and not final
+        self._idle = self._mode == _TEXT and not self._held and not final and self._resume == _TEXT
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
         b = self._block
-        self._body_fast = None if self._mode != _BODY or final or self._held or b is None or b.scanner is None else (
+        self._body_fast = None if self._mode != _BODY or final or self._held or b is None or b.scanner is None \
+            or self._resume == _SPAN else (
             self._fast_live() if self._lives and self._lives[-1].started else b.scanner.fast_path())
         self._flush()
         return self._out
@@ -170,21 +172,25 @@ class StreamParser(ItemCalls):
         if self._mode == _HEAD:
             self._abort_head()
         elif self._mode == _BODY:
-            b = self._block
-            assert b is not None and b.scanner is not None
-            b.scanner.finish()
-            exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
-            if exact:
-                b.close_item()
-            self._drain(b, exact)
-            self._end_block(b)
+            self._finish_block()
         elif self._mode == _AFTER:
             self._end_after(0)
         else:
             return True
         return False
 
-    # ------------------------------------------------------------------ TEXT and SPAN
+    def _finish_block(self) -> None:
+        """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
+        b = self._block
+        assert b is not None and b.scanner is not None
+        b.scanner.finish()
+        exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
+        if exact:
+            b.close_item()
+        self._drain(b, exact)
+        self._end_block(b)
+
+    # ------------------------------------------------------------------ TEXT (SPAN: spans.py)
 
     def _scan_text(self, text: str, pos: int, final: bool) -> int:
         search, table = self._trigger, self._table
@@ -244,20 +250,6 @@ class StreamParser(ItemCalls):
         self._mode = _HEAD
         return after
 
-    def _scan_span(self, text: str, pos: int, final: bool) -> int:
-        span = self._span
-        emit = self._text if span.kind == "content" else self._reasoning
-        m = literal_pattern(span.closers).search(text, pos)
-        if m is not None:
-            emit(text[pos : m.start()])
-            self._mode = _TEXT
-            self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
-            return m.end()
-        closers = _lower(span.closers)
-        hold = len(text) if final else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
-        emit(text[pos:hold])
-        return hold
-
     # ------------------------------------------------------------------ HEAD: which dialect owns the block?
 
     def _scan_head(self, text: str, pos: int, final: bool) -> int:
@@ -275,7 +267,7 @@ class StreamParser(ItemCalls):
         """No dialect wants it: the marker is text, and scanning resumes right after it."""
         b = self._block
         assert b is not None
-        self._block, self._mode = None, _TEXT
+        self._block, self._mode = None, self._resume
         self._text(b.head)
         return resume
 
@@ -297,7 +289,7 @@ class StreamParser(ItemCalls):
         if d.body == TAGGED:
             b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block)
         else:
-            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several, d.body == PYTHON, op.line_start,
+            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
                                     self._max_block)
         self._mode = _BODY
         if kept:
@@ -328,7 +320,7 @@ class StreamParser(ItemCalls):
                 b.end("", b.scanner.pending)
                 b.scanner.pending = ""
                 return self._end_block(b, new)
-            self._block, self._mode = None, _TEXT
+            self._block, self._mode = None, self._resume
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
             self._text(b.unemitted() + b.scanner.pending + text[new:end])
@@ -338,7 +330,7 @@ class StreamParser(ItemCalls):
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
         self._lives.clear()
-        self._block, self._mode = None, _TEXT
+        self._block, self._mode = None, self._resume
         if not b.calls:
             for diag, _ in b.failed:
                 self._event(diag)
@@ -377,12 +369,12 @@ class StreamParser(ItemCalls):
             self._closers = self._closers[self._closers.index(r.lower()) + 1 :]
             self._after_ws = ""
             if not self._closers:
-                self._mode = _TEXT
+                self._mode = self._resume
             return k + len(r)
         return self._end_after(k)
 
     def _end_after(self, resume: int) -> int:
-        self._mode, self._closers = _TEXT, []
+        self._mode, self._closers = self._resume, []
         ws, self._after_ws = self._after_ws, ""
         self._text(ws)
         return resume

@@ -54,8 +54,10 @@ Found = Union[tuple[str, list[Candidate], str | None], Partial, None]  # (marker
 class MarkerTable:
     """Every enabled opener and span marker, compiled once per parser configuration."""
 
-    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str]):
+    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str],
+                 ungated: bool = False):
         self.tool_names = tool_names  # lowercase -> as declared
+        self.ungated = ungated  # one dialect pinned, no tools: a gated name may be any name
         self.spans = tuple(spans)
         self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
@@ -148,11 +150,17 @@ def _trigger(markers: list[str]) -> re.Pattern[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def marker_table(names: tuple[str, ...], tools: tuple[str, ...]) -> MarkerTable:
-    """The table for these enabled dialects and tool names (built once per configuration)."""
-    dialects = [DIALECTS[n] for n in names if tools or not DIALECTS[n].needs_tools]
+def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = False) -> MarkerTable:
+    """The table for these enabled dialects and tool names (built once per configuration).
+
+    Auto-detection reads prose-like forms (bare JSON, ``[f(x=1)]``) only for declared tools. A dialect the
+    operator pinned (``pinned``: exactly one, chosen) is read as its engine parser reads it: with no tools
+    declared, its gates open; with tools declared, a call must still name one of them.
+    """
+    ungated = pinned and len(names) == 1 and not tools
+    dialects = [DIALECTS[n] for n in names if tools or ungated or not DIALECTS[n].needs_tools]
     spans = [s for s in SPANS if not s.dialect or s.dialect in names]
-    return MarkerTable(dialects, spans, {t.lower(): t for t in tools})
+    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, ungated)
 
 
 @dataclass
@@ -206,7 +214,7 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
             if j - k > _MAX_NAME:
                 return None
             if j == n:
-                if final or (part.gated and word.lower() not in table.tool_prefixes):
+                if final or (part.gated and not table.ungated and word.lower() not in table.tool_prefixes):
                     if final and word and _name_ok(word, part, table):
                         found_name.append(_canonical(word, table))
                         return j
@@ -225,7 +233,7 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
 
 
 def _name_ok(word: str, part: Part, table: MarkerTable) -> bool:
-    return not part.gated or word.lower() in table.tool_names
+    return not part.gated or table.ungated or word.lower() in table.tool_names
 
 
 def _canonical(word: str, table: MarkerTable) -> str:

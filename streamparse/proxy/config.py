@@ -17,12 +17,14 @@ max_event_bytes = 16777216      # a longer upstream SSE line ends the stream wit
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
 api_key_env = "LOCAL_API_KEY"            # name of an environment variable, never the key itself
 dialects = ["qwen3_coder", "hermes"]     # default: all (aliases such as qwen3_xml accepted)
+# dialect = "llama3_json"                # instead of dialects: one, pinned (read as the engine's parser reads it)
 models = ["qwen3-coder"]                 # request models routed here (also the model_map keys)
 default = true                           # the backend for models no backend names
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
 tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
 tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
 stream_arguments = false                 # stream each call's arguments as they are written (name first)
+calls_in_reasoning = false               # a call to an offered tool written inside <think> leaves as a call
 max_block_chars = 1048576
 max_calls = 1000
 max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
@@ -95,6 +97,7 @@ class Backend:
     tool_prompt: str | None = None
     tool_prompt_retry: bool = False
     stream_arguments: bool = False
+    calls_in_reasoning: bool = False
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
     max_connections: int = 1000
@@ -120,8 +123,13 @@ class Backend:
         return [s for s in found if len(s) >= 4]
 
     def parser_options(self) -> dict[str, Any]:
-        options = {"dialects": self.dialects, "max_block_chars": self.max_block_chars, "max_calls": self.max_calls}
-        return {**options, "stream_arguments": True} if self.stream_arguments else options
+        options: dict[str, Any] = {"dialects": self.dialects, "max_block_chars": self.max_block_chars,
+                                   "max_calls": self.max_calls}
+        if self.stream_arguments:
+            options["stream_arguments"] = True
+        if self.calls_in_reasoning:
+            options["calls_in_reasoning"] = True
+        return options
 
     def serves(self, model: Any) -> bool:
         return isinstance(model, str) and (model in self.models or model in self.model_map)
@@ -170,7 +178,7 @@ class ProxyConfig:
 
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
-_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments"}
+_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments", "calls_in_reasoning"}
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
@@ -179,6 +187,10 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
     raw = dict(raw)
     if "timeout" in raw:  # the older single setting: the wait for the next piece of the answer
         raw.setdefault("read_timeout", raw.pop("timeout"))
+    if "dialect" in raw:  # one dialect, pinned: read as its engine parser reads it
+        if "dialects" in raw or not isinstance(raw["dialect"], str):
+            raise ConfigError(f"backend {name!r}: 'dialect' is one name, and goes without 'dialects'")
+        raw["dialects"] = [raw.pop("dialect")]
     known = set(Backend.__dataclass_fields__) - {"name"}
     unknown = set(raw) - known
     if unknown:

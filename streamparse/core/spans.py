@@ -1,0 +1,102 @@
+"""The SPAN state: reasoning and channel spans, and (opt-in) calls written inside reasoning.
+
+Invariant: a span's text leaves once, in order, as the span's kind (reasoning or content);
+a call opened inside reasoning leaves as a call only if its block decodes, and every other
+character of that block goes back to the reasoning, never to the content. Only marker-opened
+forms are looked for inside reasoning: line-start forms (bare JSON, ``[f(x)]``, ``functools``)
+read too much like thinking aloud.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Callable
+
+from ..dialects.spec import Span
+from .bodies import partial_tail
+from .output import Output
+from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
+
+__all__ = ["TEXT", "SPAN", "HEAD", "BODY", "AFTER", "SpanReader"]
+
+TEXT, SPAN, HEAD, BODY, AFTER = range(5)  # the parser's states (see parser.py)
+
+
+@functools.lru_cache(maxsize=64)
+def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(c.lower() for c in closers)
+
+
+class SpanReader(Output):
+    """The part of the parser that reads spans (the parser sets the attributes below)."""
+
+    _span: Span
+    _mode: int
+    _table: MarkerTable
+    _trigger: Callable[..., re.Match[str] | None]  # the marker table's compiled search
+    _calls_in_reasoning: bool
+    _resume: int  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
+    _begin: Callable[[str, int, int, tuple[str, list[Candidate], str | None]], int]
+    _scan: dict[int, Callable[[str, int, bool], int]]  # the state table: state -> its scan method
+    _scan_body: Callable[[str, int, bool], int]
+    _finish_block: Callable[[], None]
+
+    def _scan_span(self, text: str, pos: int, final: bool) -> int:
+        span = self._span
+        emit = self._text if span.kind == "content" else self._reasoning
+        m = literal_pattern(span.closers).search(text, pos) if span.closers else None
+        stop = m.start() if m is not None else len(text)
+        if self._calls_in_reasoning and span.kind == "reasoning":
+            opened = self._call_in_span(text, pos, stop, final or m is not None)
+            if opened is not None:
+                return opened
+        if m is not None:
+            emit(text[pos:stop])
+            self._mode = self._resume = TEXT
+            self._text = self._prose
+            self._scan[BODY] = self._scan_body
+            self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
+            return m.end()
+        closers = _lower(span.closers)
+        hold = len(text) if final or not closers else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
+        emit(text[pos:hold])
+        return hold
+
+    def _call_in_span(self, text: str, pos: int, stop: int, final: bool) -> int | None:
+        """A call opener in ``text[pos:stop]``: the reasoning before it leaves and its block begins (or, for a
+        possible opener cut by the delta's end, the text from it is held). None: no opener here."""
+        seg = text[:stop] if stop < len(text) else text
+        i = pos
+        while True:
+            m = self._trigger(seg, i)
+            if m is None:
+                return None
+            j = m.start()
+            found = self._table.match(seg, j, final, False) if seg[j] not in "\n`" else None
+            if found == PARTIAL:
+                self._reasoning(text[pos:j])
+                return j
+            if found is None or found[1][0].span is not None:
+                i = j + 1
+                continue
+            self._reasoning(text[pos:j])
+            self._resume = SPAN
+            self._text = self._reasoning  # a block that is not a call goes back to the reasoning
+            self._scan[BODY] = self._scan_body_in_span
+            return self._begin(text, j, 0, found)
+
+    def _scan_body_in_span(self, text: str, pos: int, final: bool) -> int:
+        """A block inside reasoning ends where the reasoning does: its body is read up to the span's closer,
+        as if the stream ended there; a possible closer cut by the delta's end is held, not read."""
+        closers = self._span.closers
+        m = literal_pattern(closers).search(text, pos) if closers else None
+        if m is None:
+            stop = len(text) if final or not closers else partial_tail(text, pos, len(text), _lower(closers),
+                                                                         max(map(len, closers)))
+            return self._scan_body(text[:stop], pos, final)
+        new = self._scan_body(text[: m.start()], pos, True)
+        if self._mode == BODY:
+            self._finish_block()
+            return m.start()
+        return new
