@@ -711,6 +711,49 @@ add(
 )
 
 
+
+# --------------------------------------------------------------------------- DeepSeek V3 / V3.1 (vLLM; no tools declared)
+
+_DSB, _DSE, _DCB, _DCE, _DSEP = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+
+
+def _ds3(name: str, args: str) -> str:
+    return f"{_DCB}function{_DSEP}{name}\n```json\n{args}\n```{_DCE}"
+
+
+_TYPES_ARGS = ('{"string_field": "hello", "int_field": 42, "float_field": 3.14, "bool_field": true, "null_field": null, '
+               '"array_field": ["a", "b", "c"], "object_field": {"nested": "value"}, "empty_array": [], "empty_object": {}}')
+add(
+    Case("vllm:deepseek_v3:no_call", "deepseek_v3", "How can I help you today? I can check weather for you.", (),
+         "How can I help you today? I can check weather for you."),
+    Case("vllm:deepseek_v3:single", "deepseek_v3", _DSB + _ds3("get_weather", '{"city": "Tokyo", "unit": "celsius"}') + _DSE,
+         (_c("get_weather", city="Tokyo", unit="celsius"),), ""),
+    Case("vllm:deepseek_v3:parallel", "deepseek_v3", _DSB + _ds3("get_weather", '{"city": "Tokyo", "unit": "celsius"}')
+         + _ds3("search_hotels", '{"location": "Tokyo", "check_in": "2025-01-15"}') + _DSE,
+         (_c("get_weather", city="Tokyo", unit="celsius"), _c("search_hotels", location="Tokyo", check_in="2025-01-15")), ""),
+    Case("vllm:deepseek_v3:data_types", "deepseek_v3", _DSB + _ds3("test_function", _TYPES_ARGS) + _DSE,
+         (("test_function", __import__("json").loads(_TYPES_ARGS)),), ""),
+    Case("vllm:deepseek_v3:empty_arguments", "deepseek_v3", _DSB + _ds3("get_current_time", "{}") + _DSE,
+         (_c("get_current_time"),), ""),
+    Case("vllm:deepseek_v3:text_before", "deepseek_v3",
+         "Let me check the weather for you." + _DSB + _ds3("get_weather", '{"city": "Paris"}') + _DSE,
+         (_c("get_weather", city="Paris"),), "Let me check the weather for you."),
+    Case("vllm:deepseek_v3:escaped_strings", "deepseek_v3",
+         _DSB + _ds3("send_message", r'{"text": "He said \"hello\"", "path": "C:\\Users\\file", "newline": "line1\nline2"}')
+         + _DSE, (_c("send_message", text='He said "hello"', path="C:\\Users\\file", newline="line1\nline2"),), ""),
+    Case("vllm:deepseek_v31:one_call", "deepseek_v31",
+         f'normal text{_DSB}{_DCB}foo{_DSEP}{{"x":1}}{_DCE}{_DSE}', (_c("foo", x=1),), "normal text"),
+    Case("vllm:deepseek_v31:two_calls_text_around--promise_text_after_call_kept", "deepseek_v31",
+         f'some prefix text{_DSB}{_DCB}foo{_DSEP}{{"x":1}}{_DCE}{_DCB}bar{_DSEP}{{"y":2}}{_DCE}{_DSE} some suffix text',
+         (_c("foo", x=1), _c("bar", y=2)), "some prefix text some suffix text",
+         promise="text after a call is kept: the engine returns only the prefix"),
+    Case("vllm:deepseek_v31:cut_off_block_is_text", "deepseek_v31", f"Let me look that up.{_DSB}get_weather", (),
+         f"Let me look that up.{_DSB}get_weather"),
+    Case("vllm:deepseek_v31:no_call_markers_is_text", "deepseek_v31", f'{_DSB}foo{_DSEP}{{"x":1}}{_DSE}', (),
+         f'{_DSB}foo{_DSEP}{{"x":1}}{_DSE}'),
+)
+
+
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 _MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
