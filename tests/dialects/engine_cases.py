@@ -754,6 +754,32 @@ add(
 )
 
 
+
+# --------------------------------------------------------------------------- Seed-OSS (vLLM seed_oss; get_weather declared)
+
+_SEED_T = {"get_weather": {"location": "string", "unit": "string"}}
+_SEED_CALL = "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>"
+_SEED_THINK = ("<seed:think>\nGot it. The format is <seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, "
+               "Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>. Let me go with "
+               "that.</seed:think>")
+add(
+    Case("vllm:seed_oss:no_call", "seed_oss", "This is a test response without any tool calls", (),
+         "This is a test response without any tool calls", tools=_SEED_T),
+    Case("vllm:seed_oss:call_without_thinking", "seed_oss", _SEED_CALL, (_c("get_weather", location="Barcelona, Spain"),),
+         "", tools=_SEED_T),
+    Case("vllm:seed_oss:budget_reflections_then_call--promise_reasoning_not_content", "seed_oss",
+         "<seed:think>The user's current thinking budget is 512.</seed:cot_budget_reflect>\nLet me analyze the question."
+         "\n<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>\n The unit can be omitted."
+         "</seed:think>\n" + _SEED_CALL, (_c("get_weather", location="Barcelona, Spain"),), "\n", tools=_SEED_T,
+         promise="reasoning is reasoning: the engine leaves <seed:think>… in content"),
+    Case("vllm:seed_oss:call_written_in_thinking_stays_reasoning--promise_reasoning_not_content", "seed_oss",
+         _SEED_THINK + "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n"
+         "<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>",
+         (_c("get_weather", location="Barcelona, Spain", unit="celsius"),), "", tools=_SEED_T,
+         promise="reasoning is reasoning: the engine leaves <seed:think>… (and the call written there) in content"),
+)
+
+
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 _MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
