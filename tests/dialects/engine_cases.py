@@ -780,6 +780,46 @@ add(
 )
 
 
+
+# --------------------------------------------------------------------------- gpt-oss harmony (vLLM openai; the assistant's part of the render)
+
+_ANALYSIS = '<|channel|>analysis<|message|>User asks: "What is the weather in Tokyo?" We need a tool.<|end|>'
+
+
+def _hcall(name: str, args: str, json_type: bool = True, role_position: bool = False) -> str:
+    constrain = " <|constrain|>json" if json_type else ""
+    if role_position:
+        return f"<|start|>assistant to=functions.{name}<|channel|>commentary{constrain}<|message|>{args}<|call|>"
+    return f"<|start|>assistant<|channel|>commentary to=functions.{name}{constrain}<|message|>{args}<|call|>"
+
+
+_TOKYO = _c("get_current_weather", location="Tokyo")
+add(
+    Case("vllm:openai:final_only", "openai", "<|channel|>final<|message|>This is a test<|return|>", (), "This is a test",
+         family="gpt_oss"),
+    Case("vllm:openai:single", "openai", _ANALYSIS + _hcall("get_current_weather", '{"location": "Tokyo"}'), (_TOKYO,), "",
+         family="gpt_oss"),
+    Case("vllm:openai:single_pretty_json", "openai", _ANALYSIS + _hcall("get_current_weather", '{\n"location": "Tokyo"\n}'),
+         (_TOKYO,), "", family="gpt_oss"),
+    Case("vllm:openai:recipient_in_role_position", "openai",
+         _ANALYSIS + _hcall("get_current_weather", '{"location": "Tokyo"}', role_position=True), (_TOKYO,), "",
+         family="gpt_oss"),
+    Case("vllm:openai:several_calls", "openai", _ANALYSIS + _hcall("get_current_weather", '{"location": "Tokyo"}')
+         + _hcall("get_user_location", '{"location": "Tokyo"}') + _hcall("no_content_type", '{"location": "Tokyo"}', False)
+         + _hcall("empty_args", "{}"),
+         (_TOKYO, _c("get_user_location", location="Tokyo"), _c("no_content_type", location="Tokyo"), _c("empty_args")), "",
+         family="gpt_oss"),
+    Case("vllm:openai:text_arguments--promise_arguments_are_an_object", "openai",
+         _ANALYSIS + _hcall("not_json", "foo", False), (_c("not_json", value="foo"),), "",
+         tools={"not_json": {"value": "string"}}, family="gpt_oss",
+         promise="arguments are a JSON object: the engine passes 'foo' on as the arguments; streamparse gives it to "
+                 "the tool's only string parameter"),
+    Case("vllm:openai:call_then_final", "openai", _ANALYSIS + _hcall("get_current_weather", '{"location": "Tokyo"}')
+         + "<|start|>assistant<|channel|>final<|message|>This tool call will get the weather.<|return|>",
+         (_TOKYO,), "This tool call will get the weather.", family="gpt_oss"),
+)
+
+
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 _MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
