@@ -189,7 +189,7 @@ class _PythonCalls(Transformer[Token, Any]):
         return "".join(_python_string(str(p)) for p in parts)
 
     def number(self, tok: Any) -> int | float:
-        return number_value(str(tok))
+        return _python_number(str(tok))
 
     def true(self) -> bool:
         return True
@@ -210,6 +210,24 @@ class _PythonCalls(Transformer[Token, Any]):
         if isinstance(key, (dict, list)):
             raise ArgumentError("a dict key must be a literal")
         return key, value
+
+
+_UNDERSCORED = re.compile(r"[+-]?\d+(?:_\d+)*(?:\.(?:\d+(?:_\d+)*)?)?(?:[eE][+-]?\d+(?:_\d+)*)?")
+
+
+def _python_number(text: str) -> int | float:
+    """A Python number literal as Python reads it (``0x1F``, ``0o17``, ``0b101``, ``1_000``); JSON can carry
+    only finite values, and an underscore goes only between digits."""
+    if text.lstrip("+-")[1:2] in ("x", "X", "o", "O", "b", "B"):
+        try:
+            return int(text, 0)
+        except ValueError:  # a misplaced underscore, or past Python's digit limit
+            raise ArgumentError(f"not a Python number: {text[:40]}") from None
+    if "_" in text:
+        if not _UNDERSCORED.fullmatch(text):
+            raise ArgumentError(f"not a Python number: {text[:40]}")
+        text = text.replace("_", "")
+    return number_value(text)
 
 
 def _python_string(token: str) -> str:

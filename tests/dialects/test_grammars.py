@@ -7,6 +7,7 @@ of their own. Here every rendered block is parsed both ways and the results comp
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -19,7 +20,8 @@ from lark.exceptions import LarkError
 from budget import examples
 from streamparse.arguments.grammar import load_grammar
 from streamparse.dialects import DIALECTS, warm_up
-from streamparse.dialects.decoders import check_json_grammar, minimax_calls, qwen3_calls
+from streamparse.arguments.schema import ArgumentError
+from streamparse.dialects.decoders import check_json_grammar, minimax_calls, pythonic_calls, qwen3_calls
 from streamparse.dialects.spec import JSON
 from streamparse.dialects.render import RENDERERS
 
@@ -142,3 +144,30 @@ def test_json_grammars_read_several_calls_in_one_tag(grammar: str, block: str, n
 def test_hermes_grammar_takes_one_comma_between_calls_not_two() -> None:
     with pytest.raises(LarkError):
         check_json_grammar("hermes", '<tool_call>{"name": "a", "arguments": {}},, {"name": "b", "arguments": {}}</tool_call>')
+
+
+def _hex_grouped(n: int) -> str:
+    return ("-" if n < 0 else "") + f"0x{abs(n):_x}"  # 0x1_0000_0000
+
+
+_INT_FORMS = [hex, oct, bin, str, lambda n: f"{n:_}", _hex_grouped]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(n=st.integers(-(10**30), 10**30), form=st.sampled_from(_INT_FORMS))
+def test_pythonic_integers_read_as_python_reads_them(n: int, form: Any) -> None:
+    """0x1F, 0o17, 0b101 and 1_000 are Python literals (vLLM's pythonic parser takes them through ast)."""
+    literal = form(n)
+    calls, _ = pythonic_calls(f"[f(a={literal})]", None)
+    assert calls == [("f", {"a": ast.literal_eval(literal)})]
+
+
+@pytest.mark.parametrize("literal", ["1_", "1__0", "1._5", "1_.5", "0x", "0x1F_", "0b2", "1e999", "0o8"])
+def test_pythonic_numbers_python_rejects_are_not_read(literal: str) -> None:
+    with pytest.raises(ArgumentError):
+        pythonic_calls(f"[f(a={literal})]", None)
+
+
+@pytest.mark.parametrize("literal, value", [("1_0.2_5e1_0", 1_0.2_5e1_0), ("-2.5e-3", -2.5e-3), ("1.", 1.0), (".5", 0.5)])
+def test_pythonic_floats_read_as_python_reads_them(literal: str, value: float) -> None:
+    assert pythonic_calls(f"[f(a={literal})]", None)[0] == [("f", {"a": value})]
