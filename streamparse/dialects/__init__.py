@@ -146,7 +146,7 @@ _DECLARATIONS = (
             doc="<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>"),
     Dialect("deepseek_v32", tuple(Opener(o, head=(ws(),), look=(lit("<｜DSML｜invoke"),))
                                   for o in ("<｜DSML｜function_calls>", "<｜DSML｜tool_calls>")),
-            TAGGED, dsml_calls, "deepseek_v32", end=_DSML_END, item=("<｜DSML｜invoke", "</｜DSML｜invoke>"), text_values=True,
+            TAGGED, dsml_calls, "deepseek_v32", end=_DSML_END, item=("<｜DSML｜invoke", "</｜DSML｜invoke>"),
             aliases=("deepseekv32", "deepseek_v4", "deepseekv4"),
             doc='<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>…'),
     Dialect("olmo3", (Opener("<function_calls>", head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED, olmo3_calls,

@@ -19,7 +19,7 @@ from .decoders import _grammar_decoder, _PythonCalls
 from .spec import Calls
 
 __all__ = ["generic_calls", "cohere_calls", "apertus_calls", "gemma4_calls", "functiongemma_calls", "dsml_calls",
-           "olmo3_calls"]
+           "kimi_k3_calls", "olmo3_calls"]
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
 
@@ -153,6 +153,44 @@ class _DsmlCalls(Transformer[Token, Any]):
 
 
 dsml_calls = _grammar_decoder("deepseek_v32", _DsmlCalls())
+
+
+# --------------------------------------------------------------------------- Kimi K3 XTML
+
+_XTML_ATTR = re.compile(r'(\w+)="([^"]*)"')
+
+
+def _xtml_attrs(head: str) -> dict[str, str]:
+    return {k: v.replace("&quot;", '"').replace("&amp;", "&") for k, v in _XTML_ATTR.findall(head)}
+
+
+class _XtmlCalls(Transformer[Token, Any]):
+    """Tree of ``kimi_k3.lark`` -> calls. ``type="string"`` values are raw text; other types are JSON,
+    kept as written when they do not parse."""
+
+    def start(self, children: list[Any]) -> list[Any]:
+        return [c for c in children if not isinstance(c, Token)]
+
+    def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        head, *args = children
+        name = _xtml_attrs(str(head)).get("tool", "").strip()
+        if not name:
+            raise ArgumentError("a call needs a tool attribute")
+        return (name, dict(args)), False
+
+    def arg(self, children: list[Any]) -> tuple[str, Any]:
+        attrs = _xtml_attrs(str(children[0]))
+        raw = str(children[1]) if len(children) > 1 else ""
+        value: Any = raw
+        if attrs.get("type", "string") != "string":
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+        return attrs.get("key", ""), value
+
+
+kimi_k3_calls = _grammar_decoder("kimi_k3", _XtmlCalls())
 
 
 # --------------------------------------------------------------------------- Olmo 3

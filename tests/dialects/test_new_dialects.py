@@ -308,3 +308,19 @@ def test_each_new_dialect_pinned_reads_its_own_rendering_only(dialect: str) -> N
     assert [c.dialect for c in sp.parse(block, TOOLS, dialects=[dialect]).tool_calls] == [dialect]
     other = "hermes" if dialect != "hermes" else "mistral"
     assert sp.parse(block, TOOLS, dialects=[other]).tool_calls == []
+
+
+
+# --------------------------------------------------------------------------- Kimi K3 XTML (decoder only, see the report)
+
+def test_kimi_k3_decoder_reads_one_call_item() -> None:
+    from streamparse.dialects.decoders_tags import kimi_k3_calls
+
+    item = ('<|open|>call tool="write_file" index="1"<|sep|>'
+            '<|open|>argument key="path" type="string"<|sep|>a &quot;b&quot;.txt<|close|>argument<|sep|>'
+            '<|open|>argument key="content" type="string"<|sep|>  {"not": "json"}\n<|close|>argument<|sep|>'
+            '<|open|>argument key="n" type="integer"<|sep|>3<|close|>argument<|sep|>'
+            '<|close|>call<|sep|>')
+    calls, repaired = kimi_k3_calls(item, None)
+    assert calls == [("write_file", {"path": "a &quot;b&quot;.txt", "content": '  {"not": "json"}\n', "n": 3})]
+    assert not repaired
