@@ -1,8 +1,9 @@
 """How the proxy talks to one backend: which path, which headers, how many at once, how long.
 
 Invariants:
-- a forwarded URL is the backend's base plus a path with no dot segments and
-  no encoded separators, so it can only name something under that base;
+- a forwarded URL is the backend's base plus a path with no dot segments (nor ``..;``) and
+  no encoded separators at any depth of percent-encoding, so it can only name something
+  under that base, however often the upstream (or a server behind it) decodes it;
 - a backend with its own key never receives the client's credentials;
 - at most ``max_connections`` requests per backend are in flight; one more is
   refused at once (503) rather than queued behind a full pool;
@@ -33,6 +34,7 @@ HOP_BY_HOP = frozenset({
 CREDENTIALS = frozenset({"authorization", "x-api-key", "cookie", "api-key"})
 
 _ENCODED_SEPARATORS = ("%2e", "%2f", "%5c", "%00")
+_MAX_DECODINGS = 8  # layers of percent-encoding looked through (more is refused)
 
 
 class Failure(Exception):
@@ -47,18 +49,25 @@ class Failure(Exception):
 def proxied_path(path: str, raw_path: bytes | None) -> str:
     """The part of a proxy path to append to the backend base: ``/v1/models`` -> ``/models``.
 
-    Refuses (400) dot segments, encoded dots and slashes, backslashes and empty
-    segments, in the raw path as sent and in the decoded one; refuses (404)
-    anything outside ``/v1``.
+    The path is decoded again and again until it stops changing (``%252e`` -> ``%2e`` -> ``.``), and
+    every layer is checked, the once-decoded one (what is forwarded) included: encoded dots,
+    slashes, backslashes or NULs (``%2e``, ``%2f``, ``%5c``, ``%00`` in any case, at any depth),
+    dot segments, ``..;`` and empty segments are refused (400); anything outside ``/v1`` is refused (404).
     """
     raw = (raw_path or path.encode()).decode("latin-1")
-    lowered = raw.lower()
-    if any(code in lowered for code in _ENCODED_SEPARATORS) or "\\" in raw or "\\" in path:
-        raise BadRequest(f"path {raw!r} holds an encoded separator; refused")
-    for candidate in (raw, path, unquote(raw)):
-        segments = candidate.split("/")[1:]
-        if any(s in (".", "..") for s in segments) or "" in segments[:-1]:
-            raise BadRequest(f"path {raw!r} holds '.', '..' or an empty segment; refused")
+    layers = [raw, path]
+    while len(layers) < _MAX_DECODINGS and (deeper := unquote(layers[-1])) != layers[-1]:
+        layers.append(deeper)
+    if layers[-1] != unquote(layers[-1]):
+        raise BadRequest(f"path {raw!r} is percent-encoded too many times; refused")
+    for layer in layers:
+        lowered = layer.lower()
+        if any(code in lowered for code in _ENCODED_SEPARATORS) or "\\" in layer or "\x00" in layer:
+            raise BadRequest(f"path {raw!r} holds an encoded separator; refused")
+        segments = layer.split("/")[1:]
+        if any(s in (".", "..") or s.startswith("..;") or s.startswith(".;") for s in segments) \
+                or "" in segments[:-1]:
+            raise BadRequest(f"path {raw!r} holds '.', '..', '..;' or an empty segment; refused")
     if path == "/v1" or path.startswith("/v1/"):
         return path[3:]
     raise BadRequest(f"streamparse forwards only paths under /v1, not {path!r}", status=404)
