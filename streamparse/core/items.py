@@ -2,7 +2,9 @@
 
 Invariant: a block's items are settled in the order they were written; a block commits to
 being a call block at its first call (or first started call), and what it held before
-(items that did not decode) is released then, before that call's first event.
+(items that did not decode) is released then, before that call's first event. Text of a
+call block that is not a call (an item that does not decode, prose between items) comes
+back once, in the order it was written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ItemCalls"]
 
+_SEPARATORS = " \t\r\n,;[]{}"  # a call block's own punctuation between items
+
 
 class ItemCalls(Output):
     """The part of the parser that turns items into events (the parser sets the attributes below)."""
@@ -31,9 +35,13 @@ class ItemCalls(Output):
 
     def _drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""
-        for item in b.items:
-            self._on_item(b, item, exact)
+        runs: list[int] = getattr(b.scanner, "item_runs", [])  # where each item stands among the runs outside items
+        total = len(b.outside)  # runs released as text during this drain leave b.outside from its front
+        for k, item in enumerate(b.items):
+            at = runs[k] if k < len(runs) else total
+            self._on_item(b, item, exact, max(at - (total - len(b.outside)), 0))
         b.items.clear()
+        runs.clear()
 
     def _watch_item(self) -> Callable[[str], None] | None:
         """An item opened (streaming mode): a live call reads its text as it is written."""
@@ -57,9 +65,10 @@ class ItemCalls(Output):
                 self._text(text)
             b.drop_body()
 
-    def _on_item(self, b: Block, item: str, exact: bool = False) -> None:
+    def _on_item(self, b: Block, item: str, exact: bool = False, runs_before: int = 0) -> None:
         """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
-        ``exact``: ended only by the end of the stream, so it must not need repair."""
+        ``exact``: ended only by the end of the stream, so it must not need repair. ``runs_before``: how many
+        of the block's runs of text outside items were written before it (released before it, if it is text)."""
         done = self._lives.pop(0).close(item, exact) if self._lives else None
         if done is not None:
             for ev in done:
@@ -69,15 +78,24 @@ class ItemCalls(Output):
         if failure is not None:
             if b.calls:
                 self._event(failure)
+                self._text(self._take_outside(b, runs_before))
                 self._text(item)
-            else:
-                b.failed.append((failure, item))
+            else:  # with the text outside items written before it: all of it leaves in order if a call follows
+                b.failed.append((failure, self._take_outside(b, runs_before) + item))
             return
         self._commit_block(b)
         for ev in events:
             for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
                 self._event(out)
         b.calls += n_calls
+
+    @staticmethod
+    def _take_outside(b: Block, runs: int) -> str:
+        """The block's first ``runs`` runs of text outside items, no longer the block's to release.
+        A run of mere separators and brackets is the block's markup (as at the block's end): it goes."""
+        taken = "".join(run for run in b.outside[:runs] if run.strip(_SEPARATORS))
+        del b.outside[:runs]
+        return taken
 
     def _fast_live(self) -> FastPath | None:
         """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""

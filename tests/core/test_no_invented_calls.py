@@ -191,3 +191,29 @@ def test_arguments_under_an_unread_key_are_text_with_a_diagnostic(key: str, stre
 def test_a_call_with_only_a_name_and_metadata_still_reads_as_a_call_without_arguments() -> None:
     result = sp.parse('<tool_call>{"name": "get_weather", "type": "function", "id": "c1"}</tool_call>', TOOLS)
     assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == [("get_weather", {})]
+
+
+# --------------------------------------------------------------------------- 6. text once, in order, as written
+
+CALL_P = '{"name": "get_weather", "arguments": {"city": "P"}}'
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("<tool_call>[" + CALL_P + "x{y]</tool_call>", "x{y]"),
+    ("<tool_call>[" + CALL_P + ", {y}, z]</tool_call>", "{y}, z]"),
+    ("<tool_call>[" + CALL_P + ", x{y}, z {a} " + CALL_P + ", w]</tool_call>", ", x{y}, z {a} , w]"),
+    ("<tool_call>[x{y}, z " + CALL_P + "]</tool_call>", "[x{y}, z ]"),
+])
+@pytest.mark.parametrize("stream", MODES)
+def test_text_in_a_call_block_comes_back_in_the_order_written(text: str, expected: str, stream: bool) -> None:
+    for size in (1, 4, len(text)):
+        result = sp.ParseResult(events_of(text, stream, size))
+        assert result.content == expected
+        assert [c.name for c in result.tool_calls] == ["get_weather"] * text.count(CALL_P)
+
+
+def test_an_unknown_tool_in_an_array_block_keeps_the_whole_block_as_written() -> None:
+    text = '<tool_call>[{"name":"e","arguments":{}}x{y]</tool_call>'
+    for stream in MODES:
+        result = sp.ParseResult(events_of(text, stream, 3))
+        assert result.content == text and result.tool_calls == []
