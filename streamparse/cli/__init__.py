@@ -99,6 +99,10 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if args.config:
             raise CliError(f"{flag} goes with --upstream; in a config file set {key} per backend")
         settings["backend"] = {**settings.get("backend", {}), key: value}
+    if args.api_key:  # the proxy's own keys: handed on (to worker processes too) in the environment
+        from ..proxy.config import KEYS_ENV
+
+        os.environ[KEYS_ENV] = ",".join(filter(None, [os.environ.get(KEYS_ENV, ""), *args.api_key]))
     if not args.demo:
         return _serve(settings, args.log_level, out)
     from ..harness.replay import create_replay_app
@@ -315,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
                    help="the upstream model's format (repeatable; names as vLLM/SGLang --tool-call-parser). One "
                         "dialect is pinned: its bare forms are read as the engine's parser reads them")
+    s.add_argument("--api-key", action="append", metavar="KEY",
+                   help="clients must present this key (Authorization: Bearer KEY or x-api-key: KEY; repeatable; "
+                        "also $STREAMPARSE_API_KEYS, comma-separated, or [server] api_keys_env). /healthz stays open")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
     s.set_defaults(func=run_serve)
 

@@ -6,6 +6,9 @@ Routes, each the top of one path down the layers:
 - other ``/v1`` paths: relayed unchanged through the bounded ``exchange``;
 - ``GET /healthz``: answered locally, for load balancers.
 
+With proxy keys configured (``api_keys_env``, ``$STREAMPARSE_API_KEYS``, ``serve --api-key``),
+``auth.ProxyAuth`` stands in front of every route but ``/healthz``.
+
 Invariants: a client gets an error in its API's shape, never a traceback; nothing it receives
 holds a backend secret (``redaction``); this module only wires the pieces together, and no
 piece calls back into it.
@@ -20,10 +23,12 @@ import httpx
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
+from .auth import ProxyAuth
 from .config import ProxyConfig
 from .exchange import Upstream
 from .fronts import OPENAI
@@ -89,12 +94,13 @@ async def healthz(request: Request) -> Response:
 def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) -> Starlette:
     """The proxy as an ASGI app. ``client`` lets tests and embedders supply their own httpx client.
 
-    Raises ConfigError when a backend's ``api_key_env`` is not set.
+    Raises ConfigError when a backend's ``api_key_env`` (or the server's ``api_keys_env``) is not set.
     """
     config.check_environment()
+    keys = config.proxy_keys()
     redactor = Redactor(s for b in config.backends for s in b.secrets())
     replies = Replies(redactor, config.max_body_bytes)
-    upstream = Upstream(replies, config.backends, config.max_response_bytes, client)
+    upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys)
     chat = ChatPipeline(config, upstream)
     openai_routes = OpenAIRoutes(config, upstream, chat)
     messages = MessagesAPI(config, replies, chat)
@@ -116,6 +122,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         Route("/{path:path}", openai_routes.passthrough,
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(ProxyAuth, keys=keys)] if keys else []
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.upstream = upstream
     return app

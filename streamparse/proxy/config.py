@@ -2,7 +2,8 @@
 
 Invariant: a ``ProxyConfig`` that exists has been checked — every upstream is an
 http(s) URL, every number is in range, and (once ``check_environment`` ran) every
-``api_key_env`` names a variable that is set. Keys live only in the environment.
+``api_key_env`` (and ``api_keys_env``) names a variable that is set. Keys live only in the
+environment: the backends' keys and the proxy's own keys (``proxy_keys``), which clients present.
 
 ```toml
 [server]
@@ -12,6 +13,11 @@ workers = 1                     # uvicorn worker processes (the proxy is statele
 max_body_bytes = 10485760       # larger request bodies get a 400, on every path
 max_response_bytes = 67108864   # larger upstream bodies end with an error
 max_event_bytes = 16777216      # a longer upstream SSE line ends the stream with an error
+api_keys_env = "PROXY_KEYS"     # clients must present one of these keys (comma-separated in that variable),
+                                # as "Authorization: Bearer KEY" or "x-api-key: KEY"; /healthz stays open.
+                                # Also read: $STREAMPARSE_API_KEYS / $STREAMPARSE_API_KEY, `serve --api-key`
+header_timeout = 10             # seconds a client has to send a request's headers (else 408, connection closed)
+body_timeout = 30               # seconds a client has to send a request's body (else 408, connection closed)
 
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
@@ -52,7 +58,10 @@ else:  # pragma: no cover
 
 from ..dialects import resolve
 
-__all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream"]
+__all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV"]
+
+KEYS_ENV = "STREAMPARSE_API_KEYS"  # the proxy's own keys, comma-separated (``serve --api-key`` sets it)
+KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
 
 
 class ConfigError(ValueError):
@@ -147,14 +156,29 @@ class ProxyConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     max_response_bytes: int = 64 * 1024 * 1024
     max_event_bytes: int = 16 * 1024 * 1024
+    api_keys_env: str | None = None
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ConfigError(f"[server] {f.name} must be a positive integer, not {value!r}")
+            if f.type == "float" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+                raise ConfigError(f"[server] {f.name} must be a positive number of seconds, not {value!r}")
         if self.port > 65535:
             raise ConfigError(f"[server] port must be at most 65535, not {self.port}")
+        if self.api_keys_env is not None and (not isinstance(self.api_keys_env, str) or not self.api_keys_env):
+            raise ConfigError("[server] api_keys_env must name an environment variable")
+
+    def proxy_keys(self) -> list[str]:
+        """The keys clients must present (none: the proxy is open), from ``$STREAMPARSE_API_KEYS``
+        (comma-separated), ``$STREAMPARSE_API_KEY`` and the variable ``api_keys_env`` names."""
+        raw = [os.environ.get(KEYS_ENV, ""), os.environ.get(KEY_ENV, "")]
+        if self.api_keys_env:
+            raw.append(os.environ.get(self.api_keys_env, ""))
+        return sorted({key.strip() for text in raw for key in text.split(",") if key.strip()})
 
     def backend_for(self, model: Any) -> Backend:
         """The backend that names ``model``, else the default one (the first, unless one says default)."""
@@ -169,6 +193,9 @@ class ProxyConfig:
             if backend.api_key_env and not os.environ.get(backend.api_key_env):
                 raise ConfigError(f"backend {backend.name!r}: api_key_env names {backend.api_key_env!r}, "
                                   "which is not set in the environment")
+        if self.api_keys_env and not os.environ.get(self.api_keys_env, "").strip(","):
+            raise ConfigError(f"[server] api_keys_env names {self.api_keys_env!r}, which is not set in the "
+                              "environment (the proxy would be open to anyone)")
 
     @classmethod
     def single(cls, upstream: str, backend: Mapping[str, Any] | None = None, **server: Any) -> "ProxyConfig":
@@ -241,6 +268,9 @@ def load_config(path: str) -> ProxyConfig:
         raise ConfigError(f"{path}: needs at least one [backends.NAME] table with an 'upstream'")
     backends = [_backend(name, table) for name, table in backends_raw.items()]
     server = raw.get("server", {})
+    if isinstance(server, dict) and "api_keys" in server:
+        raise ConfigError(f"{path}: [server] api_keys: put the keys in an environment variable "
+                          "(comma-separated) and name it in api_keys_env")
     unknown = set(server) - (set(ProxyConfig.__dataclass_fields__) - {"backends"})
     if unknown:
         raise ConfigError(f"{path}: [server] has unknown key(s) {sorted(unknown)}")

@@ -66,8 +66,9 @@ class Upstream:
     """The shared httpx client, the in-flight slots and the deadlines of one proxy's backends."""
 
     def __init__(self, replies: Replies, backends: list[Backend], max_response_bytes: int,
-                 client: httpx.AsyncClient | None = None):
+                 client: httpx.AsyncClient | None = None, *, keep_credentials: bool = True):
         self.replies = replies
+        self.keep_credentials = keep_credentials  # False: the client's credentials are the proxy's own key
         self.redactor = replies.redactor
         self.max_response_bytes = max_response_bytes
         self.slots = Slots()
@@ -85,7 +86,8 @@ class Upstream:
         """The upstream request; ``headers``: the client headers to forward, if not the request's own."""
         wait = min(backend.read_timeout, backend.total_timeout)  # the longest silence httpx allows
         timeout = httpx.Timeout(wait, connect=backend.connect_timeout, pool=backend.connect_timeout)
-        forwarded = forward_headers(request.headers if headers is None else headers, backend)
+        forwarded = forward_headers(request.headers if headers is None else headers, backend,
+                                    keep_credentials=self.keep_credentials)
         forwarded.pop("accept-encoding", None)  # httpx asks for (and decodes) what it can read
         return self.client.build_request(method, url, headers=forwarded, timeout=timeout, **body)
 

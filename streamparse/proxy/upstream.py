@@ -4,7 +4,8 @@ Invariants:
 - a forwarded URL is the backend's base plus a path with no dot segments (nor ``..;``) and
   no encoded separators at any depth of percent-encoding, so it can only name something
   under that base, however often the upstream (or a server behind it) decodes it;
-- a backend with its own key never receives the client's credentials;
+- a backend with its own key never receives the client's credentials, and no backend
+  receives them when the proxy has keys of its own (the client's key is then the proxy's);
 - at most ``max_connections`` requests per backend are in flight; one more is
   refused at once (503) rather than queued behind a full pool;
 - a wait for the upstream ends at ``read_timeout`` after the last *data*
@@ -78,10 +79,11 @@ def upstream_url(backend: Backend, rest: str, query: str = "") -> str:
     return backend.upstream + rest + (f"?{query}" if query else "")
 
 
-def forward_headers(headers: Mapping[str, str], backend: Backend) -> dict[str, str]:
-    """The client's headers minus hop-by-hop ones; with a backend key, minus the client's credentials."""
+def forward_headers(headers: Mapping[str, str], backend: Backend, *, keep_credentials: bool = True) -> dict[str, str]:
+    """The client's headers minus hop-by-hop ones; with a backend key, or without ``keep_credentials``
+    (the client's key is the proxy's own), minus the client's credentials."""
     key = backend.api_key
-    drop = HOP_BY_HOP | CREDENTIALS if key else HOP_BY_HOP
+    drop = HOP_BY_HOP | CREDENTIALS if key or not keep_credentials else HOP_BY_HOP
     out = {k: v for k, v in headers.items() if k.lower() not in drop}
     if key:
         out["authorization"] = f"Bearer {key}"
