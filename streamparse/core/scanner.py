@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Final, Iterable, Literal, Mapping, Sequence, Union
+from typing import Any, Final, Iterable, Literal, Mapping, Sequence, Union
 
 from ..dialects import DIALECTS, SPANS
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
@@ -76,19 +76,26 @@ class MarkerTable:
         for before, after, _ in self.templates:
             alternation.append(f"{re.escape(before)}((?u:[\\w.\\-]){{1,{_MAX_NAME}}}){re.escape(after)}")
         self._match = re.compile("|".join(alternation), ASCII_NOCASE).match if alternation else None
-        self.prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
+        # Proper prefixes a delta may end with while the marker is still possible; a line-start-only
+        # marker's prefixes count only at a line start, so prose ending in ">" is not held for ">>>".
+        anywhere = [m for m, cands in self.literals.items() if any(c.opener is None or not c.opener.line_start for c in cands)]
+        self.prefixes = frozenset(m[:k] for m in anywhere for k in range(1, len(m)))
+        self.line_prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
-        self.trigger = _trigger([*self.literals, *(b for b, _, _ in self.templates)])
         # First letters of letter-initial markers (functools): those are checked at line starts only.
         self.word_firsts = frozenset(c for m in self.literals if m[0].isalnum() for c in (m[0], m[0].upper()))
+        # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
+        # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
+        named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
+        self.trigger = _trigger([*self.literals, *named], self.word_firsts)
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
         n = len(text)
         if not final and n - i < self.max_marker:
             tail = text[i:].lower()
-            if tail in self.prefixes or self._template_prefix(tail):
+            if tail in (self.line_prefixes if line_blank else self.prefixes) or self._template_prefix(tail):
                 return PARTIAL
         m = self._match(text, i) if self._match else None
         if m is None:
@@ -140,13 +147,36 @@ class MarkerTable:
         return None
 
 
-def _trigger(markers: list[str]) -> re.Pattern[str]:
-    """Where markup may start: the first character of every marker that begins with punctuation.
-    Markers that begin with a letter (``functools``) are line-start forms: a newline triggers their check."""
-    chars = {m[0] for m in markers if not m[0].isalnum()} | {"`"}
-    if any(m[0].isalnum() for m in markers):
-        chars.add("\n")
-    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]")
+_TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
+
+
+def _prefix_pattern(words: list[str]) -> str:
+    """A regex for "a marker may start here": each word's first ``_TRIGGER_DEPTH`` characters, where every
+    proper prefix also matches at the end of the text (the rest may come with the next delta). One trie, so
+    ``<div`` or ``<b>`` in prose never matches while ``<tool_call>``, ``<thi`` (end of text) and ``<`` do."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word[:_TRIGGER_DEPTH]:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a word (or its checked part) ends here
+
+    def alternatives(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        return "(?:" + "|".join([re.escape(ch) + alternatives(child) for ch, child in sorted(node.items())] + [r"\Z"]) + ")"
+
+    return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
+
+
+def _trigger(markers: list[str], word_firsts: frozenset[str]) -> re.Pattern[str]:
+    """Where markup may start: a marker that begins with punctuation, checked for its first characters (a
+    ``<`` that opens ``<div>`` is prose), a backtick (fences), or a newline before a letter-initial marker
+    (``functools``: a line-start form). A character this does not match cannot begin any enabled marker."""
+    parts = [_prefix_pattern(sorted({m for m in markers if not m[0].isalnum()})), "`"]
+    if word_firsts:
+        parts.append("\n[ \t]*[" + "".join(re.escape(c) for c in sorted(word_firsts)) + "]")
+    return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
 
 
 @functools.lru_cache(maxsize=64)
