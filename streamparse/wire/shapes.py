@@ -1,7 +1,8 @@
 """What the OpenAI adapters read: JSON objects (dicts, or openai SDK objects read as their JSON), the tools
 to parse with, and the one rule for whether to parse an answer at all.
 
-Invariants: nothing here parses text or builds output. ``should_parse`` is the only implementation of
+Invariants: nothing here parses text or builds output. A request whose ``tool_choice`` names one tool is
+parsed with that tool alone (``tools_from``), on every path that reads through here. ``should_parse`` is the only implementation of
 the rule (stated in its docstring, and in ``streamparse.wire.openai``'s); the library's rewriters, the
 ASGI middleware and the proxy's plan all decide through it.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping, Protocol, Sequence, TypeGuard, Union
 
-__all__ = ["Tools", "Model", "JSONObject", "tools_from", "should_parse"]
+__all__ = ["Tools", "Model", "JSONObject", "tools_from", "should_parse", "named_tool"]
 
 Tools = Sequence[Mapping[str, Any]] | None
 
@@ -44,12 +45,41 @@ def _json_object(value: Any, what: str) -> Mapping[str, Any]:
     raise ValueError(f"{what} must be a JSON object, not {type(value).__name__}")
 
 
+def named_tool(request: Mapping[str, Any] | None) -> str | None:
+    """The one tool a request's ``tool_choice`` names (``{"type": "function", "function": {"name"}}``, Anthropic's
+    ``{"type": "tool", "name"}``, or the legacy ``function_call: {"name"}``), else None."""
+    if request is None:
+        return None
+    choice = request.get("tool_choice")
+    if not _is_object(choice):
+        choice = request.get("function_call")
+        if not _is_object(choice):
+            return None
+    fn = choice.get("function")
+    name = fn.get("name") if _is_object(fn) else choice.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _tool_name(tool: Any) -> Any:
+    if not _is_object(tool):
+        return None
+    fn = tool.get("function")
+    return fn.get("name") if _is_object(fn) else tool.get("name")
+
+
 def tools_from(tools: Tools, request: Mapping[str, Any] | None) -> Tools:
     """The tools to parse with: given explicitly (an empty list included), else the request body's ``tools``
-    when it is a list, else None."""
+    when it is a list, else None. When the request's ``tool_choice`` names one of them, only that one: a call
+    the model writes to another tool is not the call the client demanded, and stays text (with the parser's
+    ``unknown_tool`` diagnostic)."""
     if tools is None and request is not None:
         found = request.get("tools")
-        return found if isinstance(found, list) else None
+        tools = found if isinstance(found, list) else None
+    name = named_tool(request)
+    if name is not None and tools:
+        only = [tool for tool in tools if _tool_name(tool) == name]
+        if only:
+            return only
     return tools
 
 
