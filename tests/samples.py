@@ -196,7 +196,6 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "deepseek_v32": lambda n, a: dsml([(n, a)]),
     "deepseek_v4": lambda n, a: dsml([(n, a)], "tool_calls"),
     "olmo3": lambda n, a: olmo3([(n, a)]),
-    "functionary_v32": lambda n, a: f">>>{n}\n" + js(a),
     "apertus": lambda n, a: "<|tools_prefix|>" + js([{n: a}]) + "<|tools_suffix|>",
     "internlm": lambda n, a: "<|action_start|><|plugin|>\n" + js({"name": n, "parameters": a}) + "<|action_end|>",
     "gigachat3": lambda n, a: "<|message_sep|>function call<|role_sep|>\n" + js({"name": n, "arguments": a}),
@@ -249,7 +248,6 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "deepseek_v32": dsml,
     "deepseek_v4": lambda cs: dsml(cs, "tool_calls"),
     "olmo3": olmo3,
-    "functionary_v32_adjacent": lambda cs: "".join(f">>>{n}\n" + js(a) for n, a in cs),
     "apertus": lambda cs: "<|tools_prefix|>" + js([{n: a} for n, a in cs]) + "<|tools_suffix|>",
 }
 

@@ -161,8 +161,6 @@ _DECLARATIONS = (
                                ("<|message_sep|>function call<|role_sep|>", "function call<|role_sep|>", "<|function_call|>")),
             JSON, json_calls, "gigachat3", closers=("</s>",),
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
-    Dialect("functionary_v32", (Opener(">>>", head=(name(gated=True), lit("\n")), look=(peek("{"),)),), JSON, json_calls,
-            "functionary_v32", aliases=("functionary_v3_2",), doc=">>>NAME, a newline, then {…} (provided tools only)"),
 )
 
 SPANS: tuple[Span, ...] = (
@@ -174,7 +172,6 @@ SPANS: tuple[Span, ...] = (
     Span("<|start|>assistant", kind="drop", dialect="openai"),
     Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
     Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
-    Span(">>>all\n", kind="drop", dialect="functionary_v32"),
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

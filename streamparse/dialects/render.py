@@ -142,7 +142,6 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "functiongemma": _gemma("<start_function_call>", "<end_function_call>", "<escape>"),
     "deepseek_v32": _dsml,
     "olmo3": _olmo3,
-    "functionary_v32": lambda n, a: _json_between(f">>>{n}\n", a),
     "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
     "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
     "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),

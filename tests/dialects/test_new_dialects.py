@@ -324,15 +324,3 @@ def test_kimi_k3_decoder_reads_one_call_item() -> None:
     calls, repaired = kimi_k3_calls(item, None)
     assert calls == [("write_file", {"path": "a &quot;b&quot;.txt", "content": '  {"not": "json"}\n', "n": 3})]
     assert not repaired
-
-
-# --------------------------------------------------------------------------- Functionary v3.2
-
-def test_functionary_v32_calls_after_chevrons_and_text_marker_dropped() -> None:
-    text = '>>>all\nLet me check.>>>get_weather\n{"city": "Paris"}>>>search_recipes\n{"query": "soup"}'
-    assert read(text) == ("Let me check.", [("get_weather", {"city": "Paris"}), ("search_recipes", {"query": "soup"})])
-
-
-def test_functionary_v32_python_prompt_and_unknown_names_stay_text() -> None:
-    text = '>>> print(1)\n>>>launch_rocket\n{"target": "moon"}'
-    assert read(text) == (text, [])
