@@ -280,7 +280,7 @@ ENGINE_NAMES = {
     "jamba": "hunyuan", "phi4_mini_json": "phi4_mini", "xlam": "xlam", "internlm": "internlm", "lfm2": "lfm2",
     "olmo3": "olmo3", "gigachat3": "gigachat3", "functiongemma": "functiongemma", "gemma4": "gemma4",
     "apertus": "apertus", "cohere_command3": "cohere", "cohere_command4": "cohere", "nemotron_json": "nemotron",
-    "step3p5": "qwen3_coder", "minimax": "hunyuan", "functionary_v3_2": "functionary_v32",
+    "step3p5": "qwen3_coder", "minimax": "hunyuan",
     # SGLang --tool-call-parser
     "qwen": "hermes", "qwen25": "hermes", "glm": "glm45", "gpt-oss": "openai", "llama3": "llama3_json",
     "deepseekv3": "deepseek_v3", "deepseekv31": "deepseek_v31", "deepseekv32": "deepseek_v32", "deepseekv4": "deepseek_v32",
