@@ -131,12 +131,17 @@ def strip_fences(text: str) -> str:
     return body
 
 
+_STRUCTURE = re.compile(r"[\"'{}\[\]]")
+_IN_QUOTE = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
+
+
 def close_open_brackets(text: str) -> str:
     """Close what a truncated JSON text left open: a string, then brackets.
 
     A closer that skips open brackets (``[{"a": {}]``) gets the missing closers put before it;
     a closer with nothing open to close is dropped. A dangling ``,`` or ``:`` at the end is dropped
-    (``:`` gets ``null``). Linear: each bracket is pushed and popped once.
+    (``:`` gets ``null``). Linear: each bracket is pushed and popped once, and the text between
+    brackets and quotes is skipped by regex searches (a long string costs one search).
     """
     stack: list[str] = []  # the closers still owed, innermost last
     owed = {"}": 0, "]": 0}
@@ -144,24 +149,34 @@ def close_open_brackets(text: str) -> str:
     start = 0
     quote = ""
     escaped = False
-    for i, ch in enumerate(text):
+    i, n = 0, len(text)
+    while i < n:  # one regex search per string, bracket or escape: a long string is skipped in C
         if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
+            m = _IN_QUOTE[quote].search(text, i)
+            if m is None:
+                break
+            j = m.start()
+            if text[j] == "\\":
+                escaped = j + 1 >= n
+                i = j + 2
+            else:
+                quote, i = "", j + 1
+            continue
+        m = _STRUCTURE.search(text, i)
+        if m is None:
+            break
+        i = m.end()
+        ch = m.group()
+        if ch in "\"'":
             quote = ch
         elif ch in "{[":
             closer = "}" if ch == "{" else "]"
             stack.append(closer)
             owed[closer] += 1
-        elif ch in "}]":
+        else:
             if not owed[ch]:  # nothing to close: drop it
-                pieces.append(text[start:i])
-                start = i + 1
+                pieces.append(text[start : i - 1])
+                start = i
                 continue
             missing = []
             while stack[-1] != ch:
@@ -170,8 +185,8 @@ def close_open_brackets(text: str) -> str:
             stack.pop()
             owed[ch] -= 1
             if missing:
-                pieces += [text[start:i], "".join(missing)]
-                start = i
+                pieces += [text[start : i - 1], "".join(missing)]
+                start = i - 1
     text = "".join(pieces) + text[start:]
     if quote:
         text += ("\\" if escaped else "") + quote

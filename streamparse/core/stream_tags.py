@@ -52,7 +52,7 @@ class _LayoutValue:
     def __init__(self) -> None:
         self.raw: list[str] = []
         self.lead: str | None = ""  # the first characters, until the layout newline after the tag is settled
-        self.pend = ""  # text past the layout newline, not yet sent
+        self.pend: list[str] = []  # text past the layout newline, not yet sent (pieces: no copy per delta)
         self.sent = 0  # characters of the final value already sent
         self.confirmed = False  # the value surely keeps a newline: it will not be stripped as one line
         self.nl_open = False  # a newline seen with only spaces/tabs after it so far
@@ -75,8 +75,8 @@ class _LayoutValue:
                 if k >= 0:
                     self.confirmed = bool(s[k + 1 :].lstrip(" \t"))
                     self.nl_open = not self.confirmed
-        if not self.confirmed and not self.sent and (self.pend or s)[:1].isspace():
-            self.pend += s
+        if not self.confirmed and not self.sent and (self.pend[0] if self.pend else s)[:1].isspace():
+            self.pend.append(s)
             return ""  # leading whitespace stays only if the value ends up with several lines
         return self._release(s)
 
@@ -86,14 +86,19 @@ class _LayoutValue:
         return None if "<" in s else self._release(s)
 
     def _release(self, s: str) -> str:
-        """Send what is held and ``s``, except a trailing whitespace run (layout, maybe)."""
+        """Send what is held and ``s``, except a trailing whitespace run (layout, maybe). A piece of
+        whitespace only is held as it is: a long run costs one join when something follows it."""
+        if not s or s.isspace():
+            if s:
+                self.pend.append(s)
+            return ""
         if self.pend:
-            s = self.pend + s
+            s = "".join(self.pend) + s
         if s[-1:].isspace():
             keep = len(s.rstrip())
-            s, self.pend = s[:keep], s[keep:]
+            s, self.pend = s[:keep], [s[keep:]]
         else:
-            self.pend = ""
+            self.pend = []
         self.sent += len(s)
         return s.translate(_ESCAPES)
 
@@ -101,7 +106,7 @@ class _LayoutValue:
         """The value is complete: the escaped rest of its final text."""
         if not self.confirmed:
             return _escaped(strip_layout("".join(self.raw))[self.sent :])
-        rest = self.pend  # several lines: only a last newline with blanks after it is layout
+        rest = "".join(self.pend)  # several lines: only a last newline with blanks after it is layout
         nl = rest.rfind("\n")
         if nl >= 0 and not rest[nl + 1 :].strip(" \t"):
             rest = rest[: nl - 1 if rest[nl - 1 : nl] == "\r" else nl]
