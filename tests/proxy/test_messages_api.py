@@ -156,7 +156,7 @@ def test_two_turns_with_the_anthropic_client(proxies: dict[str, ServerThread], m
 @pytest.mark.parametrize("choice, mode, shown", [
     ({"type": "auto"}, ToolChoice("auto"), True),
     ({"type": "any"}, ToolChoice("required"), True),
-    ({"type": "tool", "name": "get_time"}, ToolChoice("named", "get_time"), True),
+    ({"type": "tool", "name": "get_weather"}, ToolChoice("named", "get_weather"), True),  # the call it makes
     ({"type": "auto", "disable_parallel_tool_use": True}, ToolChoice("auto", parallel=False), True),
     ({"type": "none"}, ToolChoice("none"), False),
 ])
@@ -178,7 +178,7 @@ def test_every_tool_choice_through_tool_prompt(proxies: dict[str, ServerThread],
 @pytest.mark.parametrize("choice, expected", [
     ({"type": "auto"}, "auto"),
     ({"type": "any"}, "required"),
-    ({"type": "tool", "name": "get_time"}, {"type": "function", "function": {"name": "get_time"}}),
+    ({"type": "tool", "name": "get_weather"}, {"type": "function", "function": {"name": "get_weather"}}),
     ({"type": "none"}, "none"),
 ])
 def test_every_tool_choice_to_a_native_backend(proxies: dict[str, ServerThread], model: RecordingModel,
