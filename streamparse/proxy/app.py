@@ -80,8 +80,9 @@ class OpenAIRoutes:
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
             headers = {k: v for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
-            sse = resp.headers.get("content-type", "").startswith("text/event-stream")
-            return upstream.cleanup(StreamingResponse(upstream.relay(resp, clock, sse=sse),
+            ctype = resp.headers.get("content-type", "")
+            body = upstream.relay(resp, clock, sse=ctype.startswith("text/event-stream"), json_body="json" in ctype)
+            return upstream.cleanup(StreamingResponse(body,
                                                       status_code=resp.status_code, headers=headers), resp, slot)
 
         return await upstream.exchange(request, backend, req, answer)

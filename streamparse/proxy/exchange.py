@@ -21,6 +21,8 @@ from ..wire.sse import encode_items, error_item
 from ..wire.validation import BadRequest
 from .config import Backend
 from .fronts import OPENAI, Front
+from .masking import MaskedSSE, mask_json_bytes, mask_value
+from .redaction import StreamRedactor
 from .replies import CLIENT_GONE, Replies
 from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
                        only_comments)
@@ -150,8 +152,8 @@ class Upstream:
             raw = b""
         hint = not_found_hint(backend) if resp.status_code == 404 else ""
         try:
-            data = json.loads(self.redactor.data(raw))
-        except ValueError:
+            data = mask_value(self.redactor, json.loads(self.redactor.data(raw)))[0]  # as the client will read it
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
             if hint and isinstance(data["error"].get("message"), str):
@@ -194,10 +196,17 @@ class Upstream:
             clock.data()
         return b"".join(parts)
 
-    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool) -> AsyncIterator[bytes]:
+    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool, json_body: bool = False
+                    ) -> AsyncIterator[bytes]:
         """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
-        ends the stream with an error event, otherwise the body is cut short (the client sees it)."""
-        redact = self.redactor.stream()
+        ends the stream with an error event, otherwise the body is cut short (the client sees it).
+
+        With secrets to keep, what the client will decode is masked: SSE event by event (``MaskedSSE``),
+        a JSON body whole (read up to ``max_response_bytes``), anything else as bytes."""
+        if self.redactor and json_body and not sse:
+            yield mask_json_bytes(self.redactor, await self.read_all(resp, clock, self.max_response_bytes))
+            return
+        redact: MaskedSSE | StreamRedactor = MaskedSSE(self.redactor) if self.redactor and sse else self.redactor.stream()
         pieces = resp.aiter_bytes()
         try:
             while (raw := await next_piece(pieces, clock)) is not None:

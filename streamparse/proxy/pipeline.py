@@ -5,7 +5,8 @@ flows down one path: **plan** (``plan``: the upstream body, tool prompting, the 
 -> **upstream exchange** (``exchange``) -> **rewrite** (``rewrite``: calls parsed out of the text)
 -> **respond** (the client's ``front``: OpenAI or Anthropic, stream or JSON).
 
-Invariants: a request whose ``tool_choice`` demands a call never ends in a silent ``stop``
+Invariants: what the client reads is masked as it will decode it (``masking``), streamed or whole;
+a request whose ``tool_choice`` demands a call never ends in a silent ``stop``
 without one: either one retry (``tool_prompt_retry``) or a diagnostic (the
 ``x-streamparse-diagnostic`` header, or an SSE comment before the end of a stream); at most two
 upstream requests per client request; nothing here calls back into the layers above it.
@@ -27,6 +28,7 @@ from ..wire.validation import BadRequest
 from .config import ProxyConfig
 from .exchange import Upstream
 from .fronts import Front
+from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
 from .rewrite import UnusableResponse, decode_completion, rewrite_sse
 from .upstream import Clock, Failure, Slot, upstream_url
@@ -94,10 +96,13 @@ class ChatPipeline:
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
                 if not stream and plan.options is None and front.relay_unparsed:
-                    return Response(raw, status_code=resp.status_code, media_type="application/json")
+                    return Response(mask_json_bytes(upstream.redactor, raw), status_code=resp.status_code,
+                                    media_type="application/json")
                 completion = await decode_completion(raw, payload, plan)
                 if plan.retry is not None and not _has_call(completion):
                     completion = await self.retry(request, url, payload, plan, completion, front, headers)
+                if upstream.redactor:  # as the client will read it: decoded strings (escapes spell secrets too)
+                    mask_value(upstream.redactor, completion)
             except Failure as failure:
                 return self.replies.error(failure.status, str(failure), code=failure.code, front=front)
             except UnusableResponse as exc:
@@ -115,7 +120,9 @@ class ChatPipeline:
         if plan.options is None and front.relay_unparsed:
             body = self.upstream.relay(resp, clock, sse=True)
         else:
-            rewriter = ChatStreamRewriter(plan.tools, wire=front.wire(), unmet=plan.unmet,
+            redactor = self.upstream.redactor
+            wire = MaskingWire(front.wire(), redactor) if redactor else front.wire()
+            rewriter = ChatStreamRewriter(plan.tools, wire=wire, unmet=plan.unmet,
                                           max_event_chars=self.config.max_event_bytes, **plan.rewriter_options(payload))
             body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor)
         return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")

@@ -4,7 +4,8 @@ Invariant: no byte string the proxy sends to a client, and no log record it
 writes, contains a configured backend key or URL credential. Bodies are
 redacted as they stream: the only bytes held back are a tail that could be the
 start of a secret, which for SSE (events end in a newline; secrets hold none)
-is nothing.
+is nothing. This module masks bytes and text as they are; JSON, which can spell a
+secret with escapes (``\u0073k-...``), is masked after decoding by ``masking``.
 """
 
 from __future__ import annotations
@@ -50,6 +51,25 @@ class Redactor:
             if any(s.startswith(tail) for s in self._raw):
                 return n
         return 0
+
+    def safe_cut(self, text: str) -> int:
+        """Where unmasked stream text may be cut, so that masking each side alone masks what masking
+        the whole would: before the longest suffix that begins some secret (a whole shorter secret
+        that begins a longer one included), and never inside an occurrence of a secret."""
+        cut = len(text)
+        for n in range(min(len(text), self.longest), 0, -1):
+            tail = text[-n:]
+            if any(len(s) > n and s.startswith(tail) for s in self.secrets):
+                cut = len(text) - n
+                break
+        moved = True
+        while moved:
+            moved = False
+            for secret in self.secrets:
+                start = text.find(secret, max(0, cut - len(secret) + 1))
+                if 0 <= start < cut < start + len(secret):
+                    cut, moved = start, True
+        return cut
 
     def stream(self) -> "StreamRedactor":
         return StreamRedactor(self)
