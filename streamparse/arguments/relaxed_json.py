@@ -139,8 +139,8 @@ def close_open_brackets(text: str) -> str:
     """Close what a truncated JSON text left open: a string, then brackets.
 
     A closer that skips open brackets (``[{"a": {}]``) gets the missing closers put before it;
-    a closer with nothing open to close is dropped. A dangling ``,`` or ``:`` at the end is dropped
-    (``:`` gets ``null``). Linear: each bracket is pushed and popped once, and the text between
+    a closer with nothing open to close is dropped. A dangling ``,`` at the end is dropped, and so is
+    a dangling key with its ``:`` (its value was never written: nothing is invented for it). Linear: each bracket is pushed and popped once, and the text between
     brackets and quotes is skipped by regex searches (a long string costs one search).
     """
     stack: list[str] = []  # the closers still owed, innermost last
@@ -191,11 +191,42 @@ def close_open_brackets(text: str) -> str:
     if quote:
         text += ("\\" if escaped else "") + quote
     stripped = text.rstrip()
+    if stripped.endswith(":") and stack and stack[-1] == "}":
+        text = stripped = _without_dangling_key(stripped)  # its value was never written: the member goes, not null
     if stripped.endswith(","):
         text = stripped[:-1]
-    elif stripped.endswith(":"):
-        text = stripped + " null"
     return text + "".join(reversed(stack))
+
+
+def _without_dangling_key(text: str) -> str:
+    """``text`` ends with a key and its colon: drop them (and the comma before them). Walks back over the key
+    only; a text whose key cannot be found keeps its colon (and then fails to parse)."""
+    i = len(text) - 1  # the colon
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    if i == 0:
+        return text
+    quote = text[i - 1]
+    if quote in "\"'":
+        j = i - 2
+        while j >= 0:
+            if text[j] == quote:
+                k = j
+                while k > 0 and text[k - 1] == "\\":
+                    k -= 1
+                if (j - k) % 2 == 0:
+                    break
+            j -= 1
+        if j < 0:
+            return text
+    else:
+        j = i
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_$-"):
+            j -= 1
+        if j == i:
+            return text
+    rest = text[:j].rstrip()
+    return rest[:-1] if rest.endswith(",") else rest
 
 
 def loads_relaxed(text: str) -> tuple[Any, bool]:

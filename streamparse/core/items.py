@@ -47,7 +47,10 @@ class ItemCalls(Output):
         """An item opened (streaming mode): a live call reads its text as it is written."""
         b = self._block
         assert b is not None
+        if self._lives and self._lives[0].block is not b:
+            self._lives.clear()  # left by a block released as text (by its size limit) before its items settled
         live = LiveCall(b.dialect, b.name, self._factory, self._commit)
+        live.block = b
         self._lives.append(live)
         return live.feed
 

@@ -55,13 +55,15 @@ class LiveCall:
         self.started = False
         self._refused = False
         self._written_name: str | None = None  # a JSON call object's name, read before its arguments opened
+        self.block: object = None  # the block whose item this is (set by the parser: a stale one is dropped)
         self._tags: TagStream | None = None
         self._json: JsonEcho | None = None
         if dialect.body == JSON:
             if head_name is not None:
-                self._json = JsonEcho(self._frags.append, schema=factory.schema(head_name))
+                self._json = JsonEcho(self._frags.append, schema=factory.schema(head_name), on_open=self._start_if_opened)
             else:
-                self._json = JsonEcho(self._frags.append, route="call", on_name=self._name_read)
+                self._json = JsonEcho(self._frags.append, route="call", on_name=self._name_read,
+                                      on_open=self._start_if_opened)
             self.feed = self._json.feed  # type: ignore[method-assign]  # the streamer's feed, bound once: no hop per piece
         elif dialect.stream is not None:
             self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema)
@@ -98,15 +100,17 @@ class LiveCall:
         return True
 
     def _name_read(self, name: str) -> bool:
-        """A JSON call object's name: it types the arguments; the call starts once they open (``take``)."""
+        """A JSON call object's name: it types the arguments; the call starts once they have opened."""
         if self._written_name is None:
             self._written_name = name
             if self._json is not None and self._json.schema is None and not self._json.started:
                 self._json.schema = self._factory.schema(name)
+            self._start_if_opened()
         return True
 
     def _start_if_opened(self) -> None:
-        """A JSON call starts once its arguments object has opened and its name is known."""
+        """A JSON call starts once its arguments object has opened and its name is known: told by the echo
+        as it reads (so, while its block is being scanned), whichever of the two comes last."""
         if self.started or self._json is None or not self._json.started or not self._json.streamable:
             return
         name = self.head_name if self.head_name is not None else self._written_name
@@ -115,7 +119,6 @@ class LiveCall:
 
     def take(self) -> list[Event]:
         """The events waiting: the start, and this feed's fragments as one delta."""
-        self._start_if_opened()
         out, self._events = self._events, []
         text = "".join(self._frags) if self.started else ""
         if text:

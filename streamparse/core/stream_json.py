@@ -84,13 +84,14 @@ class JsonEcho:
 
     ``route`` decides what leaves: ``"all"`` (the value is the arguments object) or ``"call"``
     (the value is a call object: only its arguments object leaves, and its ``name`` is
-    reported through ``on_name``). ``schema`` types the arguments; it may be set later,
+    reported through ``on_name``; ``on_open`` is told when the arguments object opens). ``schema`` types the arguments; it may be set later,
     until the arguments object opens.
     """
 
     def __init__(self, out: Callable[[str], None], *, route: str = "all", schema: Any = None,
-                 on_name: Callable[[str], Any] | None = None):
+                 on_name: Callable[[str], Any] | None = None, on_open: Callable[[], Any] | None = None):
         self._out = out
+        self._on_open = on_open  # the arguments object has opened (its "{" was just written)
         self.schema = schema
         self._call = route == "call"
         self._on_name = on_name
@@ -360,6 +361,8 @@ class JsonEcho:
                 self.streamable = False
         self._emit(ch)
         self._stack.append(_Frame(ch, schema))
+        if self._live and self._on_open is not None and len(self._stack) == self._live_depth:
+            self._on_open()
 
     def _close(self) -> None:
         f = self._stack[-1]

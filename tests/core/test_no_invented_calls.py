@@ -217,3 +217,23 @@ def test_an_unknown_tool_in_an_array_block_keeps_the_whole_block_as_written() ->
     for stream in MODES:
         result = sp.ParseResult(events_of(text, stream, 3))
         assert result.content == text and result.tool_calls == []
+
+
+# --------------------------------------------------------------------------- found by the fuzz (tests/fuzzing.py)
+
+def test_a_repaired_block_never_gives_null_for_a_value_cut_off_after_its_key() -> None:
+    text = '<tool_calls>[{"name": "search_recipes", "arguments": {"query": ]]]]</tool_calls>'
+    for stream in MODES:
+        result = sp.ParseResult(events_of(text, stream, 5))
+        for call in result.tool_calls:
+            assert "null" not in call.arguments
+
+
+def test_a_call_block_released_by_the_size_limit_before_its_call_started_leaves_nothing_behind() -> None:
+    text = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "São Paulo", "days": 3, "metric": true}}\n'
+            "</tool_call><tool_call>")
+    deltas = ['<tool_call>\n{"name": "get_weather", "arguments": {"city": "São Paulo", "days": 3', "",
+              ', "metric": true}}', "\n</tool_call><tool_", "call>"]
+    parser = sp.StreamParser(TOOLS, stream_arguments=True, max_block_chars=51)
+    events = [ev for d in deltas for ev in parser.feed(d)] + parser.close()
+    assert sp.ParseResult(events).content == sp.parse(text, TOOLS, stream_arguments=True, max_block_chars=51).content
