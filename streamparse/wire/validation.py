@@ -1,7 +1,8 @@
 """What the proxy accepts from clients, checked before anything is forwarded.
 
 Invariant: a request that leaves here as a dict is strict JSON (no NaN or
-Infinity, nested at most ``MAX_DEPTH`` levels) within the size limit, and its
+Infinity, nested at most ``MAX_DEPTH`` levels, every string UTF-8 encodable: no lone
+surrogate) within the size limit, and its
 ``tools`` / ``tool_choice`` are usable; anything else is a :class:`BadRequest`
 that names the field, so the upstream never spends a generation on it.
 """
@@ -9,6 +10,7 @@ that names the field, so the upstream never spends a generation on it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, AsyncIterable, Mapping
 
 __all__ = ["BadRequest", "MAX_DEPTH", "read_body", "parse_json_object", "check_chat_request"]
@@ -60,6 +62,27 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether any string (or key) in decoded JSON holds a lone surrogate (not UTF-8 encodable). Iterative."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = list(node.items()) if isinstance(node, dict) else node if isinstance(node, list) else [node]
+        for item in items:
+            for part in item if isinstance(node, dict) else (item,):
+                if isinstance(part, str):
+                    try:
+                        part.encode("utf-8")
+                    except UnicodeEncodeError:
+                        return True
+                elif isinstance(part, (dict, list)):
+                    stack.append(part)
+    return False
+
+
 def parse_json_object(body: bytes) -> dict[str, Any]:
     """A request body -> its JSON object, or BadRequest (never a RecursionError or a 500)."""
     try:
@@ -72,6 +95,8 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
         raise BadRequest("request body must be a JSON object")
     if _depth(payload) > MAX_DEPTH:
         raise BadRequest(f"request body is nested more than {MAX_DEPTH} levels deep")
+    if _SURROGATE_ESCAPE.search(body) and _lone_surrogate(payload):  # JSON allows "\ud800"; UTF-8 cannot carry it
+        raise BadRequest("request body holds a lone UTF-16 surrogate escape (such as \\ud800), which is not text")
     return payload
 
 
