@@ -90,8 +90,8 @@ class CallFactory:
         if isinstance(arguments, UnparsedArguments):
             raw = str(arguments)
             arguments, why = args_mod.resolve_unparsed(raw, schema)
-            if why:
-                notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
+            why = why or f"arguments were text, not a JSON object: given whole to its one string parameter {list(arguments)}"
+            notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
         if d.text_values:
             props = (schema or {}).get("properties") or {}
             arguments = {k: args_mod.coerce_xml_value(v, props.get(k)) if isinstance(v, str) else v

@@ -237,3 +237,13 @@ def test_a_call_block_released_by_the_size_limit_before_its_call_started_leaves_
     parser = sp.StreamParser(TOOLS, stream_arguments=True, max_block_chars=51)
     events = [ev for d in deltas for ev in parser.feed(d)] + parser.close()
     assert sp.ParseResult(events).content == sp.parse(text, TOOLS, stream_arguments=True, max_block_chars=51).content
+
+
+def test_arguments_written_as_text_and_given_to_the_one_string_parameter_are_reported() -> None:
+    text = '<tool_call>{"name": "search_recipes", "arguments": "pasta with {tomato"}</tool_call>'
+    for stream in MODES:
+        result = sp.ParseResult(events_of(text, stream, 6))
+        assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == \
+            [("search_recipes", {"query": "pasta with {tomato"})]
+        assert [d.details.get("raw_arguments") for d in result.diagnostics if d.code == "repaired"] == \
+            ["pasta with {tomato"]
