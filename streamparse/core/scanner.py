@@ -55,9 +55,10 @@ class MarkerTable:
     """Every enabled opener and span marker, compiled once per parser configuration."""
 
     def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str],
-                 ungated: bool = False):
+                 ungated: bool = False, pinned: bool = False):
         self.tool_names = tool_names  # lowercase -> as declared
         self.ungated = ungated  # one dialect pinned, no tools: a gated name may be any name
+        self.pinned = pinned  # one dialect pinned: its line-start forms are read mid-line too, as its engine reads them
         self.spans = tuple(spans)
         self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
@@ -95,7 +96,7 @@ class MarkerTable:
         n = len(text)
         if not final and n - i < self.max_marker:
             tail = text[i:].lower()
-            if tail in (self.line_prefixes if line_blank else self.prefixes) or self._template_prefix(tail):
+            if tail in (self.line_prefixes if line_blank or self.pinned else self.prefixes) or self._template_prefix(tail):
                 return PARTIAL
         m = self._match(text, i) if self._match else None
         if m is None:
@@ -109,7 +110,7 @@ class MarkerTable:
             if name is None:
                 return None
             cands = [t[2] for t in self.templates if low.startswith(t[0]) and low.endswith(t[1])]
-        if not line_blank:
+        if not line_blank and not self.pinned:
             cands = [c for c in cands if c.opener is None or not c.opener.line_start]
         return (marker, cands, name) if cands else None
 
@@ -184,13 +185,14 @@ def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = 
     """The table for these enabled dialects and tool names (built once per configuration).
 
     Auto-detection reads prose-like forms (bare JSON, ``[f(x=1)]``) only for declared tools. A dialect the
-    operator pinned (``pinned``: exactly one, chosen) is read as its engine parser reads it: with no tools
-    declared, its gates open; with tools declared, a call must still name one of them.
+    operator pinned (``pinned``: exactly one, chosen) is read as its engine parser reads it: anywhere in a
+    line, and with no tools declared its gates open; with tools declared, a call must still name one of them.
     """
-    ungated = pinned and len(names) == 1 and not tools
+    pinned = pinned and len(names) == 1
+    ungated = pinned and not tools
     dialects = [DIALECTS[n] for n in names if tools or ungated or not DIALECTS[n].needs_tools]
     spans = [s for s in SPANS if not s.dialect or s.dialect in names]
-    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, ungated)
+    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, ungated, pinned)
 
 
 @dataclass

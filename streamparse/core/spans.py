@@ -77,7 +77,10 @@ class SpanReader(Output):
             if found == PARTIAL:
                 self._reasoning(text[pos:j])
                 return j
-            if found is None or found[1][0].span is not None:
+            if isinstance(found, tuple):  # line-start forms are prose inside reasoning, even pinned
+                cands = [c for c in found[1] if c.opener is not None and not c.opener.line_start]
+                found = (found[0], cands, found[2]) if cands else None
+            if found is None:
                 i = j + 1
                 continue
             self._reasoning(text[pos:j])

@@ -52,7 +52,7 @@ def _call_head(opener: str) -> Opener:
 
 
 _DECLARATIONS = (
-    Dialect("hermes", (_json_tag(_TOOLCALL),), JSON, json_calls, "hermes", end=(_TOOLCALL_END,), several=True,
+    Dialect("hermes", (_json_tag(_TOOLCALL),), JSON, json_calls, "hermes", end=(_TOOLCALL_END,), several=True, separators=",",
             aliases=("tool_call_json", "qwen25", "qwen", "granite4"),
             doc='<tool_call>{"name", "arguments"|"parameters"|"input"}</tool_call>; arrays and several objects too'),
     Dialect("qwen3_coder", (Opener(_TOOLCALL, head=(ws(),), look=(lit("<function="),)),
@@ -125,7 +125,7 @@ _DECLARATIONS = (
             doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
     Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", closers=("<|/tool_call|>",),
             doc="<|tool_call|>[{…}], optionally closed by <|/tool_call|> (Phi-4-mini's template writes it so)"),
-    Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",),
+    Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",), several=True,
             aliases=("hunyuan_a13b", "jamba", "minimax"), doc="<tool_calls>[{…}]</tool_calls> (also MiniMax-M1, vLLM's minimax parser)"),
     Dialect("phi4_mini", (Opener("functools", head=(ws(),), look=(peek("["),), line_start=True),), JSON, json_calls, "phi4_mini",
             closers=("<|/tool_call|>",), aliases=("phi4_mini_json",),

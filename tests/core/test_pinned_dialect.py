@@ -85,3 +85,15 @@ def test_pinned_stream_arguments_agree_with_whole_calls() -> None:
     events = [e for ch in text for e in parser.feed(ch)] + parser.close()
     pieces = "".join(e.arguments_fragment for e in events if isinstance(e, sp.ToolCallDelta))
     assert json.loads(pieces) == {"q": "x"}
+
+
+@pytest.mark.parametrize(("dialect", "text", "expected"), [
+    ("pythonic", 'Here is the call: [lookup(q="x")]', [("lookup", {"q": "x"})]),
+    ("llama3_json", 'Result: {"name": "lookup", "parameters": {"q": "x"}} ok', [("lookup", {"q": "x"})]),
+])
+def test_a_pinned_dialect_reads_its_forms_mid_line_and_auto_detection_does_not(dialect: str, text: str,
+                                                                               expected: list[Any]) -> None:
+    content, found = _pinned(dialect, text)
+    assert found == expected and content == text.split(("[" if dialect == "pythonic" else "{"), 1)[0] + (" ok" if text.endswith(" ok") else "")
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {}}}]
+    assert assert_chunking_invariant(text, tools) == (text, [])  # auto: mid-line prose stays prose

@@ -822,29 +822,13 @@ add(
 
 # --------------------------------------------------------------------------- known failures, each with its cause
 
-_MID_LINE_PYTHONIC = ("a pythonic list after text on the same line: the '[' opener is line_start only "
-                      "(dialects/__init__.py, owned by the lead)")
-_MID_LINE_JSON = ("a bare call object after text on the same line: llama3_json's '{' opener is line_start only, "
-                  "even pinned (dialects/__init__.py, owned by the lead)")
 KNOWN_FAILURES: dict[str, str] = {
-    "sglang:pythonic:text_before_colon": _MID_LINE_PYTHONIC,
-    "sglang:pythonic:text_before": _MID_LINE_PYTHONIC,
-    "sglang:pythonic:split_call": _MID_LINE_PYTHONIC,
-    "sglang:pythonic:two_lists_with_text_between": _MID_LINE_PYTHONIC,
-    "sglang:pythonic:nested_split": _MID_LINE_PYTHONIC,
-    "vllm:llama3_json:text_around--promise_text_kept": _MID_LINE_JSON,
-    "vllm:llama3_json:three_with_text_around--promise_text_kept": _MID_LINE_JSON,
-    "sglang:hermes:two_objects_comma_in_one_tag":
-        "hermes needs separators=',' in its declaration (dialects/__init__.py); hermes.lark reads it",
-    "sglang:hermes:two_objects_space_before_close":
-        "hermes needs separators=',' in its declaration (dialects/__init__.py); hermes.lark reads it",
     "vllm:glm45:whitespace_kept":
         "GLM values go through the XML layout rule (arguments.strip_layout from core/calls.py); GLM writes no layout",
     "vllm:glm45:untyped_numbers": "XML-style values without a schema stay strings (README: Values of XML-style formats)",
     "vllm:hermes:missing_final_brace_not_a_call":
         "by design streamparse repairs a call object missing only its final brace at the end of the stream, and "
         "reports it (a 'repaired' diagnostic; core/bodies.py finish); vLLM reads no call",
-    "vllm:minimax:two_lines": "the <tool_calls> dialect (hunyuan) needs several=True (dialects/__init__.py); hunyuan.lark reads it",
 }
 
 
