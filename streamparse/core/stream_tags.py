@@ -37,6 +37,8 @@ class _Compiled:
         self.item_close = spec.item_close.lower()
         self.first_close = spec.first_close
         self.param_start = re.sub(r"[\\(\[].*", "", spec.param).lower()  # the literal a parameter head starts with
+        tag = re.match(r"<[\w:-]+", self.param_start)
+        self.param_tag = tag.group() if tag else ""  # its tag name: "<parameter" of "<parameter="
 
 
 _COMPILED: dict[TagParams, _Compiled] = {}
@@ -267,8 +269,12 @@ class TagStream:
         if self._c.param.match(t, j) is not None:
             self._end_value()
             return j
-        if self._may_come(t[j:].lower()):
+        rest = t[j:].lower()
+        if self._may_come(rest):
             return -j - 1  # the next head, or the item's end, still to be seen
+        if self._c.param_tag and rest.startswith(self._c.param_tag) and len(rest) > len(self._c.param_tag):
+            self._state = _STOPPED  # a malformed parameter head after a value: only the whole item can say
+            return n
         closing, self._closing = self._closing, ""
         self._state = _VALUE
         self._value_text(closing)  # that closer was the value's own text

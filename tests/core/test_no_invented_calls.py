@@ -247,3 +247,41 @@ def test_arguments_written_as_text_and_given_to_the_one_string_parameter_are_rep
             [("search_recipes", {"query": "pasta with {tomato"})]
         assert [d.details.get("raw_arguments") for d in result.diagnostics if d.code == "repaired"] == \
             ["pasta with {tomato"]
+
+
+# --------------------------------------------------------------------------- 5. Qwen3 / Seed-OSS malformed parameter heads
+
+QWEN3_MISSING_BRACKET = "<tool_call>\n<function=get_weather>\n<parameter=city\nParis\n</parameter>\n</function>\n</tool_call>"
+QWEN3_BARE_HEAD = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nChicago\n</parameter>\n"
+                   "<parameter>unit=celsius</parameter>\n</function>\n</tool_call>")
+
+
+def test_streamed_fragments_stop_at_a_malformed_parameter_head() -> None:
+    parser = sp.StreamParser(TOOLS, stream_arguments=True)
+    cut = QWEN3_BARE_HEAD.index("</function>")
+    events = [ev for piece in (QWEN3_BARE_HEAD[:cut - 20], QWEN3_BARE_HEAD[cut - 20 : cut]) for ev in parser.feed(piece)]
+    sent = "".join(ev.arguments_fragment for ev in events if isinstance(ev, sp.ToolCallDelta))
+    assert sent.startswith('{"city": "Chicago') and "celsius" not in sent and "<parameter" not in sent
+
+
+def test_streamed_fragments_stop_at_a_parameter_key_holding_a_line_break() -> None:
+    parser = sp.StreamParser(TOOLS, stream_arguments=True)
+    cut = QWEN3_MISSING_BRACKET.index("</function>")
+    events = parser.feed(QWEN3_MISSING_BRACKET[:cut])
+    sent = "".join(ev.arguments_fragment for ev in events if isinstance(ev, sp.ToolCallDelta))
+    assert "Paris" not in sent and "\\n" not in sent
+
+
+@pytest.mark.xfail(strict=True, reason="needs the whole-item decoder change in dialects/decoders.py and fast_tags.py "
+                   "(parameter keys without line breaks or markup; text between parameters rejected): reported to the lead")
+@pytest.mark.parametrize("text", [QWEN3_MISSING_BRACKET, QWEN3_BARE_HEAD,
+                                  QWEN3_BARE_HEAD.replace("<tool_call>", "<seed:tool_call>").replace("</tool_call>",
+                                                                                                     "</seed:tool_call>")])
+@pytest.mark.parametrize("stream", MODES)
+def test_a_malformed_parameter_head_is_never_read_into_a_key_or_value(text: str, stream: bool) -> None:
+    result = sp.ParseResult(events_of(text, stream, 5))
+    for call in result.tool_calls:
+        arguments = json.loads(call.arguments)
+        assert all("\n" not in k and "<" not in k for k in arguments)
+        assert all("<parameter" not in str(v) for v in arguments.values())
+    assert result.diagnostics
