@@ -8,6 +8,7 @@ however the exchange ends; nothing read from it reaches a client unredacted.
 
 from __future__ import annotations
 
+import codecs
 import json
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
@@ -200,6 +201,7 @@ class Upstream:
                     ) -> AsyncIterator[bytes]:
         """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
         ends the stream with an error event, otherwise the body is cut short (the client sees it).
+        SSE is text: invalid UTF-8 in it becomes U+FFFD, as on every other path.
 
         With secrets to keep, what the client will decode is masked: SSE event by event (``MaskedSSE``),
         a JSON body whole (read up to ``max_response_bytes``), anything else as bytes."""
@@ -207,13 +209,14 @@ class Upstream:
             yield mask_json_bytes(self.redactor, await self.read_all(resp, clock, self.max_response_bytes))
             return
         redact: MaskedSSE | StreamRedactor = MaskedSSE(self.redactor) if self.redactor and sse else self.redactor.stream()
+        text = codecs.getincrementaldecoder("utf-8")("replace") if sse else None  # SSE is UTF-8 text
         pieces = resp.aiter_bytes()
         try:
             while (raw := await next_piece(pieces, clock)) is not None:
                 if not (sse and only_comments(raw)):
                     clock.data()
-                yield redact.feed(raw)
-            yield redact.close()
+                yield redact.feed(text.decode(raw).encode() if text else raw)
+            yield redact.feed(text.decode(b"", final=True).encode()) + redact.close() if text else redact.close()
         except (UpstreamTimeout, httpx.HTTPError) as exc:
             if not sse:
                 raise

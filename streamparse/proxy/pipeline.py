@@ -30,7 +30,7 @@ from .exchange import Upstream
 from .fronts import Front
 from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
-from .rewrite import UnusableResponse, decode_completion, rewrite_sse
+from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
 from .upstream import Clock, Failure, Slot, upstream_url
 
 __all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER"]
@@ -60,6 +60,15 @@ def _first_content(completion: Mapping[str, Any]) -> Any:
     first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
     message = first.get("message")
     return message.get("content") if isinstance(message, dict) else None
+
+
+def _utf8(raw: bytes) -> bytes:
+    """A relayed body as UTF-8: invalid bytes become U+FFFD (and are logged), as everywhere else."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return upstream_text(raw).encode()
+    return raw
 
 
 class _Refused(Exception):
@@ -96,7 +105,7 @@ class ChatPipeline:
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
                 if not stream and plan.options is None and front.relay_unparsed:
-                    return Response(mask_json_bytes(upstream.redactor, raw), status_code=resp.status_code,
+                    return Response(_utf8(mask_json_bytes(upstream.redactor, raw)), status_code=resp.status_code,
                                     media_type="application/json")
                 completion = await decode_completion(raw, payload, plan)
                 if plan.retry is not None and not _has_call(completion):

@@ -2,7 +2,8 @@
 event by event, with tool calls parsed out of the text.
 
 Invariants: a stream ends once, with ``[DONE]`` or an error event in the client's wire format,
-never with a hang or a traceback; every byte read passes the redactor before it is parsed; a
+never with a hang or a traceback; upstream text is read the same way streamed or whole (invalid
+UTF-8 as U+FFFD, logged; surrogate escapes joined or replaced, never an error); every byte read passes the redactor before it is parsed; a
 decode that could take more than a few milliseconds runs in a worker thread, so one huge
 block does not stall the other streams.
 """
@@ -19,11 +20,12 @@ import httpx
 
 from ..wire.openai import rewrite_completion
 from ..wire.sse import ChatStreamRewriter, error_body
+from ..wire.surrogates import SURROGATE_ESCAPE, clean_value
 from .plan import ChatPlan
 from .redaction import Redactor
 from .upstream import Clock, UpstreamTimeout, next_piece
 
-__all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "OFFLOAD_BYTES"]
+__all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "upstream_text", "OFFLOAD_BYTES"]
 
 log = logging.getLogger("streamparse.server")
 OFFLOAD_BYTES = 64 * 1024  # a piece (or a held block) this large is decoded in a worker thread
@@ -33,11 +35,23 @@ class UnusableResponse(ValueError):
     """The upstream's whole-body answer is not a chat completion we can read."""
 
 
+def upstream_text(raw: bytes) -> str:
+    """An upstream body as text: invalid UTF-8 becomes U+FFFD (and is logged), as in a stream."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        log.warning("upstream sent invalid UTF-8 (%s); replaced by U+FFFD", exc.reason)
+        return raw.decode("utf-8", "replace")
+
+
 async def decode_completion(raw: bytes, request: Mapping[str, Any], plan: ChatPlan) -> dict[str, Any]:
     """A whole upstream completion, rewritten (in a worker thread when it is large)."""
     def work() -> dict[str, Any]:
         try:
-            return rewrite_completion(json.loads(raw), plan.tools, **plan.rewriter_options(request))
+            data = json.loads(upstream_text(raw))
+            if SURROGATE_ESCAPE.search(raw):  # pairs were joined by json; lone halves become U+FFFD
+                data = clean_value(data)
+            return rewrite_completion(data, plan.tools, **plan.rewriter_options(request))
         except (ValueError, AttributeError, TypeError, RecursionError) as exc:
             text = raw.decode("utf-8", "replace")[:2000]
             what = f"{type(exc).__name__}: {exc}"[:300]

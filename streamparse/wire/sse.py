@@ -7,7 +7,9 @@ the same upstream quirks: comment lines (``: ping``), ``\\r\\n`` line ends,
 multi-line ``data:``, a missing final blank line, ``[DONE]``.
 
 Invariant: a rewritten stream ends exactly once, with ``[DONE]`` or an error event, after
-everything the parser held has been sent; the decoder's memory is bounded by ``max_line``.
+everything the parser held has been sent; the decoder's memory is bounded by ``max_line``;
+surrogate escapes never end it (``surrogates``: split pairs joined, lone halves U+FFFD), and
+invalid UTF-8 is read as U+FFFD.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from .openai import ChunkRewriter
+from .surrogates import SurrogateJoiner
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
            "openai_items", "encode_event", "encode_items", "error_body", "error_item", "dumps"]
@@ -129,11 +132,17 @@ def encode_items(items: list[tuple[str, str]]) -> bytes:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text (orjson; Python's json for what orjson refuses, such as NaN or huge integers)."""
+    """Compact JSON text (orjson; Python's json for what orjson refuses, such as NaN or huge integers;
+    ASCII with escapes for text UTF-8 cannot carry, such as a lone surrogate)."""
     try:
         return orjson.dumps(value).decode()
     except TypeError:
-        return json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
 
 
 def error_body(message: str, *, type_: str = "upstream_error", code: Any = None) -> dict[str, Any]:
@@ -205,6 +214,7 @@ class ChatStreamRewriter:
         self._decoder = SSEDecoder(max_event_chars)
         self.wire = wire or OpenAIWire()
         self._unmet = unmet
+        self._surrogates = SurrogateJoiner()  # pairs split between events joined, lone halves replaced
         self.finished = False
         self.saw_data = False  # the last read() met data (not only comments)
 
@@ -262,16 +272,17 @@ class ChatStreamRewriter:
         """The upstream broke (disconnect, read error): flush, report, finish."""
         return self._fail(message) if not self.finished else []
 
-    @staticmethod
-    def _decode(event: SSEEvent) -> Decoded:
+    def _decode(self, event: SSEEvent) -> Decoded:
         if event.data is None or event.data.strip() == "[DONE]":
             return ("event", event)
         try:
-            return ("chunk", orjson.loads(event.data))
+            value = orjson.loads(event.data)
         except orjson.JSONDecodeError:
             pass
-        try:  # what orjson refuses but Python reads (NaN, integers past 64 bits)
-            return ("chunk", json.loads(event.data))
+        else:  # orjson refuses any lone surrogate: only a half held from the last event is to be seen to
+            return ("chunk", self._surrogates.fix(value) if self._surrogates.held else value)
+        try:  # what orjson refuses but Python reads (NaN, integers past 64 bits, surrogate halves)
+            return ("chunk", self._surrogates.fix(json.loads(event.data)))
         except (ValueError, RecursionError):
             return ("fail", f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
 
@@ -295,7 +306,8 @@ class ChatStreamRewriter:
         return [("chunk", c) for c in self._rewriter.close()]
 
     def _end(self) -> list[Output]:
-        outputs = self._flush()
+        outputs = [out for chunk in self._surrogates.leftovers() for out in self._apply(("chunk", chunk))]
+        outputs += self._flush()
         if self._unmet and not self.calls:
             outputs.append(("comment", self._unmet))
         self.finished = True

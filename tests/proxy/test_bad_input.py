@@ -51,3 +51,96 @@ def test_a_lone_surrogate_in_the_request_is_a_400_and_the_connection_stays_usabl
             assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == "fine"
         paired = b'{"model": "m", "messages": [{"role": "user", "content": "\\ud83d\\ude00"}]}'
         assert client.post("/v1/chat/completions", content=paired).status_code == 200  # a real pair is text
+
+
+# ---------------------------------------------------------------- from the upstream
+
+def _chunk(content: str) -> bytes:
+    """An SSE chunk whose content is raw JSON string content (escapes kept as written)."""
+    return (b'data: {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": '
+            b'[{"index": 0, "delta": {"content": "' + content.encode("latin-1") + b'"}, "finish_reason": null}]}\n\n')
+
+
+# Each: the raw JSON string pieces the upstream streams, and the text the client must read.
+STREAMS: dict[str, tuple[list[str], str]] = {
+    "split_pair": (["hi \\ud83d", "\\ude00 there"], "hi \U0001f600 there"),
+    "pair_then_end": (["x \\ud83d"], "x \ufffd"),
+    "lone_high": (["a \\ud800 b"], "a \ufffd b"),
+    "lone_low": (["a \\udc00", " b"], "a \ufffd b"),
+    "high_then_text": (["a \\ud83d", "b"], "a \ufffdb"),
+    "bad_utf8": (["caf\xe9 \xff ok"], "caf\ufffd \ufffd ok"),
+}
+WHOLE: dict[str, tuple[str, str]] = {
+    "w_pair": ("hi \\ud83d\\ude00", "hi \U0001f600"),
+    "w_lone": ("a \\ud800 b", "a \ufffd b"),
+    "w_bad_utf8": ("caf\xe9 \xff ok", "caf\ufffd \ufffd ok"),
+}
+
+
+def odd_upstream() -> Starlette:
+    async def chat(request: Request) -> Response:
+        body = json.loads(await request.body())
+        model = body["model"]
+        if model in WHOLE:
+            raw = (b'{"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, '
+                   b'"message": {"role": "assistant", "content": "' + WHOLE[model][0].encode("latin-1")
+                   + b'"}, "finish_reason": "stop"}]}')
+            return Response(raw, media_type="application/json")
+
+        async def events() -> AsyncIterator[bytes]:
+            for piece in STREAMS[model][0]:
+                yield _chunk(piece)
+            yield (b'data: {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", '
+                   b'"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n')
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@pytest.fixture(scope="module")
+def odd_proxy() -> Iterator[str]:
+    with ServerThread(odd_upstream()) as up, ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as px:
+        yield px.url
+
+
+@pytest.mark.parametrize("tools", [None, TOOLS])
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_surrogates_and_bad_utf8_in_a_chat_stream_never_end_it(odd_proxy: str, name: str, tools: Any) -> None:
+    client = openai.OpenAI(base_url=odd_proxy + "/v1", api_key="k", max_retries=0)
+    extra: Any = {"tools": tools} if tools else {}
+    text, finish = "", None
+    for chunk in client.chat.completions.create(model=name, messages=MESSAGES, stream=True, **extra):  # type: ignore[call-overload]
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+    expected = STREAMS[name][1]
+    if tools is None and name != "bad_utf8":  # relayed untouched: the client's own decoder reads each event
+        expected = "".join(json.loads(f'"{piece}"') for piece in STREAMS[name][0])
+    assert text == expected and finish == "stop"
+
+
+@pytest.mark.parametrize("tools", [None, TOOLS])
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_surrogates_and_bad_utf8_in_a_messages_stream_never_end_it(odd_proxy: str, name: str, tools: Any) -> None:
+    claude = anthropic.Anthropic(base_url=odd_proxy, api_key="k", max_retries=0)
+    extra: Any = {"tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]} if tools else {}
+    with claude.messages.stream(model=name, max_tokens=10, messages=MESSAGES, **extra) as events:  # type: ignore[arg-type]
+        message = events.get_final_message()
+    assert "".join(b.text for b in message.content if b.type == "text") == STREAMS[name][1]
+    assert message.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize("tools", [None, TOOLS])
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_surrogates_and_bad_utf8_in_a_whole_answer_read_as_in_a_stream(odd_proxy: str, name: str, tools: Any) -> None:
+    client = openai.OpenAI(base_url=odd_proxy + "/v1", api_key="k", max_retries=0)
+    extra: Any = {"tools": tools} if tools else {}
+    answer = client.chat.completions.create(model=name, messages=MESSAGES, **extra)
+    expected = WHOLE[name][1]
+    if tools is None and name == "w_lone":  # relayed byte for byte: the client's own decoder reads the escape
+        expected = "a \ud800 b"
+    assert answer.choices[0].message.content == expected
+    claude = anthropic.Anthropic(base_url=odd_proxy, api_key="k", max_retries=0)
+    message = claude.messages.create(model=name, max_tokens=10, messages=MESSAGES)  # type: ignore[arg-type]
+    assert message.content[0].text == WHOLE[name][1]  # type: ignore[union-attr]
