@@ -74,6 +74,9 @@ class AnthropicWire:
             elif kind == "comment":
                 frames.append(encode_event(comment=value))
                 continue
+            elif kind == "raw":  # an upstream event too deep to read has no Anthropic form
+                frames.append(encode_event(comment="an upstream event too deep to read was left out"))
+                continue
             elif kind == "done":
                 events = self.translator.close()
             else:

@@ -96,7 +96,7 @@ class ChunkMasker:
         for kind, value in outputs:
             if kind == "chunk" and isinstance(value, dict):
                 out.extend(self._chunk(value))
-            elif kind == "comment":
+            elif kind in ("comment", "raw"):
                 out.append((kind, self.redactor.text(value)))
             else:
                 out.extend(self.flush())

@@ -18,6 +18,9 @@ Invariants:
   body; then the exception propagates so the server logs it. If the app raises before that
   (nothing sent yet, or a JSON body still held) we send nothing and the server answers 500.
 - Linear in the request and response sizes: bodies are collected as pieces and joined once.
+- Never a 500 for a shape alone: a request body nested deeper than Python's JSON decoder reads
+  gets a 400 (the app is not called); an answer too deep to read passes through untouched (a
+  JSON body whole, an SSE event as it was).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections import deque
 from typing import Any, Awaitable, Callable, MutableMapping
 
 from ..wire.openai import Tools, rewrite_completion, should_parse
-from ..wire.sse import ChatStreamRewriter
+from ..wire.sse import ChatStreamRewriter, error_body
 
 __all__ = ["ToolCallMiddleware"]
 
@@ -64,7 +67,11 @@ class ToolCallMiddleware:
         async def replay() -> Message:
             return received.popleft() if received else await receive()
 
-        request = _json_object(body)
+        try:
+            request = _json_object(body)
+        except RecursionError:  # deeper than any decoder here can read: the client's fault, said as a 400
+            await _refuse(send, "request body is nested too deeply to read")
+            return
         del body  # the app reads the pieces: no second copy of a large body while it runs
         if not should_parse(self.tools, request, parse_without_tools=self.parse_without_tools):
             await self.app(scope, replay, send)
@@ -94,12 +101,20 @@ async def _read_request(receive: Receive) -> tuple[deque[Message], bytes]:
 
 
 def _json_object(body: bytes) -> dict[str, Any]:
-    """The request as a JSON object; ``{}`` for anything else (the app will answer it as it sees fit)."""
+    """The request as a JSON object; ``{}`` for anything else (the app will answer it as it sees fit).
+    RecursionError for JSON nested deeper than Python's decoder can read."""
     try:
         request = json.loads(body)
     except ValueError:
         return {}
     return request if isinstance(request, dict) else {}
+
+
+async def _refuse(send: Send, message: str) -> None:
+    data = json.dumps(error_body(message, type_="invalid_request_error")).encode()
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
 class _ResponseRewriter:

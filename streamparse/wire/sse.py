@@ -156,10 +156,11 @@ def error_item(message: str, *, type_: str = "upstream_error", code: Any = None)
 
 
 # One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("event", SSEEvent: a comment
-# or [DONE]) or ("fail", message).
+# or [DONE]), ("raw", data too deep to decode) or ("fail", message).
 Decoded = tuple[str, Any]
 # What a rewritten stream says, before it is put on the wire: ("chunk", chunk dict), ("comment", text),
-# ("done", None) or ("error", an OpenAI-style error body).
+# ("done", None), ("error", an OpenAI-style error body) or ("raw", an upstream event's data, too deep
+# to read, to pass on as it came where the wire can).
 Output = tuple[str, Any]
 
 
@@ -180,6 +181,8 @@ def openai_items(outputs: list[Output]) -> list[tuple[str, str]]:
             items.append(("comment", value))
         elif kind == "done":
             items.append(("done", "[DONE]"))
+        elif kind == "raw":
+            items.append(("data", value))
         else:
             items.append(("error", dumps(value)))
     return items
@@ -283,7 +286,9 @@ class ChatStreamRewriter:
             return ("chunk", self._surrogates.fix(value) if self._surrogates.held else value)
         try:  # what orjson refuses but Python reads (NaN, integers past 64 bits, surrogate halves)
             return ("chunk", self._surrogates.fix(json.loads(event.data)))
-        except (ValueError, RecursionError):
+        except RecursionError:  # valid, but too deep to read: passed on as it came
+            return ("raw", event.data)
+        except ValueError:
             return ("fail", f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
 
     def _apply(self, decoded: Decoded) -> list[Output]:
@@ -292,6 +297,8 @@ class ChatStreamRewriter:
             return []
         if kind == "fail":
             return self._fail(value)
+        if kind == "raw":
+            return [("raw", value)]
         if kind == "event":
             return [("comment", value.comment or "")] if value.data is None else self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:
