@@ -25,8 +25,7 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import ArgumentError, coerce_value, number_value
-from ..arguments.schema import _declared_types
+from ..arguments.schema import ArgumentError, _declared_types, coerce_value, number_value
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 
@@ -45,8 +44,6 @@ _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _HEX = frozenset("0123456789abcdefABCDEF")
 _JSON_WS = frozenset(" \t\r\n")
-
-
 _ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord("\""): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n",
                                                    ord("\r"): "\\r", ord("\t"): "\\t", ord("\b"): "\\b", ord("\f"): "\\f"}
 
@@ -54,9 +51,6 @@ _ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord("\""): '\\"', ord("\\"):
 def escaped(s: str) -> str:
     """``s`` as the inside of a JSON string, as ``json.dumps(s, ensure_ascii=False)`` writes it."""
     return s.translate(_ESCAPES)
-
-
-_escaped = escaped
 
 
 def _scalar(word: str) -> str:
@@ -186,7 +180,7 @@ class JsonEcho:
             if ch == "\\":
                 self._esc = "\\"
                 return self._string(text, j + 1, n) if j + 1 < n else n
-            self._str(_escaped(ch))  # a control character, or '"' inside a single-quoted string
+            self._str(escaped(ch))  # a control character, or '"' inside a single-quoted string
             i = j + 1
         return n
 
@@ -196,13 +190,13 @@ class JsonEcho:
         if c == "u" and len(esc) == 6 and all(h in _HEX for h in esc[2:]):
             self._str(esc)
         elif c == "u":
-            self._str("\\\\u" + _escaped(esc[2:]))
+            self._str("\\\\u" + escaped(esc[2:]))
         elif c in _SIMPLE_ESCAPES:
             self._str(esc)
         elif c == "'":
             self._str("'")
         else:  # an escape JSON does not know: its backslash stays text
-            self._str("\\\\" + _escaped(c))
+            self._str("\\\\" + escaped(c))
 
     def _str(self, s: str) -> None:
         if self._held is not None:
