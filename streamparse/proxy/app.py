@@ -7,7 +7,8 @@ Routes, each the top of one path down the layers:
 - ``GET /healthz``: answered locally, for load balancers.
 
 With proxy keys configured (``api_keys_env``, ``$STREAMPARSE_API_KEYS``, ``serve --api-key``),
-``auth.ProxyAuth`` stands in front of every route but ``/healthz``.
+``auth.ProxyAuth`` stands in front of every route but ``/healthz``. A request's headers and body
+must arrive within ``header_timeout`` and ``body_timeout`` (``deadlines``), else a 408.
 
 Invariants: a client gets an error in its API's shape, never a traceback; nothing it receives
 holds a backend secret (``redaction``); this module only wires the pieces together, and no
@@ -30,6 +31,7 @@ from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
 from .auth import ProxyAuth
 from .config import ProxyConfig
+from .deadlines import BodyDeadline
 from .exchange import Upstream
 from .fronts import OPENAI
 from .messages import MessagesAPI
@@ -123,7 +125,9 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         Route("/{path:path}", openai_routes.passthrough,
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
-    middleware = [Middleware(ProxyAuth, keys=keys)] if keys else []
+    middleware = [Middleware(BodyDeadline, timeout=config.body_timeout)]
+    middleware += [Middleware(ProxyAuth, keys=keys)] if keys else []
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.upstream = upstream
+    app.state.header_timeout = config.header_timeout  # read by the runner's protocol (deadlines)
     return app

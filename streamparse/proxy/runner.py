@@ -2,6 +2,9 @@
 in N worker processes) or in a background thread on a free loopback port (the demo, the tests,
 the benchmarks).
 
+Every server here reads a request's headers within a deadline (``deadlines.HeaderDeadlineProtocol``:
+the app's ``state.header_timeout``, else 10 s).
+
 Invariant: the listening socket is bound here, before uvicorn sees it, so a taken port or an
 unknown host is an ``OSError`` the caller can report in one line (uvicorn itself would log it
 and call ``sys.exit``).
@@ -21,6 +24,8 @@ from typing import Any, Callable, Iterator, Mapping
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
+
+from .deadlines import PROTOCOL
 
 __all__ = ["ServerThread", "listening_socket", "serve_app", "serve_workers", "serve_forever", "started_process",
            "port_open", "free_port"]
@@ -42,7 +47,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
     """Serve ``app`` on ``sock`` in this process until a signal; False if it never started."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on", http=PROTOCOL))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after its graceful shutdown
@@ -58,7 +63,7 @@ def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: st
 
     For the main thread of a process that exits afterwards: the supervisor installs its own
     signal handlers (SIGINT, SIGTERM, SIGHUP to restart the workers, ...) and leaves them."""
-    config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on")
+    config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on", http=PROTOCOL)
     saved = {key: os.environ.get(key) for key in env or {}}
     os.environ.update(env or {})
     try:
@@ -86,7 +91,7 @@ class ServerThread:
         self.host = host
         self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5)
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5, http=PROTOCOL)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
