@@ -81,7 +81,7 @@ class OpenAIRoutes:
                              content=body)
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
-            headers = {k: v for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
+            headers = {k: upstream.redactor.text(v) for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
             ctype = resp.headers.get("content-type", "")
             body = upstream.relay(resp, clock, sse=ctype.startswith("text/event-stream"), json_body="json" in ctype)
             return upstream.cleanup(StreamingResponse(body,

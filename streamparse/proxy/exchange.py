@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ..wire.sse import encode_items, error_item
+from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
 from .config import Backend
 from .fronts import OPENAI, Front
@@ -162,7 +162,7 @@ class Upstream:
             return front.error_response(resp.status_code, data)
         if isinstance(data, dict) and isinstance(data.get("error"), str):
             return self.replies.error(resp.status_code, data["error"] + hint, code=resp.status_code, front=front)
-        text = raw.decode("utf-8", "replace").strip()[:2000] or resp.reason_phrase
+        text = (raw.decode("utf-8", "replace") if data is None else dumps(data)).strip()[:2000] or resp.reason_phrase
         return self.replies.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}",
                                   code=resp.status_code, front=front)
 

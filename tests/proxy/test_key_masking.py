@@ -53,6 +53,9 @@ def leaky_upstream() -> Starlette:
         if mode == "error":
             raw = f'{{"error": {{"message": "bad key {escaped(KEY)}", "type": "auth"}}}}'
             return Response(raw.encode(), status_code=401, media_type="application/json")
+        if mode == "detail":  # an error body in another shape (FastAPI's)
+            return Response(f'{{"detail": "bad key {escaped(KEY)}"}}'.encode(), status_code=500,
+                            media_type="application/json")
         if not body.get("stream"):
             raw = (f'{{"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{{"index": 0, '
                    f'"message": {{"role": "assistant", "content": "key {escaped(KEY)} end"}}, "finish_reason": "stop"}}]}}')
@@ -72,7 +75,8 @@ def leaky_upstream() -> Starlette:
         return StreamingResponse(events(), media_type="text/event-stream")
 
     async def models(request: Request) -> Response:
-        return Response(f'{{"data": [{{"id": "m", "owner": "{escaped(KEY)}"}}]}}'.encode(), media_type="application/json")
+        return Response(f'{{"data": [{{"id": "m", "owner": "{escaped(KEY)}"}}]}}'.encode(), media_type="application/json",
+                        headers={"x-upstream-echo": f"Bearer {KEY}"})
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/models", models)])
 
@@ -124,7 +128,10 @@ def test_escaped_keys_in_whole_answers_and_relayed_bodies_are_masked(proxy: str,
     message = claude.messages.create(model="whole", max_tokens=10, messages=MESSAGES)  # type: ignore[arg-type]
     assert message.content[0].text == "key *** end"  # type: ignore[union-attr]
     r = httpx.get(proxy + "/v1/models", timeout=10)
-    assert r.json() == {"data": [{"id": "m", "owner": "***"}]}
+    assert r.json() == {"data": [{"id": "m", "owner": "***"}]} and r.headers["x-upstream-echo"] == "Bearer ***"
+    for front in ("/v1/chat/completions", "/v1/messages"):
+        r = httpx.post(proxy + front, json={"model": "detail", "max_tokens": 5, "messages": MESSAGES}, timeout=10)
+        assert r.status_code == 500 and "bad key ***" in json.dumps(r.json()) and KEY not in json.dumps(r.json())
 
 
 @pytest.mark.parametrize("tools", [None, TOOLS])
