@@ -177,3 +177,27 @@ def test_proxy_keys_live_in_the_environment_only(tmp_path: Any, monkeypatch: pyt
     args = build_parser().parse_args(["serve", "--upstream", "http://127.0.0.1:9/v1", "--api-key", "k1",
                                       "--api-key", "k2"])
     assert args.api_key == ["k1", "k2"]
+
+
+def test_serve_api_key_guards_every_worker() -> None:
+    import os
+    import sys
+
+    import openai
+
+    from streamparse.proxy.runner import free_port, port_open, started_process
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMPARSE_API_KEY")}
+    with ServerThread(RecordingModel("from the model").app()) as up:
+        cmd = [sys.executable, "-m", "streamparse", "serve", "--upstream", up.url + "/v1", "--port", str(port),
+               "--workers", "2", "--api-key", "cli-key-1", "--api-key", "cli-key-2", "--log-level", "warning"]
+        with started_process(cmd, lambda: port_open(port), env=env):
+            base = f"http://127.0.0.1:{port}"
+            assert httpx.get(base + "/healthz", timeout=10).status_code == 200
+            for _ in range(4):  # connections land on either worker
+                assert httpx.post(base + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES},
+                                  timeout=10).status_code == 401
+            client = openai.OpenAI(base_url=base + "/v1", api_key="cli-key-2", max_retries=0)
+            answer = client.chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+            assert answer.choices[0].message.content == "from the model"
