@@ -1,0 +1,155 @@
+"""``build_constraint``: from a dialect, the tools and the client's choice, the fields a backend decodes under.
+
+Invariant: pure (no I/O), and never a wrong constraint: a dialect without a grammar, no tools, or
+``tool_choice`` ``none`` give None (``unsupported_reason`` says why). Names come only from the
+declared tools (one, when ``tool_choice`` names it); ``required``/``any``/a named tool is not lazy
+and holds at least one call; ``parallel_tool_calls`` false holds at most one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..arguments.schema import tool_schemas
+from ..dialects import resolve
+from .forms import UNSUPPORTED, Tag, supported, tags_for
+from .grammar import build_gbnf
+from .structural import legacy_structural_tag, structural_tag
+
+__all__ = ["Backend", "Constraint", "build_constraint", "unsupported_reason", "choice_mode",
+           "TRIGGER_WORD", "TRIGGER_PATTERN", "TRIGGER_PATTERN_FULL"]
+
+Backend = Literal["llamacpp", "vllm", "sglang"]
+
+# llama.cpp's common_grammar_trigger_type, as its server reads "grammar_triggers" (an integer "type").
+TRIGGER_WORD, TRIGGER_PATTERN, TRIGGER_PATTERN_FULL = 1, 2, 3
+_REGEX_SPECIAL = set("\\^$.|?*+()[]{}")
+_MARKER = re.compile(r"<\|[^|<>\s]+\|>|<｜[^｜]+｜>|\[[A-Z_]+\]|</?[A-Za-z_][\w:]*>")
+# reasoning stays free: a trigger counts after a leading <think>…</think>, never inside an open one
+_THINK_GUARD = r"^(?:\s*<think>[\s\S]*?</think>|(?!\s*<think>))[\s\S]*?"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What to merge into an upstream request so its decoder only writes well-formed calls."""
+
+    backend: Backend
+    dialect: str
+    description: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    grammar: str = ""  # the GBNF text (llama.cpp ``grammar``, SGLang ``ebnf``), when the backend uses one
+
+    def request_fields(self) -> dict[str, Any]:
+        """The request body fields to set (a fresh copy each time)."""
+        import copy
+
+        return copy.deepcopy(self.fields)
+
+
+def unsupported_reason(dialect: str) -> str | None:
+    """Why ``dialect`` gets no constraint, or None when it gets one."""
+    try:
+        names = resolve(dialect)
+    except ValueError as exc:
+        return str(exc)
+    if len(names) != 1:
+        return f"{dialect!r} names several dialects"
+    return None if supported(names[0]) else UNSUPPORTED.get(names[0], f"no constraint written for {names[0]!r}")
+
+
+def choice_mode(tool_choice: Any) -> tuple[str, str | None]:
+    """``(mode, tool name)`` of an OpenAI or Anthropic ``tool_choice``: auto, none, required or named."""
+    if tool_choice is None:
+        return "auto", None
+    shape = tool_choice if isinstance(tool_choice, Mapping) else {"type": tool_choice}
+    kind = shape.get("type")
+    if kind in ("auto", "none", "required"):
+        return str(kind), None
+    if kind == "any":
+        return "required", None
+    fn = shape.get("function")
+    name = fn.get("name") if isinstance(fn, Mapping) else shape.get("name")
+    if isinstance(name, str) and name:
+        return "named", name
+    raise ValueError(f"tool_choice must be auto, none, required or name a tool, not {tool_choice!r}")
+
+
+def _regex(text: str) -> str:
+    """``text`` as a regex that ECMAScript (llama.cpp's std::regex) and Python read alike."""
+    return "".join("\\" + c if c in _REGEX_SPECIAL else "\\n" if c == "\n" else "\\t" if c == "\t" else c
+                   for c in text)
+
+
+def llamacpp_triggers(tags: Sequence[Tag]) -> list[dict[str, Any]]:
+    """One full-text pattern trigger: the first trigger outside a reasoning span.
+
+    llama.cpp feeds the grammar from the first non-empty capture group. A fixed opener is its own
+    group; a line-start form needs a newline (or the text start) before it and waits for a
+    declared tool's whole ``begin``, so the text replayed into the grammar always fits it.
+    """
+    words = sorted({t.trigger for t in tags if not t.line_start}, key=lambda w: (-len(w), w))
+    lines = sorted({t.begin for t in tags if t.line_start}, key=lambda w: (-len(w), w))
+    options = []
+    if words:
+        options.append("(" + "|".join(_regex(w) for w in words) + ")")
+    if lines:
+        options.append("(?:^|\\n)(" + "|".join(_regex(b) for b in lines) + ")")
+    return [{"type": TRIGGER_PATTERN_FULL, "value": _THINK_GUARD + "(?:" + "|".join(options) + ")[\\s\\S]*$"}]
+
+
+def _preserved(tags: Sequence[Tag]) -> list[str]:
+    found: list[str] = ["<think>", "</think>"]
+    for tag in tags:
+        found += _MARKER.findall(tag.begin) + _MARKER.findall(tag.end)
+    return list(dict.fromkeys(m for m in found if not m.startswith("<function=")))
+
+
+def build_constraint(dialect: str, tools: Iterable[Mapping[str, Any]] | None, *, tool_choice: Any = None,
+                     parallel_tool_calls: bool = True, backend: Backend = "llamacpp", lazy: bool = False,
+                     loose: bool = True) -> Constraint | None:
+    """The constraint for calls in ``dialect`` to ``tools`` (OpenAI, bare or Anthropic tool dicts).
+
+    llama.cpp: by default the grammar itself holds the free text before the first call (its
+    ``/v1/chat/completions`` keeps a client's ``grammar`` but sets ``grammar_lazy`` and
+    ``grammar_triggers`` from the chat template, so lazy fields sent there are dropped and a lazy
+    grammar would bind from the first token). ``lazy=True`` sends ``grammar_lazy``, the triggers
+    and ``preserved_tokens`` with a grammar that starts at a call, for ``/completion``. ``loose`` adds the forms small models write instead of
+    the taught opener (hermes, llama3_json). None: nothing to constrain (see module invariant).
+    """
+    mode, named = choice_mode(tool_choice)
+    schemas = tool_schemas(tools) or {}
+    if mode == "none" or not schemas or unsupported_reason(dialect) is not None:
+        return None
+    if named is not None:
+        if named not in schemas:
+            raise ValueError(f"tool_choice names {named!r}, which is not in tools")
+        schemas = {named: schemas[named]}
+    canonical = resolve(dialect)[0]
+    tags = tags_for(canonical, schemas, loose=loose)
+    if not tags:
+        return None
+    required = mode in ("required", "named")
+    what = (f"{canonical} calls to {', '.join(schemas)}" + ("; at least one" if required else "")
+            + ("" if parallel_tool_calls else "; at most one"))
+    if backend == "llamacpp":
+        is_lazy = lazy and not required
+        grammar = build_gbnf(tags, schemas, required=required, parallel=parallel_tool_calls, lazy=is_lazy)
+        fields: dict[str, Any] = {"grammar": grammar}
+        if is_lazy:
+            fields |= {"grammar_lazy": True, "grammar_triggers": llamacpp_triggers(tags),
+                       "preserved_tokens": _preserved(tags)}
+        return Constraint(backend, canonical, f"llama.cpp GBNF ({'lazy' if is_lazy else 'whole answer'}): {what}",
+                          fields, grammar)
+    if backend == "vllm":
+        tag = structural_tag(tags, schemas, required=required, parallel=parallel_tool_calls)
+        return Constraint(backend, canonical, f"vLLM structural tag: {what}", {"response_format": tag})
+    if backend == "sglang":
+        legacy = legacy_structural_tag(tags, schemas) if not required and parallel_tool_calls else None
+        if legacy is not None:
+            return Constraint(backend, canonical, f"SGLang structural tag (legacy): {what}", {"response_format": legacy})
+        grammar = build_gbnf(tags, schemas, required=required, parallel=parallel_tool_calls, lazy=False)
+        return Constraint(backend, canonical, f"SGLang EBNF (whole answer): {what}", {"ebnf": grammar}, grammar)
+    raise ValueError(f"backend must be llamacpp, vllm or sglang, not {backend!r}")

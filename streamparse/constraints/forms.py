@@ -1,0 +1,112 @@
+"""How each dialect writes one call, as tags: ``begin`` (with the tool's name) + arguments + ``end``.
+
+Invariant: a tag's ``begin`` and ``end`` are cut out of what ``streamparse.dialects.render`` writes
+for that dialect, so a constraint never teaches markup the parser does not read; ``trigger`` is a
+prefix of ``begin`` (the opener the dialect's prompt teaches, or a form small models write instead).
+Dialects whose calls cannot be cut this way get no tags and a reason (:data:`UNSUPPORTED`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..dialects import DIALECTS
+from ..dialects.render import RENDERERS
+
+__all__ = ["Tag", "tags_for", "UNSUPPORTED", "supported"]
+
+ArgStyle = Literal["json", "qwen_xml", "python"]
+
+_NAME = "zqToolNamez"  # a sentinel name the renderers write as is
+_ARGS = {"\x00": 0}  # sentinel arguments: JSON-dumped as {"\u0000": 0}, written raw by text dialects
+_ARGS_JSON = '{"\\u0000": 0}'
+
+UNSUPPORTED: dict[str, str] = {
+    "glm45": "values between <arg_key>/<arg_value> tags: no grammar written for them yet",
+    "minimax_m2": "values in <parameter name=…> tags: no grammar written for them yet",
+    "deepseek_v32": "DSML parameters with string=true|false: no grammar written for them yet",
+    "gemma4": "Gemma's own value syntax (<|\"|> quotes, bare keys): no grammar written for it yet",
+    "functiongemma": "Gemma's own value syntax (<escape> quotes, bare keys): no grammar written for it yet",
+    "olmo3": "bare pythonic lines inside <function_calls>: no grammar written for them yet",
+}
+
+
+@dataclass(frozen=True)
+class Tag:
+    """One way to write a call to ``tool``: ``begin``, the arguments in ``style``, ``end``."""
+
+    tool: str
+    begin: str
+    end: str
+    style: ArgStyle
+    trigger: str
+    line_start: bool = False  # the trigger counts only at the start of a line (or of the text)
+    loose: bool = False  # a form small models write instead of the taught one (fence, bare object)
+
+
+def supported(dialect: str) -> bool:
+    return dialect in RENDERERS and dialect not in UNSUPPORTED
+
+
+def _cut(dialect: str, name: str) -> tuple[str, str, ArgStyle] | None:
+    """``(begin, end, style)`` of ``dialect``'s rendering of a call to ``name``, or None."""
+    text = RENDERERS[dialect](_NAME, _ARGS)[0]
+    if text.count(_ARGS_JSON) == 1:
+        begin, end = text.split(_ARGS_JSON)
+        style: ArgStyle = "json"
+    elif dialect in ("qwen3_coder", "seed_oss"):
+        begin, end = text[: text.index("<parameter=")], text[text.index("</parameter>\n") + len("</parameter>\n"):]
+        style = "qwen_xml"
+    elif dialect in ("pythonic", "lfm2"):
+        begin, end = text.split("\x00=0")
+        style = "python"
+    else:
+        return None
+    if begin.count(_NAME) != 1 or _NAME in end:
+        return None
+    quoted = f'"{_NAME}"' in begin
+    spelled = json.dumps(name, ensure_ascii=False)[1:-1] if quoted else name
+    return begin.replace(_NAME, spelled), end, style
+
+
+def _trigger(dialect: str, begin: str, name: str) -> tuple[str, bool]:
+    """The opener of ``dialect`` that starts ``begin`` (longest first), and whether it needs a line start."""
+    openers = sorted(DIALECTS[dialect].openers, key=lambda o: -len(o.text))
+    for opener in openers:
+        text = opener.text.replace("{name}", name)
+        if begin.startswith(text):
+            if opener.line_start:  # a bare "{" or "[": trigger on the text up to the name, so prose stays free
+                return begin[: begin.index(name)] if name in begin else text, True
+            return text, False
+    return begin, False
+
+
+def tags_for(dialect: str, tools: dict[str, Any], *, loose: bool = True) -> list[Tag]:
+    """Every tag of ``dialect`` for each tool (``tools``: name → schema), taught forms first.
+
+    With ``loose``, hermes and llama3_json also get the forms small models write when prompted
+    in them: a fenced JSON block (```` ```json ````) and a bare call object at a line start, both
+    read back by streamparse's llama3_json bare-object opener.
+    """
+    if not supported(dialect):
+        return []
+    tags: list[Tag] = []
+    for name in tools:
+        cut = _cut(dialect, name)
+        if cut is None:
+            return []
+        begin, end, style = cut
+        trigger, line_start = _trigger(dialect, begin, name)
+        tags.append(Tag(name, begin, end, style, trigger, line_start))
+        if dialect == "qwen3_coder":  # the <tool_call> wrapper is optional for the parser
+            inner = begin[begin.index("<function="):]
+            tags.append(Tag(name, inner, end[: end.index("</function>") + len("</function>")], style, "<function="))
+    if loose and dialect in ("hermes", "llama3_json"):
+        key = "arguments" if dialect == "hermes" else "parameters"
+        for name in tools:
+            head = "{" + f'"name": {json.dumps(name, ensure_ascii=False)}, "{key}": '
+            tags.append(Tag(name, "```json\n" + head, "}\n```", "json", "```json", loose=True))
+            tags.append(Tag(name, head, "}", "json", '{"name": ', line_start=True, loose=True))
+    return tags

@@ -1,0 +1,113 @@
+"""A small GBNF writer: named rules, escaped literals, character classes, text that avoids words.
+
+Invariant: every rule body this module writes uses only the GBNF subset that llama.cpp,
+xgrammar's EBNF reader and llguidance's ``gbnf_to_lark`` all read the same way: double-quoted
+literals (``\\\\``, ``\\"``, ``\\n``, ``\\r``, ``\\t``, ``\\xHH`` escapes, other characters as UTF-8),
+character classes with the same escapes, ``( )``, ``|``, ``?``, ``*``, ``+`` and ``{m,n}``.
+Rule names are ``[a-z0-9-]+``; the same body asked for twice gets one rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["Grammar", "literal", "char_class"]
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CLASS_ESCAPES = {**_ESCAPES, "]": "\\]", "[": "\\[", "^": "\\^", "-": "\\-"}
+
+
+def _escape(char: str, table: dict[str, str]) -> str:
+    if char in table:
+        return table[char]
+    if ord(char) < 0x20 or ord(char) == 0x7F:
+        return f"\\x{ord(char):02X}"
+    return char
+
+
+def literal(text: str) -> str:
+    """``text`` as a GBNF string literal (the empty string is ``""``)."""
+    return '"' + "".join(_escape(c, _ESCAPES) for c in text) + '"'
+
+
+def char_class(chars: str, *, negate: bool = False) -> str:
+    """A character class holding (or, negated, excluding) exactly ``chars``."""
+    body = "".join(_escape(c, _CLASS_ESCAPES) for c in sorted(set(chars)))
+    return f"[{'^' if negate else ''}{body}]"
+
+
+class Grammar:
+    """Rules in the order they were first named; ``root`` is written first."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._by_body: dict[str, str] = {}
+        self._used: set[str] = set()
+
+    def name(self, hint: str) -> str:
+        """A fresh rule name from ``hint`` (reserved, not yet defined)."""
+        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-")[:40] or "r"
+        name, n = base, 1
+        while name in self._used or name == "root":
+            n += 1
+            name = f"{base}-{n}"
+        self._used.add(name)
+        return name
+
+    def define(self, name: str, body: str) -> str:
+        """Set the body of a reserved (or new) rule; returns its name."""
+        self._used.add(name)
+        self.rules[name] = body
+        return name
+
+    def rule(self, hint: str, body: str) -> str:
+        """A rule with ``body``, shared with any earlier rule of the same body."""
+        if body in self._by_body:
+            return self._by_body[body]
+        name = self.define(self.name(hint), body)
+        self._by_body[body] = name
+        return name
+
+    def text(self) -> str:
+        """The grammar as GBNF text, ``root`` first."""
+        if "root" not in self.rules:
+            raise ValueError("a grammar needs a root rule")
+        order = ["root", *[n for n in self.rules if n != "root"]]
+        return "".join(f"{n} ::= {self.rules[n]}\n" for n in order)
+
+    # ----------------------------------------------------------------- text that avoids words
+
+    def avoiding(self, hint: str, words: tuple[str, ...], *, after: str = "") -> str:
+        """A rule for any text (the empty one too) in which none of ``words`` occurs.
+
+        ``after`` is text taken as already read: ``after="\\n"`` makes a word that starts with
+        a newline count at the very start too (``"\\n{"`` then also forbids a ``{`` first).
+        The rule is the words' Aho-Corasick automaton, one GBNF rule per partial match.
+        """
+        words = tuple(sorted({w for w in words if w}))
+        if not words:
+            return self.rule("any-text", "[^\\x00]*")  # every character a model writes
+        prefixes = sorted({w[:i] for w in words for i in range(len(w))}, key=lambda p: (len(p), p))
+        alphabet = sorted({c for w in words for c in w})
+
+        def step(state: str, char: str) -> str | None:
+            seen = state + char
+            if any(seen.endswith(w) for w in words):
+                return None
+            return next((seen[i:] for i in range(len(seen) + 1) if seen[i:] in prefixes), "")
+
+        start = ""
+        for char in after:
+            start = step(start, char) or ""
+        names = {p: self.name(f"{hint}-{i}") for i, p in enumerate(prefixes)}
+        for state in prefixes:
+            alternatives, special = ['""'], ""
+            for char in alphabet:
+                nxt = step(state, char)
+                if nxt != "":
+                    special += char
+                    if nxt is not None:
+                        alternatives.append(f"{literal(char)} {names[nxt]}")
+            alternatives.append(f"{char_class(special, negate=True)} {names['']}")
+            self.define(names[state], " | ".join(alternatives))
+        return names[start]

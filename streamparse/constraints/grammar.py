@@ -1,0 +1,115 @@
+"""One GBNF grammar for a dialect's calls: free text (or not), then calls to the declared tools only.
+
+Invariant: the grammar accepts exactly: an optional leading ``<think>…</think>`` span (anything
+inside), then — unless a call is required — free text in which no trigger occurs, then (optionally,
+or at least once when required) calls written as the dialect's tags, one after another, and
+nothing but whitespace after the last one. A line-start trigger counts at the start of the text
+and after a newline, so a bare ``[`` or ``{"name"`` in the middle of a line stays free text.
+With ``lazy``, the grammar starts at a trigger (llama.cpp feeds it from there) and holds the
+calls only. With ``parallel`` off, it holds one call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .forms import Tag
+from .gbnf import Grammar, literal
+from .values import Values, normalise_schema
+
+__all__ = ["build_gbnf", "args_grammar", "object_schema"]
+
+_JSON_PUNCT = set('{}[],:"')
+
+
+def object_schema(schema: Any) -> dict[str, Any]:
+    """A tool's parameters as an object schema (a schema without a type is taken as an object)."""
+    schema = normalise_schema(schema) if isinstance(schema, Mapping) else {}
+    return {"type": "object", **{k: v for k, v in schema.items() if k != "type"}}
+
+
+def _flex(ws: str, text: str, style: str) -> str:
+    """``text`` as a GBNF sequence; in JSON forms, whitespace next to JSON punctuation may vary."""
+    if not text or style != "json":
+        return literal(text) if text else ""
+    pieces = re.split(r"([ \t\n]+)", text)
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        if not piece:
+            continue
+        before, after = pieces[i - 1][-1:] if i else "", pieces[i + 1][:1] if i + 1 < len(pieces) else ""
+        loose = i % 2 == 1 and not pieces[i - 1].endswith("```json") and (before in _JSON_PUNCT or after in _JSON_PUNCT)
+        out.append(ws if loose else literal(piece))
+    return " ".join(out)
+
+
+def args_grammar(values: Values, tag: Tag, schema: Any) -> str:
+    """The rule for a call's arguments written in ``tag.style``."""
+    g, ws = values.g, values.ws
+    obj = object_schema(schema)
+    hint = f"{tag.tool}-{tag.style}"
+    if tag.style == "json":
+        return values.value(obj, "json", hint)
+    if tag.style == "python":
+        ident = g.rule("py-ident", "[A-Za-z_] [A-Za-z0-9_]*")
+        other = g.rule("py-kwarg", f"{ident} {ws} \"=\" {ws} {values.value(True, 'python')}")
+        return values.members(obj, lambda k, v: f"{literal(k)} {ws} \"=\" {ws} {v}", f'{ws} "," {ws}', "python",
+                              hint, other)
+    close = literal("</parameter>")
+    other = g.rule("xml-param", f'"<parameter=" [^>\\n]+ ">" {values.xml_text} {close}')
+    params = values.members(obj, lambda k, v: f"{literal(f'<parameter={k}>')} {ws} {v} {ws} {close}", ws, "xml",
+                            hint, other)
+    return g.rule(f"{hint}-params", f"{ws} {params} {ws}")
+
+
+def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: bool, parallel: bool,
+               lazy: bool) -> str:
+    """The grammar text (see the module's invariant)."""
+    g = Grammar()
+    values = Values(g)
+    ws = values.ws
+    word_calls: list[str] = []
+    line_calls: list[str] = []
+    for tag in tags:
+        args = args_grammar(values, tag, schemas[tag.tool])
+        body = " ".join(p for p in (_flex(ws, tag.begin, tag.style), args, _flex(ws, tag.end, tag.style)) if p)
+        (line_calls if tag.line_start else word_calls).append(g.rule(f"call-{tag.tool}", body))
+    word = g.rule("word-call", " | ".join(dict.fromkeys(word_calls))) if word_calls else None
+    line = g.rule("line-call", " | ".join(dict.fromkeys(line_calls))) if line_calls else None
+    newline = g.rule("nl", '[ \\t]* "\\n" [ \\t\\n]{0,20}')
+    any_call = " | ".join(x for x in (word, line) if x)
+    following = " | ".join(x for x in (f"{ws} {word}" if word else "", f"{newline} {line}" if line else "") if x)
+    rest = g.rule("more-calls", f"({following})* {ws}" if parallel else ws)
+    if lazy:
+        g.define("root", f"({any_call}) {rest}")
+        return g.text()
+    think_text = g.avoiding("think-text", ("</think>",))
+    think = g.rule("think", f'{ws} "<think>" {think_text} "</think>" {ws}')
+    if required:
+        g.define("root", f"{think}? {ws} ({any_call}) {rest}")
+        return g.text()
+    words = tuple(t.trigger for t in tags if not t.line_start)
+    lines = tuple("\n" + t.trigger for t in tags if t.line_start)
+    free = g.avoiding("free", words + lines, after="\n")
+    options = [free]
+    if word:
+        options.append(f"{free} {word} {rest}")
+    if line:
+        options.append(f'({free} "\\n")? {line} {rest}')
+    g.define("root", f"{think}? ({' | '.join(options)})")
+    return g.text()
+
+
+def kwargs_ebnf(tag: Tag, schema: Any) -> str:
+    """A whole grammar (``root``) for one pythonic call's keyword arguments (a structural tag's content)."""
+    g = Grammar()
+    values = Values(g)
+    g.define("root", args_grammar(values, tag, schema))
+    return g.text()
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
