@@ -26,6 +26,8 @@ class Redactor:
         self._raw = [s.encode() for s in self.secrets]
         self.longest = max((len(s) for s in self._raw), default=0)
         self._newline_free = all(b"\n" not in s for s in self._raw)
+        self._prefixes = {s[:n] for s in self.secrets for n in range(1, len(s))}  # proper prefixes
+        self._firsts = {s[0] for s in self.secrets}
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -57,10 +59,9 @@ class Redactor:
         the whole would: before the longest suffix that begins some secret (a whole shorter secret
         that begins a longer one included), and never inside an occurrence of a secret."""
         cut = len(text)
-        for n in range(min(len(text), self.longest), 0, -1):
-            tail = text[-n:]
-            if any(len(s) > n and s.startswith(tail) for s in self.secrets):
-                cut = len(text) - n
+        for i in range(max(0, len(text) - self.longest + 1), len(text)):  # the longest such suffix first
+            if text[i] in self._firsts and text[i:] in self._prefixes:
+                cut = i
                 break
         moved = True
         while moved:
