@@ -16,8 +16,9 @@ name, arguments written as a string) start when they close, as one fragment.
 
 A started call cut before its end (by the end of the stream, or by ``max_block_chars``),
 or one whose item turns out not to decode whole, still ends as a call, but only with
-what the model wrote: its arguments are closed where they stopped, a member whose value
-was never written is left out (never given an invented ``null``), and an ``incomplete``
+what the model wrote: its arguments are closed where they stopped (a string value as far as
+it was written; a number or word cut off is left out: it may be the start of another), a
+member whose value was never written is left out (never given an invented ``null``), and an ``incomplete``
 diagnostic says so (whole-call mode would have kept such a block as text). A value nested
 deeper than ``stream_json.MAX_DEPTH`` is left out with a ``too_deep`` diagnostic. The rest
 of a block cut by the limit is text, as in whole-call mode.
@@ -138,7 +139,7 @@ class LiveCall:
             notes.append(Diagnostic("incomplete", f"{self.name}: call cut off before its end; its arguments were "
                                     "closed where it stopped", self.dialect.name, {"name": self.name}))
         if self._json is not None:  # started, so its arguments are an object being echoed
-            self._json.finish()
+            self._json.finish(cut=exact)
             arguments = "".join(self._sent) + "".join(self._frags)
             if self._json.too_deep:
                 notes.append(Diagnostic("too_deep", f"{self.name}: a value nested more than {MAX_DEPTH} deep was "

@@ -125,14 +125,21 @@ class JsonEcho:
                 i = m.end()
                 self._token(m.group(), i == n)
 
-    def finish(self) -> None:
-        """The input ended: complete whatever is open, so that everything emitted is valid JSON."""
-        if self._quote:
+    def finish(self, cut: bool = False) -> None:
+        """The input ended: complete whatever is open, so that everything emitted is valid JSON. A string
+        value is closed where it stopped. ``cut`` (by the end of the stream or a size limit, not by an end
+        marker): a number, word or typed value still open may be only the start of what the model meant
+        (``12`` of ``12345``), so it is left out, as if never written."""
+        if cut and self._quote and self._role == "held":
+            self._quote, self._held, self._role = "", None, ""
+        elif self._quote:
             if self._esc:
                 esc, self._esc = self._esc, ""
                 self._put_escape(esc) if len(esc) > 1 else self._str("\\\\")
             self._end_string()
-        if self._word:
+        if self._word and cut:
+            self._word = ""
+        elif self._word:
             self._end_word()
         while self._stack and not self.done:
             self._close()

@@ -182,8 +182,8 @@ class TagStream:
 
     def _head(self, t: str, i: int, n: int) -> int:
         m = self._c.head.match(t, i)
-        if m is None:
-            if n - i > _HEAD_LIMIT:
+        if m is None or m.end() - i > _HEAD_LIMIT:  # the limit is positional: every chunking stops alike
+            if m is not None or n - i > _HEAD_LIMIT:
                 self._state = _STOPPED
                 return n
             return -i - 1
@@ -206,8 +206,8 @@ class TagStream:
         if i == n:
             return n
         m = self._c.param.match(t, i)
-        if m is None:
-            if self._may_come(t[i:].lower()):
+        if m is None or m.end() - i >= _HEAD_LIMIT:  # (positional, as in _may_come)
+            if m is None and self._may_come(t[i:].lower()):
                 return -i - 1
             self._state = _STOPPED
             return n

@@ -285,3 +285,26 @@ def test_a_malformed_parameter_head_is_never_read_into_a_key_or_value(text: str,
         assert all("\n" not in k and "<" not in k for k in arguments)
         assert all("<parameter" not in str(v) for v in arguments.values())
     assert result.diagnostics
+
+
+def test_a_number_cut_off_by_the_end_of_the_stream_is_left_out_not_shortened() -> None:
+    text = '<tool_call>{"name": "configure", "arguments": {"code": "x", "count": 12'
+    for size in (1, 7, len(text)):
+        [call] = [ev for ev in events_of(text, True, size) if isinstance(ev, sp.ToolCall)]
+        assert json.loads(call.arguments) == {"code": "x"}
+
+
+def test_a_number_ended_by_the_end_marker_is_kept() -> None:
+    text = '<tool_call>{"name": "configure", "arguments": {"count": 12</tool_call>'
+    [call] = [ev for ev in events_of(text, True, 4) if isinstance(ev, sp.ToolCall)]
+    assert json.loads(call.arguments) == {"count": 12}
+
+
+def test_a_parameter_head_longer_than_the_stream_limit_gives_the_same_call_for_any_chunking() -> None:
+    text = "<tool_call>search_recipes\n<arg_key>query" + "]" * 600 + "</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"
+    whole = sp.ParseResult(events_of(text, True))
+    for size in (50, 200, 333):
+        streamed = sp.ParseResult(events_of(text, True, size))
+        assert [(c.name, json.loads(c.arguments)) for c in streamed.tool_calls] == \
+            [(c.name, json.loads(c.arguments)) for c in whole.tool_calls]
+        assert streamed.content == whole.content
