@@ -120,7 +120,10 @@ class ChatPipeline:
                 return refused.response
             return self.whole_response(completion, resp.status_code, stream, plan, front)
 
-        req = upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
+        try:
+            req = upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
+        except (ValueError, TypeError) as exc:  # a checked request should always encode; never a 500 if not
+            return self.replies.refuse(BadRequest(f"request cannot be forwarded as JSON: {exc}"), front)
         return await upstream.exchange(request, backend, req, answer, front)
 
     def stream_response(self, resp: httpx.Response, clock: Clock, payload: Mapping[str, Any], plan: ChatPlan,

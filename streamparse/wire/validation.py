@@ -1,7 +1,7 @@
 """What the proxy accepts from clients, checked before anything is forwarded.
 
 Invariant: a request that leaves here as a dict is strict JSON (no NaN or
-Infinity, nested at most ``MAX_DEPTH`` levels, every string UTF-8 encodable: no lone
+Infinity, no number past a double's range, nested at most ``MAX_DEPTH`` levels, every string UTF-8 encodable: no lone
 surrogate) within the size limit, and its
 ``tools`` / ``tool_choice`` are usable; anything else is a :class:`BadRequest`
 that names the field, so the upstream never spends a generation on it.
@@ -45,6 +45,13 @@ def _no_constant(name: str) -> Any:
     raise BadRequest(f"request body holds {name}, which is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise BadRequest(f"request body holds the number {text[:40]}, too large for a double")
+    return value
+
+
 def _depth(value: Any) -> int:
     """Nesting depth of decoded JSON, without recursion."""
     deepest = 0
@@ -86,7 +93,7 @@ def _lone_surrogate(value: Any) -> bool:
 def parse_json_object(body: bytes) -> dict[str, Any]:
     """A request body -> its JSON object, or BadRequest (never a RecursionError or a 500)."""
     try:
-        payload = json.loads(body, parse_constant=_no_constant)
+        payload = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise BadRequest(f"request body is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:  # also UnicodeDecodeError

@@ -53,6 +53,29 @@ def test_a_lone_surrogate_in_the_request_is_a_400_and_the_connection_stays_usabl
         assert client.post("/v1/chat/completions", content=paired).status_code == 200  # a real pair is text
 
 
+ODD_BODIES = {
+    "huge exponent": b'{"model": "m", "messages": [], "temperature": 1e999}',
+    "negative huge": b'{"model": "m", "max_tokens": 5, "messages": [], "x": -1e400}',
+    "long integer": b'{"model": "m", "messages": [], "x": ' + b"9" * 5000 + b"}",
+    "nested 100k": b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "invalid utf-8": b'{"model": "m", "messages": [{"role": "user", "content": "\xff"}]}',
+    "utf-16": '{"model": "m", "messages": []}'.encode("utf-16"),
+    "messages object": b'{"model": "m", "max_tokens": 5, "messages": {"a": 1}}',
+    "model object": b'{"model": {"a": 1}, "max_tokens": 5, "messages": []}',
+    "empty": b"",
+    "array": b"[]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_BODIES))
+def test_odd_request_bodies_get_a_4xx_never_a_5xx(plain_proxy: str, name: str) -> None:
+    with httpx.Client(base_url=plain_proxy, timeout=30) as client:
+        for path in ("/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens"):
+            r = client.post(path, content=ODD_BODIES[name], headers={"content-type": "application/json"})
+            assert r.status_code < 500, (path, r.status_code, r.text[:300])
+        assert client.get("/healthz").status_code == 200  # the connection is still usable
+
+
 # ---------------------------------------------------------------- from the upstream
 
 def _chunk(content: str) -> bytes:
