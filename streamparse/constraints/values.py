@@ -27,24 +27,30 @@ _JSON_CHAR = '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 _PY_CHARS = {"'": "[^'\\\\\\n] | \"\\\\\" [^\\n]", '"': '[^"\\\\\\n] | "\\\\" [^\\n]'}
 _INTEGER = '"-"? ("0" | [1-9] [0-9]{0,17})'
 _NUMBER = _INTEGER + ' ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,3})?'
+_LITERAL_KEYS = frozenset({"enum", "const", "default", "examples", "example", "required"})
 _ANY_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 
 
 def normalise_schema(schema: Any) -> Any:
-    """``schema`` with type aliases spelled as JSON Schema (``dict`` → ``object``, ``any`` → no type)."""
+    """``schema`` as the engines read it: type aliases spelled as JSON Schema (``dict`` → ``object``,
+    ``float`` → ``number``, ``tuple`` → ``array``, ``any`` → no type), and ``additionalProperties: false``
+    written out on every object that declares properties without saying (the strict reading)."""
     if isinstance(schema, list):
         return [normalise_schema(s) for s in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: normalise_schema(v) for k, v in schema.items() if k != "type"}
+    out = {k: v if k in _LITERAL_KEYS else normalise_schema(v) for k, v in schema.items() if k != "type"}
     declared = schema.get("type")
     names = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
     if names is not None:
         kinds = [_TYPE_ALIASES.get(t.lower(), t.lower()) for t in names if isinstance(t, str)]
         if "any" not in kinds and kinds:
             out["type"] = kinds[0] if len(kinds) == 1 else kinds
-    if isinstance(schema.get("properties"), Mapping):
-        out["properties"] = {k: normalise_schema(v) for k, v in schema["properties"].items()}
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(schema.get(key), Mapping):
+            out[key] = {k: normalise_schema(v) for k, v in schema[key].items()}
+    if isinstance(out.get("properties"), Mapping) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
     return out
 
 

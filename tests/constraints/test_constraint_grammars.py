@@ -1,0 +1,137 @@
+"""The GBNF grammars, run by a real engine (llguidance): what the renderer writes is accepted, wrong calls are not.
+
+Every covered dialect, in the three ways llama.cpp gets it: the whole-answer grammar (free text
+then calls), the lazy grammar behind its triggers, and the grammar of a required call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from constraint_cases import COVERED, INVALID, SCHEMAS, TOOLS, VALID
+from grammar_engine import accepts, compiles, lazy_accepts
+
+from streamparse.constraints import build_constraint, tags_for
+from streamparse.dialects.render import render
+
+_CACHE: dict[tuple[str, str, bool], Any] = {}
+
+
+def constraint(dialect: str, choice: Any = None, parallel: bool = True, lazy: bool = False) -> Any:
+    key = (dialect, repr(choice), parallel, lazy)
+    if key not in _CACHE:
+        _CACHE[key] = build_constraint(dialect, TOOLS, tool_choice=choice, parallel_tool_calls=parallel, lazy=lazy)
+    return _CACHE[key]
+
+
+def taught_line_start(dialect: str) -> bool:
+    """The taught form opens with a bare bracket at a line start (lazy triggers then wait for a declared name)."""
+    return tags_for(dialect, SCHEMAS, loose=False)[0].line_start
+
+
+def name_in_trigger(dialect: str) -> bool:
+    """The opener itself spells the name (``<NAME>``): a wrong name is then no call at all, but text."""
+    return any(t.tool in t.trigger for t in tags_for(dialect, SCHEMAS, loose=False))
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_grammars_compile_in_the_engine(dialect: str) -> None:
+    for choice in (None, "required", {"type": "function", "function": {"name": "search"}}):
+        for parallel in (True, False):
+            compiles(constraint(dialect, choice, parallel).grammar)
+    compiles(constraint(dialect, lazy=True).grammar)
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_every_valid_call_the_renderer_writes_is_accepted(dialect: str) -> None:
+    whole, required = constraint(dialect).grammar, constraint(dialect, "required").grammar
+    lazy = constraint(dialect, lazy=True).request_fields()
+    for name, args in VALID:
+        call = render(dialect, name, args)
+        assert accepts(whole, call), (name, args)
+        assert accepts(whole, "Let me look that up.\n" + call), (name, args)
+        assert lazy_accepts(lazy, "Let me look that up.\n" + call), (name, args)
+        assert accepts(required, call), (name, args)
+        assert accepts(constraint(dialect, parallel=False).grammar, call), (name, args)
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+@pytest.mark.parametrize(("label", "name", "args"), INVALID, ids=[c[0] for c in INVALID])
+def test_a_wrong_call_is_rejected(dialect: str, label: str, name: str, args: dict[str, Any]) -> None:
+    call = render(dialect, name, args)
+    assert not accepts(constraint(dialect, "required").grammar, call)
+    if label == "wrong name" and name_in_trigger(dialect):
+        return  # <get_wether> opens nothing: it is text, which an auto answer may hold
+    assert not accepts(constraint(dialect).grammar, "Sure.\n" + call)
+    if label != "wrong name" or not taught_line_start(dialect):
+        assert not lazy_accepts(constraint(dialect, lazy=True).request_fields(), "Sure.\n" + call)
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_parallel_calls_follow_parallel_tool_calls(dialect: str) -> None:
+    two = render(dialect, "get_weather", {"city": "Paris"}) + "\n" + render(dialect, "ping", {})
+    assert accepts(constraint(dialect).grammar, two)
+    assert accepts(constraint(dialect, "required").grammar, two)
+    assert lazy_accepts(constraint(dialect, lazy=True).request_fields(), "On it.\n" + two)
+    assert not accepts(constraint(dialect, parallel=False).grammar, two)
+    assert not accepts(constraint(dialect, "required", parallel=False).grammar, two)
+    assert not lazy_accepts(constraint(dialect, parallel=False, lazy=True).request_fields(), two)
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_required_means_a_call_and_auto_allows_none(dialect: str) -> None:
+    prose = "No tool is needed: the answer is 4."
+    assert accepts(constraint(dialect).grammar, prose)
+    assert lazy_accepts(constraint(dialect, lazy=True).request_fields(), prose)
+    assert not accepts(constraint(dialect, "required").grammar, prose)
+    assert not accepts(constraint(dialect, {"type": "any"}).grammar, prose)
+    assert constraint(dialect, "required").request_fields().get("grammar_lazy") is None
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_a_named_tool_is_the_only_one(dialect: str) -> None:
+    named = constraint(dialect, {"type": "function", "function": {"name": "search"}}).grammar
+    anthropic = constraint(dialect, {"type": "tool", "name": "search"}).grammar
+    good = render(dialect, "search", {"query": "q", "filters": {"tags": []}})
+    other = render(dialect, "get_weather", {"city": "Paris"})
+    for grammar in (named, anthropic):
+        assert accepts(grammar, good)
+        assert not accepts(grammar, other)
+        assert not accepts(grammar, "Just text.")
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_reasoning_stays_free(dialect: str) -> None:
+    opener = tags_for(dialect, SCHEMAS)[0].begin
+    think = f"<think>Maybe I write {opener} and stop there. {{\"name\": [oops</think>\n"
+    call = render(dialect, "ping", {})
+    assert accepts(constraint(dialect).grammar, think + "Plain answer.")
+    assert accepts(constraint(dialect).grammar, think + call)
+    assert accepts(constraint(dialect, "required").grammar, think + call)
+    lazy = constraint(dialect, lazy=True).request_fields()
+    assert lazy_accepts(lazy, think + "Plain answer.")
+    assert lazy_accepts(lazy, think + call)
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_nothing_but_whitespace_after_the_last_call(dialect: str) -> None:
+    call = render(dialect, "ping", {})
+    assert accepts(constraint(dialect).grammar, call + "\n")
+    assert not accepts(constraint(dialect).grammar, call + "\nDone, that was the call.")
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "llama3_json"])
+def test_small_model_forms_are_triggers_too(dialect: str) -> None:
+    key = "arguments" if dialect == "hermes" else "parameters"
+    body = '{"name": "get_weather", "%s": {"city": "Paris", "unit": "celsius"}}' % key
+    lazy = constraint(dialect, lazy=True).request_fields()
+    for text in ("```json\n" + body + "\n```", body, "Here you go:\n" + body):
+        assert accepts(constraint(dialect).grammar, text), text
+        assert lazy_accepts(lazy, text), text
+    wrong = body.replace("celsius", "kelvin")
+    assert not accepts(constraint(dialect).grammar, "```json\n" + wrong + "\n```")
+    assert not accepts(constraint(dialect).grammar, "Here:\n" + wrong)
+    assert not lazy_accepts(lazy, "```json\n" + wrong + "\n```")
+    assert accepts(constraint(dialect).grammar, 'A brace mid-line {"name": "x"} is prose.')
+    assert not accepts(constraint(dialect).grammar, 'Line start:\n{"name": "get_wether", "%s": {}}' % key)
