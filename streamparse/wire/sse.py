@@ -3,13 +3,14 @@ rewrite a chat-completion SSE stream event by event.
 
 Used by the proxy (``proxy.rewrite``, reading the upstream with httpx) and by the
 ASGI middleware (``proxy.middleware``, reading the wrapped app's body), so both handle
-the same upstream quirks: comment lines (``: ping``), ``\\r\\n`` line ends,
+the same upstream quirks: comment lines (``: ping``), ``\\r\\n`` or lone ``\\r`` line ends,
 multi-line ``data:``, a missing final blank line, ``[DONE]``.
 
 Invariant: a rewritten stream ends exactly once, with ``[DONE]`` or an error event, after
 everything the parser held has been sent; the decoder's memory is bounded by ``max_line``;
-surrogate escapes never end it (``surrogates``: split pairs joined, lone halves U+FFFD), and
-invalid UTF-8 is read as U+FFFD.
+surrogate escapes never end it (``surrogates``: split pairs joined, lone halves U+FFFD), nor does
+an event that is not a chunk it can read (passed on as it came, with a comment); invalid UTF-8
+is read as U+FFFD.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class SSEDecoder:
 
     def __init__(self, max_line: int | None = None) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._after_cr = False  # the last piece ended in \r
         self._max_line = max_line
         self._partial: list[str] = []  # the current line so far (kept as pieces: lines can be huge)
         self._partial_len = 0
@@ -55,6 +57,11 @@ class SSEDecoder:
 
     def feed(self, data: bytes | str) -> list[SSEEvent]:
         text = self._utf8.decode(data) if isinstance(data, bytes) else data
+        if self._after_cr and text.startswith("\n"):  # the \n of a \r\n cut between two pieces
+            text = text[1:]
+        self._after_cr = text.endswith("\r")
+        if "\r" in text:  # SSE lines may end in \r\n, \n or a lone \r
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         k = text.rfind("\n")
         if k < 0:
             if text:
@@ -305,8 +312,9 @@ class ChatStreamRewriter:
             return self._flush() + [("error", value)] + self._end()
         try:
             chunks = self._rewriter.feed(value)
-        except ValueError as exc:
-            return self._fail(f"upstream sent a malformed chunk: {exc}")
+        except ValueError as exc:  # not a chunk we can read: passed on as it came, and the stream goes on
+            return [("comment", f"streamparse: upstream sent a malformed chunk ({exc}); passed on as it came"),
+                    ("raw", dumps(value))]
         return [("chunk", c) for c in chunks]
 
     def _flush(self) -> list[Output]:

@@ -167,3 +167,58 @@ def test_surrogates_and_bad_utf8_in_a_whole_answer_read_as_in_a_stream(odd_proxy
     claude = anthropic.Anthropic(base_url=odd_proxy, api_key="k", max_retries=0)
     message = claude.messages.create(model=name, max_tokens=10, messages=MESSAGES)  # type: ignore[arg-type]
     assert message.content[0].text == WHOLE[name][1]  # type: ignore[union-attr]
+
+
+def _frame(delta: Any, finish: str | None = None) -> bytes:
+    return b"data: " + json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).encode() + b"\n\n"
+
+
+# Events no upstream should send, each followed by good text: the stream must go on to its end.
+SHAPES: dict[str, bytes] = {
+    "number": b"data: 42\n\n",
+    "array": b"data: []\n\n",
+    "null": b"data: null\n\n",
+    "choice not an object": b'data: {"choices": ["x"]}\n\n',
+    "content a number": _frame({"content": 5}),
+    "content parts": _frame({"content": [{"type": "text", "text": "hi"}]}),
+    "lone CR line ends": _frame({"content": "cr "}).replace(b"\n", b"\r"),
+    "CRLF cut between reads": _frame({"content": "crlf "}).replace(b"\n", b"\r\n"),
+}
+
+
+def shapes_upstream() -> Starlette:
+    async def chat(request: Request) -> Response:
+        odd = SHAPES[json.loads(await request.body())["model"]]
+
+        async def events() -> AsyncIterator[bytes]:
+            yield _frame({"content": "before "})
+            if odd.endswith(b"\r\n\r\n"):  # cut inside a \r\n
+                yield odd[:-1]
+                yield odd[-1:]
+            else:
+                yield odd
+            yield _frame({"content": "after"}) + _frame({}, "stop") + b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_an_unreadable_upstream_event_does_not_end_the_stream(name: str) -> None:
+    with ServerThread(shapes_upstream()) as up, ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as px:
+        client = openai.OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0)
+        for extra in ({"tools": TOOLS}, {}):
+            text, finish = "", None
+            for chunk in client.chat.completions.create(model=name, messages=MESSAGES, stream=True, **extra):  # type: ignore[call-overload]
+                for choice in chunk.choices if isinstance(getattr(chunk, "choices", None), list) else ():
+                    content = getattr(getattr(choice, "delta", None), "content", None)  # passed-on oddities too
+                    text += content if isinstance(content, str) else ""
+                    finish = getattr(choice, "finish_reason", None) or finish
+            assert text.startswith("before ") and text.endswith("after") and finish == "stop", (extra, text)
+        claude = anthropic.Anthropic(base_url=px.url, api_key="k", max_retries=0)
+        with claude.messages.stream(model=name, max_tokens=10, messages=MESSAGES) as events:  # type: ignore[arg-type]
+            message = events.get_final_message()
+        said = "".join(b.text for b in message.content if b.type == "text")
+        assert said.startswith("before ") and said.endswith("after") and message.stop_reason == "end_turn"
