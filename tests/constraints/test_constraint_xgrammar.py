@@ -1,0 +1,118 @@
+"""The constraints in xgrammar, the engine under vLLM and SGLang: its EBNF reader and its structural tags.
+
+xgrammar imports torch, so it is not in the ``test`` extra (pip would pull CUDA torch); it comes
+with the engine comparators' install (bench/requirements-engines.txt, CPU torch). Skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from constraint_cases import COVERED, INVALID, SCHEMAS, TOOLS, VALID
+
+from streamparse.constraints import build_constraint, tags_for
+from streamparse.dialects.render import render
+
+xgr = pytest.importorskip("xgrammar")
+
+_COMPILER = None
+
+
+def matcher_accepts(grammar: Any, text: str) -> bool:
+    global _COMPILER
+    if _COMPILER is None:
+        _COMPILER = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
+    matcher = xgr.GrammarMatcher(_COMPILER.compile_grammar(grammar), terminate_without_stop_token=True)
+    return bool(matcher.accept_string(text)) and bool(matcher.is_terminated())
+
+
+def ebnf(dialect: str, **options: Any) -> Any:
+    return xgr.Grammar.from_ebnf(build_constraint(dialect, TOOLS, **options).grammar)
+
+
+def structural(dialect: str, **options: Any) -> Any:
+    fields = build_constraint(dialect, TOOLS, backend="vllm", **options).request_fields()
+    tag = fields["response_format"]
+    xgr.StructuralTag.model_validate(tag)  # the pydantic model vLLM hands the "format" to
+    return xgr.Grammar.from_structural_tag(json.dumps(tag))
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_xgrammar_reads_the_gbnf_and_accepts_every_rendered_call(dialect: str) -> None:
+    whole, required, single = ebnf(dialect), ebnf(dialect, tool_choice="required"), ebnf(dialect, parallel_tool_calls=False)
+    for name, args in VALID:
+        call = render(dialect, name, args)
+        assert matcher_accepts(whole, "Let me check.\n" + call)
+        assert matcher_accepts(required, call)
+        assert matcher_accepts(single, call)
+    two = render(dialect, "ping", {}) + "\n" + render(dialect, "get_weather", {"city": "Rome"})
+    assert matcher_accepts(whole, two)
+    assert not matcher_accepts(single, two)
+    assert not matcher_accepts(required, "No call.")
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_xgrammar_rejects_wrong_calls_in_the_gbnf(dialect: str) -> None:
+    required = ebnf(dialect, tool_choice="required")
+    for _label, name, args in INVALID:
+        assert not matcher_accepts(required, render(dialect, name, args)), _label
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_structural_tag_accepts_every_rendered_call_after_text(dialect: str) -> None:
+    auto = structural(dialect)
+    for name, args in VALID:
+        assert matcher_accepts(auto, "Let me check.\n" + render(dialect, name, args)), (name, args)
+    assert matcher_accepts(auto, "No call at all.")
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_structural_tag_rejects_wrong_calls_once_triggered(dialect: str) -> None:
+    auto, required = structural(dialect), structural(dialect, tool_choice="required")
+    begins_with_name = all(t.line_start or t.tool in t.trigger for t in tags_for(dialect, SCHEMAS, loose=False))
+    for label, name, args in INVALID:
+        call = render(dialect, name, args)
+        assert not matcher_accepts(required, call), label
+        if label != "wrong name" or not begins_with_name:  # a trigger spelling the name: a wrong one is text
+            assert not matcher_accepts(auto, "So:\n" + call), label
+
+
+@pytest.mark.parametrize("dialect", COVERED)
+def test_structural_tag_choice_and_parallel(dialect: str) -> None:
+    call, other = render(dialect, "ping", {}), render(dialect, "get_weather", {"city": "Rome"})
+    required = structural(dialect, tool_choice={"type": "any"})
+    assert not matcher_accepts(required, "Nothing to call.")
+    assert matcher_accepts(required, call)
+    named = structural(dialect, tool_choice={"type": "tool", "name": "ping"})
+    assert matcher_accepts(named, call)
+    assert not matcher_accepts(named, other)
+    single = structural(dialect, parallel_tool_calls=False)
+    assert matcher_accepts(single, "Sure.\n" + call)
+    assert not matcher_accepts(single, call + "\n" + other)
+    assert matcher_accepts(structural(dialect), call + "\n" + other)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "pythonic", "llama3_json"])
+def test_structural_tag_leaves_reasoning_free(dialect: str) -> None:
+    opener = tags_for(dialect, SCHEMAS)[0].begin
+    text = f"<think>I could write {opener} here.</think>\n" + render(dialect, "ping", {})
+    assert matcher_accepts(structural(dialect), text)
+
+
+@pytest.mark.parametrize("dialect", [d for d in COVERED if d not in ("qwen3_coder", "seed_oss", "pythonic", "lfm2")])
+def test_sglang_legacy_structural_tag_compiles_as_sglang_converts_it(dialect: str) -> None:
+    legacy = build_constraint(dialect, TOOLS, backend="sglang").request_fields()["response_format"]
+    items = [xgr.StructuralTagItem(begin=s["begin"], schema=s["schema"], end=s["end"]) for s in legacy["structures"]]
+    grammar = xgr.Grammar.from_structural_tag(items, legacy["triggers"])
+    for name, args in VALID:
+        assert matcher_accepts(grammar, "Let me check.\n" + render(dialect, name, args))
+    assert not matcher_accepts(grammar, render(dialect, "get_weather", {"city": "Rome", "unit": "kelvin"}))
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "pythonic"])
+def test_sglang_gets_ebnf_where_the_legacy_form_cannot_say_it(dialect: str) -> None:
+    fields = build_constraint(dialect, TOOLS, backend="sglang").request_fields()
+    assert set(fields) == {"ebnf"}
+    assert matcher_accepts(xgr.Grammar.from_ebnf(fields["ebnf"]), render(dialect, "ping", {}))
