@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ..arguments.schema import tool_schemas
 from ..dialects import resolve
 from .forms import UNSUPPORTED, Tag, supported, tags_for
-from .grammar import build_gbnf
+from .grammar import build_gbnf, json_tokens
 from .structural import legacy_structural_tag, structural_tag
 
 __all__ = ["Backend", "Constraint", "build_constraint", "unsupported_reason", "choice_mode",
@@ -83,6 +83,13 @@ def _regex(text: str) -> str:
                    for c in text)
 
 
+def _begin_regex(tag: Tag) -> str:
+    """A line-start tag's ``begin`` as a regex; JSON tokens may be spaced as the grammar allows."""
+    if tag.style != "json":
+        return _regex(tag.begin)
+    return "\\s*".join(_regex(t) for t in json_tokens(tag.begin) if t.strip())
+
+
 def llamacpp_triggers(tags: Sequence[Tag]) -> list[dict[str, Any]]:
     """One full-text pattern trigger: the first trigger outside a reasoning span.
 
@@ -91,12 +98,12 @@ def llamacpp_triggers(tags: Sequence[Tag]) -> list[dict[str, Any]]:
     declared tool's whole ``begin``, so the text replayed into the grammar always fits it.
     """
     words = sorted({t.trigger for t in tags if not t.line_start}, key=lambda w: (-len(w), w))
-    lines = sorted({t.begin for t in tags if t.line_start}, key=lambda w: (-len(w), w))
+    lines = sorted({_begin_regex(t) for t in tags if t.line_start}, key=lambda w: (-len(w), w))
     options = []
     if words:
         options.append("(" + "|".join(_regex(w) for w in words) + ")")
     if lines:
-        options.append("(?:^|\\n)(" + "|".join(_regex(b) for b in lines) + ")")
+        options.append("(?:^|\\n)(" + "|".join(lines) + ")")
     return [{"type": TRIGGER_PATTERN_FULL, "value": _THINK_GUARD + "(?:" + "|".join(options) + ")[\\s\\S]*$"}]
 
 

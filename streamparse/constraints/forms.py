@@ -78,7 +78,8 @@ def _trigger(dialect: str, begin: str, name: str) -> tuple[str, bool]:
         text = opener.text.replace("{name}", name)
         if begin.startswith(text):
             if opener.line_start:  # a bare "{" or "[": trigger on the text up to the name, so prose stays free
-                return begin[: begin.index(name)] if name in begin else text, True
+                head = begin[: begin.index(name)] if name in begin else text
+                return head[: head.index('"name"') + 6] if '"name"' in head else head, True
             return text, False
     return begin, False
 
@@ -108,5 +109,5 @@ def tags_for(dialect: str, tools: dict[str, Any], *, loose: bool = True) -> list
         for name in tools:
             head = "{" + f'"name": {json.dumps(name, ensure_ascii=False)}, "{key}": '
             tags.append(Tag(name, "```json\n" + head, "}\n```", "json", "```json", loose=True))
-            tags.append(Tag(name, head, "}", "json", '{"name": ', line_start=True, loose=True))
+            tags.append(Tag(name, head, "}", "json", '{"name"', line_start=True, loose=True))
     return tags

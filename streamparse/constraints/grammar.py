@@ -11,7 +11,6 @@ calls only. With ``parallel`` off, it holds one call.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,7 +21,6 @@ from .values import Values, normalise_schema
 
 __all__ = ["build_gbnf", "args_grammar", "object_schema"]
 
-_JSON_PUNCT = set('{}[],:"')
 
 
 def object_schema(schema: Any) -> dict[str, Any]:
@@ -31,19 +29,44 @@ def object_schema(schema: Any) -> dict[str, Any]:
     return {"type": "object", **{k: v for k, v in schema.items() if k != "type"}}
 
 
-def _flex(ws: str, text: str, style: str) -> str:
-    """``text`` as a GBNF sequence; in JSON forms, whitespace next to JSON punctuation may vary."""
-    if not text or style != "json":
-        return literal(text) if text else ""
-    pieces = re.split(r"([ \t\n]+)", text)
-    out: list[str] = []
-    for i, piece in enumerate(pieces):
-        if not piece:
-            continue
-        before, after = pieces[i - 1][-1:] if i else "", pieces[i + 1][:1] if i + 1 < len(pieces) else ""
-        loose = i % 2 == 1 and not pieces[i - 1].endswith("```json") and (before in _JSON_PUNCT or after in _JSON_PUNCT)
-        out.append(ws if loose else literal(piece))
-    return " ".join(out)
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[ \t\n]+|[^ \t\n{}\[\],:"]+')
+
+
+def json_tokens(text: str) -> list[str]:
+    """``text`` cut into JSON strings, punctuation, whitespace runs and other runs."""
+    return _JSON_TOKEN.findall(text)
+
+
+def _flex(ws: str, text: str, tag: Tag, *, begin: bool) -> str:
+    """A tag's ``begin`` or ``end`` as a GBNF sequence.
+
+    In JSON forms, the JSON part (``begin`` from its first ``{``; ``end`` up to its last closing
+    bracket) may be spaced as the model likes: whitespace may stand between any two of its tokens,
+    as JSON allows, and where the renderer puts layout between markup and JSON (``<tool_call>\n{``)
+    any layout may stand. The markup itself stays exactly as the renderer writes it, and so does
+    a fence's line (```` ```json ```` then a newline).
+    """
+    if not text:
+        return ""
+    if tag.style != "json" or (begin and "{" not in text):
+        return literal(text)
+    if begin:
+        markup, json_part = text[: text.index("{")], text[text.index("{"):]
+    else:
+        run = len(text) - len(text.lstrip("}] \t\n"))
+        json_part, markup = text[:run], text[run:]
+    flexible = f" {ws} ".join(literal(t) for t in json_tokens(json_part) if t.strip())
+    if begin:
+        head = markup.rstrip(" \t\n")
+        gap = markup[len(head):]
+        layout = (literal(gap) if head.endswith("```json") else ws) if gap else ""
+        parts = [literal(head) if head else "", layout, flexible, ws]
+    else:
+        if not flexible:  # no closing bracket: the markup follows the arguments as written
+            return " ".join(p for p in (ws if json_part else "", literal(markup) if markup else "") if p)
+        layout = ws if json_part != json_part.rstrip(" \t\n") else ""
+        parts = [ws, flexible, layout if markup else "", literal(markup) if markup else ""]
+    return " ".join(p for p in parts if p)
 
 
 def args_grammar(values: Values, tag: Tag, schema: Any) -> str:
@@ -75,7 +98,7 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     line_calls: list[str] = []
     for tag in tags:
         args = args_grammar(values, tag, schemas[tag.tool])
-        body = " ".join(p for p in (_flex(ws, tag.begin, tag.style), args, _flex(ws, tag.end, tag.style)) if p)
+        body = " ".join(p for p in (_flex(ws, tag.begin, tag, begin=True), args, _flex(ws, tag.end, tag, begin=False)) if p)
         (line_calls if tag.line_start else word_calls).append(g.rule(f"call-{tag.tool}", body))
     word = g.rule("word-call", " | ".join(dict.fromkeys(word_calls))) if word_calls else None
     line = g.rule("line-call", " | ".join(dict.fromkeys(line_calls))) if line_calls else None
@@ -92,7 +115,7 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
         g.define("root", f"{think}? {ws} ({any_call}) {rest}")
         return g.text()
     words = tuple(t.trigger for t in tags if not t.line_start)
-    lines = tuple("\n" + t.trigger for t in tags if t.line_start)
+    lines = tuple("\n" + v for t in tags if t.line_start for v in _spacings(t))
     free = g.avoiding("free", words + lines, after="\n")
     options = [free]
     if word:
@@ -103,13 +126,19 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     return g.text()
 
 
+def _spacings(tag: Tag) -> tuple[str, ...]:
+    """A line-start trigger as models space it: after its opening bracket, nothing, a space, or a
+    newline with some indentation (the grammar takes any; free text avoids these)."""
+    trigger = tag.trigger
+    if tag.style != "json" or trigger[:1] not in "{[":
+        return (trigger,)
+    at = len(trigger) - len(trigger.lstrip("[{"))
+    return tuple(trigger[:at] + gap + trigger[at:] for gap in ("", " ", "\n", "\n  ", "\n    ", "\n\t"))
+
+
 def kwargs_ebnf(tag: Tag, schema: Any) -> str:
     """A whole grammar (``root``) for one pythonic call's keyword arguments (a structural tag's content)."""
     g = Grammar()
     values = Values(g)
     g.define("root", args_grammar(values, tag, schema))
     return g.text()
-
-
-def json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

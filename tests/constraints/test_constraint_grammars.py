@@ -135,3 +135,14 @@ def test_small_model_forms_are_triggers_too(dialect: str) -> None:
     assert not lazy_accepts(lazy, "```json\n" + wrong + "\n```")
     assert accepts(constraint(dialect).grammar, 'A brace mid-line {"name": "x"} is prose.')
     assert not accepts(constraint(dialect).grammar, 'Line start:\n{"name": "get_wether", "%s": {}}' % key)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "llama3_json", "mistral", "xlam"])
+def test_json_may_be_spaced_as_the_model_likes(dialect: str) -> None:
+    call = render(dialect, "get_weather", {"city": "Paris"})
+    pretty = call.replace('{"name": ', '{\n  "name": ').replace(', "', ',\n  "').replace("}}", "}\n}")
+    assert pretty != call
+    assert accepts(constraint(dialect).grammar, "Checking.\n" + pretty)
+    assert lazy_accepts(constraint(dialect, lazy=True).request_fields(), "Checking.\n" + pretty)
+    wrong = pretty.replace("get_weather", "get_wether")
+    assert not accepts(constraint(dialect).grammar, "Checking.\n" + wrong)
