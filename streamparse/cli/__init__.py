@@ -131,7 +131,8 @@ def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
         print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
               + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
         if config.workers > 1:
-            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings))
+            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings),
+                                    config.drain_timeout)
         else:
             started = serve_app(create_app(config), sock, log_level)
     return 0 if started else 1
@@ -322,7 +323,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--api-key", action="append", metavar="KEY",
                    help="clients must present this key (Authorization: Bearer KEY or x-api-key: KEY; repeatable; "
                         "also $STREAMPARSE_API_KEYS, comma-separated, or [server] api_keys_env). /healthz stays open")
-    s.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    s.add_argument("--drain-timeout", type=float, default=None, metavar="SECONDS",
+                   help="on SIGTERM or Ctrl-C, seconds in-flight answers get to finish before each is ended "
+                        "properly (an error event, then [DONE]); default: [server] drain_timeout, else 30")
+    s.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
     s.set_defaults(func=run_serve)
 
     r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")

@@ -20,18 +20,21 @@ from __future__ import annotations
 import contextlib
 from typing import AsyncIterator
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.middleware import Middleware
 from starlette.routing import Route
+from sse_starlette.sse import AppStatus
 
 from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
 from .auth import ProxyAuth
 from .config import ProxyConfig
 from .deadlines import BodyDeadline
+from .drain import Drain, watch_server
 from .exchange import Upstream
 from .fronts import OPENAI
 from .messages import MessagesAPI
@@ -103,7 +106,11 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     keys = config.proxy_keys()
     redactor = Redactor(s for b in config.backends for s in b.secrets())
     replies = Replies(redactor, config.max_body_bytes)
-    upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys)
+    drain = Drain(config.drain_timeout)
+    # Streams end through ``drain`` (after drain_timeout, properly), not by sse-starlette cutting them at the signal.
+    AppStatus.enable_automatic_graceful_drain = False  # what its disable_automatic_graceful_drain() does
+    upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys,
+                        drain=drain)
     chat = ChatPipeline(config, upstream)
     openai_routes = OpenAIRoutes(config, upstream, chat)
     messages = MessagesAPI(config, replies, chat)
@@ -112,10 +119,13 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         warm_up()
-        try:
-            yield
-        finally:
-            await upstream.aclose()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch_server, drain)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+                await upstream.aclose()
 
     routes = [
         Route("/v1/chat/completions", openai_routes.completions, methods=["POST"]),
@@ -129,5 +139,6 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     middleware += [Middleware(ProxyAuth, keys=keys)] if keys else []
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.upstream = upstream
+    app.state.drain = drain  # read by the runners (deadlines of their own shutdown)
     app.state.header_timeout = config.header_timeout  # read by the runner's protocol (deadlines)
     return app

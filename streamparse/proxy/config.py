@@ -18,6 +18,9 @@ api_keys_env = "PROXY_KEYS"     # clients must present one of these keys (comma-
                                 # Also read: $STREAMPARSE_API_KEYS / $STREAMPARSE_API_KEY, `serve --api-key`
 header_timeout = 10             # seconds a client has to send a request's headers (else 408, connection closed)
 body_timeout = 30               # seconds a client has to send a request's body (else 408, connection closed)
+drain_timeout = 30              # on SIGTERM / Ctrl-C: seconds in-flight answers get to finish before they are
+                                # ended properly (held text, an error event, [DONE]); new connections are refused
+ready_cache = 5                 # seconds /readyz remembers whether the upstreams answered
 
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
@@ -159,6 +162,8 @@ class ProxyConfig:
     api_keys_env: str | None = None
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    drain_timeout: float = 30.0
+    ready_cache: float = 5.0
 
     def __post_init__(self) -> None:
         for f in fields(self):

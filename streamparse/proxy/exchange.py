@@ -8,6 +8,7 @@ however the exchange ends; nothing read from it reaches a client unredacted.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
@@ -21,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
 from .config import Backend
+from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
 from .redaction import StreamRedactor
@@ -34,6 +36,10 @@ ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and r
 
 # Builds the client's answer from an open upstream response; it owns the response and the slot.
 Answer = Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]
+
+
+class _Stopped(Exception):
+    """The drain deadline passed while a relayed stream was between reads."""
 
 
 class ResponseTooLarge(Exception):
@@ -69,8 +75,10 @@ class Upstream:
     """The shared httpx client, the in-flight slots and the deadlines of one proxy's backends."""
 
     def __init__(self, replies: Replies, backends: list[Backend], max_response_bytes: int,
-                 client: httpx.AsyncClient | None = None, *, keep_credentials: bool = True):
+                 client: httpx.AsyncClient | None = None, *, keep_credentials: bool = True,
+                 drain: Drain | None = None):
         self.replies = replies
+        self.drain = drain or Drain(float("inf"))
         self.keep_credentials = keep_credentials  # False: the client's credentials are the proxy's own key
         self.redactor = replies.redactor
         self.max_response_bytes = max_response_bytes
@@ -116,6 +124,24 @@ class Upstream:
         ``answer`` owns the response and the slot: it releases them, or hands
         them to the streaming response it returns.
         """
+        guard = self.drain.guard()
+        guard.reading = True  # the whole exchange waits on the upstream: the drain may stop it anywhere
+        try:
+            if guard.stopped:
+                return self._drained(front)
+            return await self._exchange(request, backend, req, answer, front)
+        except asyncio.CancelledError as exc:
+            if not guard.owns(exc):
+                raise
+            return self._drained(front)
+        finally:
+            self.drain.release(guard)
+
+    def _drained(self, front: Front) -> Response:
+        return self.replies.error(503, DRAIN_MESSAGE, type_="overloaded_error", code=DRAIN_CODE, front=front)
+
+    async def _exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
+                        front: Front) -> Response:
         replies = self.replies
         result: Response | None = None
         async with anyio.create_task_group() as tg:
@@ -211,14 +237,37 @@ class Upstream:
         redact: MaskedSSE | StreamRedactor = MaskedSSE(self.redactor) if self.redactor and sse else self.redactor.stream()
         text = codecs.getincrementaldecoder("utf-8")("replace") if sse else None  # SSE is UTF-8 text
         pieces = resp.aiter_bytes()
+        guard = self.drain.guard() if sse else None
+        boundary = True  # what was sent so far ends between two SSE events
         try:
-            while (raw := await next_piece(pieces, clock)) is not None:
+            while guard is None or not guard.stopped:
+                if guard:
+                    guard.reading = True
+                raw = await next_piece(pieces, clock)
+                if guard:
+                    guard.reading = False
+                if raw is None:
+                    break
                 if not (sse and only_comments(raw)):
                     clock.data()
-                yield redact.feed(text.decode(raw).encode() if text else raw)
+                out = redact.feed(text.decode(raw).encode() if text else raw)
+                if out:
+                    boundary = out.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
+                yield out
+            else:
+                raise _Stopped
             yield redact.feed(text.decode(b"", final=True).encode()) + redact.close() if text else redact.close()
         except (UpstreamTimeout, httpx.HTTPError) as exc:
             if not sse:
                 raise
             message = self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}")
             yield encode_items([error_item(message)])
+        except (_Stopped, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and (guard is None or not guard.owns(exc)):
+                raise
+            # The drain ended a relayed stream: close the event it was in, then an error event and [DONE].
+            yield (b"" if boundary else b"\n\n") + encode_items(
+                [error_item(DRAIN_MESSAGE, type_="server_error", code=DRAIN_CODE), ("done", "[DONE]")])
+        finally:
+            if guard:
+                self.drain.release(guard)

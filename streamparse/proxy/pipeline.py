@@ -136,7 +136,7 @@ class ChatPipeline:
             wire = MaskingWire(front.wire(), redactor) if redactor else front.wire()
             rewriter = ChatStreamRewriter(plan.tools, wire=wire, unmet=plan.unmet,
                                           max_event_chars=self.config.max_event_bytes, **plan.rewriter_options(payload))
-            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor)
+            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain)
         return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")
 
     @staticmethod

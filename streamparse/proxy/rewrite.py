@@ -10,6 +10,7 @@ block does not stall the other streams.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, AsyncIterator, Mapping
@@ -21,11 +22,12 @@ import httpx
 from ..wire.openai import rewrite_completion
 from ..wire.sse import ChatStreamRewriter, error_body
 from ..wire.surrogates import SURROGATE_ESCAPE, clean_value
+from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .plan import ChatPlan
 from .redaction import Redactor
 from .upstream import Clock, UpstreamTimeout, next_piece
 
-__all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "upstream_text", "OFFLOAD_BYTES"]
+__all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "drained_end", "upstream_text", "OFFLOAD_BYTES"]
 
 log = logging.getLogger("streamparse.server")
 OFFLOAD_BYTES = 64 * 1024  # a piece (or a held block) this large is decoded in a worker thread
@@ -60,14 +62,21 @@ async def decode_completion(raw: bytes, request: Mapping[str, Any], plan: ChatPl
     return await anyio.to_thread.run_sync(work) if len(raw) > OFFLOAD_BYTES else work()
 
 
-async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter, redactor: Redactor
-                      ) -> AsyncIterator[bytes]:
+async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter, redactor: Redactor,
+                      drain: Drain | None = None) -> AsyncIterator[bytes]:
     """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive together
-    leave together). Cancelled when the client goes away; the upstream closes with it."""
+    leave together). Cancelled when the client goes away; the upstream closes with it. Past the
+    ``drain`` deadline the stream ends properly: held text, an error event, the end of the stream."""
     redact = redactor.stream()
     pieces = resp.aiter_bytes()
+    guard = (drain or _NO_DRAIN).guard()
     try:
-        while (raw := await next_piece(pieces, clock)) is not None:
+        while not guard.stopped:
+            guard.reading = True
+            raw = await next_piece(pieces, clock)
+            guard.reading = False
+            if raw is None:
+                break
             decoded = rewriter.read(redact.feed(raw))
             if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
                 data = await anyio.to_thread.run_sync(rewriter.write, decoded)
@@ -79,6 +88,8 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
                 yield data
             if rewriter.finished:
                 return
+        else:
+            raise _Drained
 
         def end() -> bytes:
             return rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
@@ -89,9 +100,30 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
         data = rewriter.fail_bytes(str(exc))
     except httpx.HTTPError as exc:
         data = rewriter.fail_bytes(redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}"))
+    except (_Drained, asyncio.CancelledError) as exc:
+        if isinstance(exc, asyncio.CancelledError) and not guard.owns(exc):
+            raise  # the client went away (or the server's backstop): nothing more to send
+        data = drained_end(rewriter)
     except Exception as exc:  # a bug of ours must end the stream clearly, not hang it
         log.exception("rewriting the upstream stream failed")
         message = redactor.text(f"streamparse failed: {type(exc).__name__}: {exc}")
         data = rewriter.wire.encode([("error", error_body(message, type_="server_error"))])
+    finally:
+        (drain or _NO_DRAIN).release(guard)
     if data:
         yield data
+
+
+class _Drained(Exception):
+    """The drain deadline passed while the stream was between reads."""
+
+
+_NO_DRAIN = Drain(float("inf"))  # a stream outside an app (tests, embedders): never drained
+
+
+def drained_end(rewriter: ChatStreamRewriter) -> bytes:
+    """The end of a stream the drain stopped: what the parser held, an error event, then (OpenAI) ``[DONE]``."""
+    outputs = rewriter.fail(DRAIN_MESSAGE)
+    if outputs and outputs[-1][0] == "error":
+        outputs[-1] = ("error", error_body(DRAIN_MESSAGE, type_="server_error", code=DRAIN_CODE))
+    return rewriter.wire.encode(outputs + [("done", None)])

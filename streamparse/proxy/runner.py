@@ -12,6 +12,7 @@ and call ``sys.exit``).
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import subprocess
@@ -25,7 +26,8 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
-from .deadlines import PROTOCOL
+from .deadlines import PROTOCOL, _app_setting
+from .drain import BACKSTOP_SECONDS
 
 __all__ = ["ServerThread", "listening_socket", "serve_app", "serve_workers", "serve_forever", "started_process",
            "port_open", "free_port"]
@@ -45,9 +47,17 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _graceful(drain_timeout: float | None) -> int | None:
+    """uvicorn's own shutdown deadline: the app's drain ends its answers first (``drain``); this is the backstop."""
+    return None if drain_timeout is None else math.ceil(drain_timeout + BACKSTOP_SECONDS)
+
+
 def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
-    """Serve ``app`` on ``sock`` in this process until a signal; False if it never started."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on", http=PROTOCOL))
+    """Serve ``app`` on ``sock`` in this process until a signal; False if it never started.
+    On SIGTERM or Ctrl-C the app's drain (``state.drain``) gets its ``drain_timeout``."""
+    drain = _app_setting(app, "drain")
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on", http=PROTOCOL,
+                                           timeout_graceful_shutdown=_graceful(drain and drain.timeout)))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after its graceful shutdown
@@ -56,14 +66,16 @@ def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
 
 
 def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: str = "info",
-                  env: Mapping[str, str] | None = None) -> bool:
+                  env: Mapping[str, str] | None = None, drain_timeout: float | None = None) -> bool:
     """Serve the app built by ``factory`` (an import string: workers are spawned, an app object
     cannot be sent to them) in ``workers`` processes under uvicorn's supervisor, which restarts
     a worker that dies. ``env`` is set for the workers. False if a worker could not start.
 
     For the main thread of a process that exits afterwards: the supervisor installs its own
-    signal handlers (SIGINT, SIGTERM, SIGHUP to restart the workers, ...) and leaves them."""
-    config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on", http=PROTOCOL)
+    signal handlers (SIGINT, SIGTERM, SIGHUP to restart the workers, ...) and leaves them. On SIGTERM
+    each worker drains (``drain_timeout``, the app's own setting) before it exits."""
+    config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on", http=PROTOCOL,
+                            timeout_graceful_shutdown=_graceful(drain_timeout))
     saved = {key: os.environ.get(key) for key in env or {}}
     os.environ.update(env or {})
     try:
