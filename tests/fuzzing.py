@@ -201,8 +201,8 @@ def streamed_events(deltas: list[str], tools: Any, options: dict[str, Any]) -> l
 
 _SPAN_LITERALS = tuple({s.opener.lower() for s in SPANS} | {c.lower() for s in SPANS for c in s.closers})
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_NOISE = re.compile(r"[\s\\\"']+")  # whitespace, backslashes and quotes: how a value is escaped or laid out
-_ESCAPE = re.compile(r"\\[nrtbf]")  # a written escape that stands for whitespace
+_NOISE = re.compile(r"[\s\\\"'\x00-\x1f\x7f]+")  # whitespace, controls, backslashes, quotes: escaping and layout
+_ESCAPE = re.compile(r"\\(?:[nrtbf]|[0-7]{1,3}|x[0-9a-fA-F]{2})")  # a written escape for whitespace or a control
 
 
 def _flat(text: str) -> str:

@@ -139,7 +139,7 @@ def close_open_brackets(text: str) -> str:
     """Close what a truncated JSON text left open: a string, then brackets.
 
     A closer that skips open brackets (``[{"a": {}]``) gets the missing closers put before it;
-    a closer with nothing open to close is dropped. A dangling ``,`` at the end is dropped, and so is
+    a closer with nothing open to close becomes a space. A dangling ``,`` at the end is dropped, and so is
     a dangling key with its ``:`` (its value was never written: nothing is invented for it). Linear: each bracket is pushed and popped once, and the text between
     brackets and quotes is skipped by regex searches (a long string costs one search).
     """
@@ -174,8 +174,8 @@ def close_open_brackets(text: str) -> str:
             stack.append(closer)
             owed[closer] += 1
         else:
-            if not owed[ch]:  # nothing to close: drop it
-                pieces.append(text[start : i - 1])
+            if not owed[ch]:  # nothing to close: a space instead (it never joins the words on either side)
+                pieces += [text[start : i - 1], " "]
                 start = i
                 continue
             missing = []

@@ -145,15 +145,19 @@ class LiveCall:
                 notes.append(Diagnostic("too_deep", f"{self.name}: a value nested more than {MAX_DEPTH} deep was "
                                         "left out of the streamed arguments", self.dialect.name, {"name": self.name}))
         else:
+            assert self._tags is not None  # only XML-style items start before they close without an echo
+            if exact and not self._tags.stopped:  # cut: the stream knows what is complete; a whole decode
+                self._tags.end_closed_value()  # would read the cut value as written (0.5 cut after "0." as 0.0)
+                whole, why = None, ""
+            else:
+                whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
             sent = "".join(self._sent) + "".join(self._frags)
-            whole, why = self._factory.arguments_of(self.dialect, item, self.head_name, self.name)
             arguments = whole or ""
             if whole is None or not whole.startswith(sent):
-                if whole is None:
+                if whole is None and not exact:
                     notes.append(Diagnostic("incomplete", f"{self.name}: the item does not decode whole ({why}); "
                                             "its streamed arguments were closed where they stopped", self.dialect.name,
                                             {"name": self.name, "raw_item": item}))
-                assert self._tags is not None  # only XML-style items start before they close without an echo
                 arguments = sent + self._tags.settle(whole)
             self._frags.append(arguments[len(sent) :])
         try:

@@ -168,6 +168,11 @@ class TagStream:
                 self._tail = t[-i - 1 :]
                 return
 
+    def end_closed_value(self) -> None:
+        """The item was cut right after a value's closer: that value is complete, so it leaves now."""
+        if self._state == _CLOSING:
+            self._end_value()
+
     def settle(self, whole: str | None) -> str:
         """What follows the emitted text when the end does not simply continue it: the open value closed,
         then every member of ``whole`` (the whole-call arguments) stated again, which JSON readers take

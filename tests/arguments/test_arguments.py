@@ -104,5 +104,11 @@ def test_mismatched_closers_are_repaired(broken: str, repaired: object) -> None:
 
 
 def test_bracket_repair_is_linear_on_deep_mismatches() -> None:
-    text = "[" * 50_000 + "}" * 50_000  # each closer skips nothing; every one is dropped, every [ closed
-    assert close_open_brackets(text) == "[" * 50_000 + "]" * 50_000
+    text = "[" * 50_000 + "}" * 50_000  # each closer skips nothing; every one is dropped (a space), every [ closed
+    assert close_open_brackets(text) == "[" * 50_000 + " " * 50_000 + "]" * 50_000
+
+
+def test_a_dropped_closer_never_joins_the_words_around_it() -> None:
+    assert close_open_brackets('{"a": tru]e}') == '{"a": tru e}'
+    with pytest.raises(ArgumentError):
+        loads_relaxed('{"a": tru]e}')

@@ -308,3 +308,15 @@ def test_a_parameter_head_longer_than_the_stream_limit_gives_the_same_call_for_a
         assert [(c.name, json.loads(c.arguments)) for c in streamed.tool_calls] == \
             [(c.name, json.loads(c.arguments)) for c in whole.tool_calls]
         assert streamed.content == whole.content
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("<tool_call>\n<function=configure>\n<parameter=ratio>\n0.", {}),  # 0.5 cut after "0.": not 0.0
+    ("<tool_call>\n<function=configure>\n<parameter=count>\n12\n</parameter>", {"count": 12}),  # its closer was read
+    ("<tool_call>\n<function=configure>\n<parameter=code>\nabc", {"code": "abc"}),  # a string, as far as written
+])
+def test_an_xml_call_cut_off_keeps_only_complete_typed_values(text: str, expected: dict[str, Any]) -> None:
+    for size in (1, 5, len(text)):
+        events = events_of(text, True, size)
+        assert [json.loads(ev.arguments) for ev in events if isinstance(ev, sp.ToolCall)] == [expected]
+        assert_fragments_form_the_arguments(events)
