@@ -247,9 +247,18 @@ def _json(text: str) -> Any:
         return text
 
 
+def interleaved(cases: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Cases taken round-robin across categories, so a run stopped early has some of each."""
+    order: list[tuple[str, dict[str, Any]]] = []
+    for i in range(max((len(v) for v in cases.values()), default=0)):
+        order += [(category, items[i]) for category, items in cases.items() if i < len(items)]
+    return order
+
+
 def run(upstream: str, configs: list[str], categories: list[str], data: Path, out: Path, *, limit: dict[str, int],
         max_tokens: int = 256, seed: int = 7, compare: int = 2, resume: bool = False) -> list[dict[str, Any]]:
-    """Ask every case, config-major; append each record to ``out`` (JSON lines) as it comes."""
+    """Ask every case under every configuration (case-major, categories interleaved, so a stopped
+    run is balanced); append each record to ``out`` (JSON lines) as it comes."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if resume and out.exists():
         for line in out.read_text().splitlines():
@@ -260,24 +269,21 @@ def run(upstream: str, configs: list[str], categories: list[str], data: Path, ou
         out.unlink()
     records = list(done.values())
     cases = {c: load_cases(data, c)[: limit.get(c)] for c in categories}
-    with out.open("a") as sink:
-        for config in configs:
-            with endpoint(config, upstream) as (base, recorder):
-                for category in categories:
-                    start, asked = time.monotonic(), 0
-                    for i, case in enumerate(cases[category]):
-                        if (config, case["id"]) in done:
-                            continue
-                        record = run_case(config, category, case, base, recorder, max_tokens, seed, i < compare)
-                        records.append(record)
-                        asked += 1
-                        sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                        sink.flush()
-                        print(f"{config:<20} {case['id']:<22} {record['kind']:<18} {record['seconds']:>6.1f}s",
-                              file=sys.stderr, flush=True)
-                    if asked:
-                        wall = time.monotonic() - start
-                        print(f"== {config} {category}: {asked} cases in {wall:.0f} s", file=sys.stderr, flush=True)
+    position = {case["id"]: i for items in cases.values() for i, case in enumerate(items)}
+    with ExitStack() as stack, out.open("a") as sink:
+        endpoints = {config: stack.enter_context(endpoint(config, upstream)) for config in configs}
+        for category, case in interleaved(cases):
+            for config in configs:
+                if (config, case["id"]) in done:
+                    continue
+                base, recorder = endpoints[config]
+                record = run_case(config, category, case, base, recorder, max_tokens, seed,
+                                  position[case["id"]] < compare)
+                records.append(record)
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                sink.flush()
+                print(f"{config:<20} {case['id']:<22} {record['kind']:<18} {record['seconds']:>6.1f}s",
+                      file=sys.stderr, flush=True)
     return records
 
 

@@ -87,7 +87,8 @@ def _number(node: ast.expr) -> float | None:
     return None
 
 
-_EXPRESSION = re.compile(r"(?:[=:]\s*)(-?[\d.]+\s*[*/+\-]\s*[\w.()]+|(?:math|Math)\.\w+(?:\s*[*/+\-]\s*[\w.]+)?)")
+_EXPRESSION = re.compile(r"(?:[=:]\s*)((?:-?[\d.]+|(?:math|Math)\.\w+)(?:\s*[*/+\-]\s*(?:[\d.]+|(?:math|Math)\.\w+))+"
+                         r"|(?:math|Math)\.\w+)")
 
 
 def _expressions(text: str) -> str:
