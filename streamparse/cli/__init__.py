@@ -10,6 +10,7 @@ short by a closed pipe (``streamparse FILE | head``), silently.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import importlib.util
@@ -18,7 +19,8 @@ import os
 import re
 import socket
 import sys
-from typing import Any, Sequence, TextIO
+import tempfile
+from typing import Any, Iterator, Sequence, TextIO
 
 from ..dialects import REGISTRY
 from ..core.events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
@@ -115,6 +117,28 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
     """Check everything, bind the port, then serve: in this process, or in worker processes."""
+    with _metrics_dir():
+        return _serve_checked(settings, log_level, out)
+
+
+@contextlib.contextmanager
+def _metrics_dir() -> Iterator[None]:
+    """``$PROMETHEUS_MULTIPROC_DIR`` for the workers' shared /metrics: a new temporary directory (removed at
+    the end) unless it is set. Set before prometheus-client is first imported, which reads it then."""
+    from ..proxy.metrics import MULTIPROC_ENV
+
+    if os.environ.get(MULTIPROC_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="streamparse-metrics-") as path:
+        os.environ[MULTIPROC_ENV] = path
+        try:
+            yield
+        finally:
+            os.environ.pop(MULTIPROC_ENV, None)
+
+
+def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
     from ..proxy.config import ConfigError
     from ..proxy.runner import serve_app, serve_workers
     from ..proxy.app import create_app

@@ -37,6 +37,7 @@ from .deadlines import BodyDeadline
 from .drain import Drain, watch_server
 from .exchange import Upstream
 from .fronts import OPENAI
+from .metrics import CONTENT_TYPE, STARTED, Metrics, counted, route_label
 from .messages import MessagesAPI
 from .pipeline import ChatPipeline
 from .redaction import RedactingFilter, Redactor
@@ -80,13 +81,16 @@ class OpenAIRoutes:
             return Response(status_code=CLIENT_GONE)
         upstream = self.upstream
         backend = self.config.backend_for(None)
+        request.state.streamparse_backend = backend.name
         req = upstream.build(backend, request.method, upstream_url(backend, rest, request.url.query), request,
                              content=body)
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
             headers = {k: upstream.redactor.text(v) for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
             ctype = resp.headers.get("content-type", "")
-            body = upstream.relay(resp, clock, sse=ctype.startswith("text/event-stream"), json_body="json" in ctype)
+            sse = ctype.startswith("text/event-stream")
+            meter = upstream.metrics.stream(OPENAI.name, request.scope.get(STARTED), backend.name) if sse else None
+            body = upstream.relay(resp, clock, sse=sse, json_body="json" in ctype, meter=meter)
             return upstream.cleanup(StreamingResponse(body,
                                                       status_code=resp.status_code, headers=headers), resp, slot)
 
@@ -109,8 +113,9 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     drain = Drain(config.drain_timeout)
     # Streams end through ``drain`` (after drain_timeout, properly), not by sse-starlette cutting them at the signal.
     AppStatus.enable_automatic_graceful_drain = False  # what its disable_automatic_graceful_drain() does
+    metrics = Metrics()
     upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys,
-                        drain=drain)
+                        drain=drain, metrics=metrics)
     chat = ChatPipeline(config, upstream)
     openai_routes = OpenAIRoutes(config, upstream, chat)
     messages = MessagesAPI(config, replies, chat)
@@ -126,19 +131,28 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
             finally:
                 tg.cancel_scope.cancel()
                 await upstream.aclose()
+                metrics.process_exit()
+
+    async def metrics_page(request: Request) -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+    def refused(path: str) -> None:
+        metrics.request(route_label(path), "anthropic" if path.startswith("/v1/messages") else "openai", "", 401)
 
     routes = [
-        Route("/v1/chat/completions", openai_routes.completions, methods=["POST"]),
-        Route("/v1/messages", messages.create, methods=["POST"]),
-        Route("/v1/messages/count_tokens", messages.count_tokens, methods=["POST"]),
+        Route("/v1/chat/completions", counted(metrics, openai_routes.completions), methods=["POST"]),
+        Route("/v1/messages", counted(metrics, messages.create, "anthropic"), methods=["POST"]),
+        Route("/v1/messages/count_tokens", counted(metrics, messages.count_tokens, "anthropic"), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/{path:path}", openai_routes.passthrough,
+        Route("/metrics", metrics_page, methods=["GET"]),
+        Route("/{path:path}", counted(metrics, openai_routes.passthrough),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
     middleware = [Middleware(BodyDeadline, timeout=config.body_timeout)]
-    middleware += [Middleware(ProxyAuth, keys=keys)] if keys else []
+    middleware += [Middleware(ProxyAuth, keys=keys, on_refuse=refused)] if keys else []
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.upstream = upstream
     app.state.drain = drain  # read by the runners (deadlines of their own shutdown)
+    app.state.metrics = metrics
     app.state.header_timeout = config.header_timeout  # read by the runner's protocol (deadlines)
     return app

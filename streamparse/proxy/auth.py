@@ -15,7 +15,7 @@ the client's credentials whenever proxy keys are configured).
 from __future__ import annotations
 
 import hmac
-from typing import Iterable
+from typing import Callable, Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -44,9 +44,10 @@ def presented_key(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
 class ProxyAuth:
     """Refuses (401) requests that present none of ``keys``; see the module invariants."""
 
-    def __init__(self, app: ASGIApp, keys: Iterable[str]):
+    def __init__(self, app: ASGIApp, keys: Iterable[str], on_refuse: Callable[[str], None] | None = None):
         self.app = app
         self.keys = [key.encode() for key in keys]
+        self.on_refuse = on_refuse  # told the path of each refused request (the metrics)
 
     def allowed(self, presented: bytes | None) -> bool:
         if presented is None:
@@ -67,6 +68,8 @@ class ProxyAuth:
         else:
             body = error_body(message, type_="invalid_request_error", code="invalid_api_key")
         data = dumps(body).encode()
+        if self.on_refuse is not None:
+            self.on_refuse(str(scope.get("path", "")))
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
             (b"www-authenticate", b"Bearer")]})

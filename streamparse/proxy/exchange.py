@@ -23,6 +23,7 @@ from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
 from .config import Backend
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
+from .metrics import Metrics, StreamMeter
 from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
 from .redaction import StreamRedactor
@@ -76,9 +77,10 @@ class Upstream:
 
     def __init__(self, replies: Replies, backends: list[Backend], max_response_bytes: int,
                  client: httpx.AsyncClient | None = None, *, keep_credentials: bool = True,
-                 drain: Drain | None = None):
+                 drain: Drain | None = None, metrics: Metrics | None = None):
         self.replies = replies
         self.drain = drain or Drain(float("inf"))
+        self.metrics = metrics or Metrics()
         self.keep_credentials = keep_credentials  # False: the client's credentials are the proxy's own key
         self.redactor = replies.redactor
         self.max_response_bytes = max_response_bytes
@@ -155,10 +157,13 @@ class Upstream:
             except BadRequest as exc:
                 result = replies.refuse(exc, front)
             except (httpx.HTTPError, UpstreamTimeout) as exc:
+                timeout = isinstance(exc, (httpx.TimeoutException, UpstreamTimeout))
+                self.metrics.upstream_error(backend.name, "timeout" if timeout else "unreachable")
                 result = replies.connect_failure(exc, backend, front)
             else:
                 try:
                     if resp.status_code >= 400:
+                        self.metrics.upstream_error(backend.name, "status")
                         result = await self.error_reply(resp, backend, clock, front)
                         await self.finish(resp, slot)
                     else:
@@ -206,6 +211,7 @@ class Upstream:
         try:
             return self.redactor.data(await self.read_all(resp, clock, self.max_response_bytes))
         except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError) as exc:
+            self.metrics.upstream_error(backend.name, "timeout" if isinstance(exc, UpstreamTimeout) else "broken")
             raise Failure(504 if isinstance(exc, UpstreamTimeout) else 502,
                           f"upstream {backend.display}: {exc or type(exc).__name__}") from None
         finally:
@@ -223,14 +229,15 @@ class Upstream:
             clock.data()
         return b"".join(parts)
 
-    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool, json_body: bool = False
-                    ) -> AsyncIterator[bytes]:
+    async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool, json_body: bool = False,
+                    meter: StreamMeter | None = None) -> AsyncIterator[bytes]:
         """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
         ends the stream with an error event, otherwise the body is cut short (the client sees it).
         SSE is text: invalid UTF-8 in it becomes U+FFFD, as on every other path.
 
         With secrets to keep, what the client will decode is masked: SSE event by event (``MaskedSSE``),
-        a JSON body whole (read up to ``max_response_bytes``), anything else as bytes."""
+        a JSON body whole (read up to ``max_response_bytes``), anything else as bytes. Past the drain
+        deadline an SSE relay ends with an error event and ``[DONE]`` (the event it was in closed first)."""
         if self.redactor and json_body and not sse:
             yield mask_json_bytes(self.redactor, await self.read_all(resp, clock, self.max_response_bytes))
             return
@@ -239,6 +246,8 @@ class Upstream:
         pieces = resp.aiter_bytes()
         guard = self.drain.guard() if sse else None
         boundary = True  # what was sent so far ends between two SSE events
+        if meter is not None:
+            meter.open()
         try:
             while guard is None or not guard.stopped:
                 if guard:
@@ -253,6 +262,8 @@ class Upstream:
                 out = redact.feed(text.decode(raw).encode() if text else raw)
                 if out:
                     boundary = out.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
+                    if meter is not None and not meter.first_sent:
+                        meter.sent()
                 yield out
             else:
                 raise _Stopped
@@ -260,6 +271,8 @@ class Upstream:
         except (UpstreamTimeout, httpx.HTTPError) as exc:
             if not sse:
                 raise
+            if meter is not None and meter.backend:
+                meter.metrics.upstream_error(meter.backend, "timeout" if isinstance(exc, UpstreamTimeout) else "broken")
             message = self.redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}")
             yield encode_items([error_item(message)])
         except (_Stopped, asyncio.CancelledError) as exc:
@@ -271,3 +284,5 @@ class Upstream:
         finally:
             if guard:
                 self.drain.release(guard)
+            if meter is not None:
+                meter.close()

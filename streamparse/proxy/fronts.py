@@ -31,6 +31,7 @@ class JSONBody(Response):
 
 
 class Front(Protocol):
+    name: str  # "openai" or "anthropic": the metrics' front label
     relay_unparsed: bool  # an answer that needs no parsing may be relayed byte for byte
 
     def error_response(self, status: int, body: Mapping[str, Any]) -> Response:
@@ -44,6 +45,7 @@ class Front(Protocol):
 
 
 class OpenAIFront:
+    name = "openai"
     relay_unparsed = True
 
     def error_response(self, status: int, body: Mapping[str, Any]) -> Response:
@@ -90,6 +92,7 @@ class AnthropicWire:
 class AnthropicFront:
     """One Anthropic Messages request: answers carry the model name and stop sequences it asked for."""
 
+    name = "anthropic"
     relay_unparsed = False
 
     def __init__(self, model: str | None = None, stop_sequences: Sequence[str] = ()):

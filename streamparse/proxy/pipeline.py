@@ -28,6 +28,7 @@ from ..wire.validation import BadRequest
 from .config import ProxyConfig
 from .exchange import Upstream
 from .fronts import Front
+from .metrics import STARTED, StreamMeter
 from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
 from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
@@ -45,6 +46,12 @@ def _has_call(completion: Mapping[str, Any]) -> bool:
     choices = completion.get("choices")
     return isinstance(choices, list) and any(
         isinstance(c, dict) and isinstance(c.get("message"), dict) and c["message"].get("tool_calls") for c in choices)
+
+
+def _call_count(completion: Mapping[str, Any]) -> int:
+    choices = completion.get("choices")
+    return sum(len(c["message"].get("tool_calls") or ()) for c in choices if isinstance(c, dict)
+               and isinstance(c.get("message"), dict)) if isinstance(choices, list) else 0
 
 
 def _add_usage(first: Mapping[str, Any], second: dict[str, Any]) -> None:
@@ -91,6 +98,7 @@ class ChatPipeline:
         """Forward one checked chat request and answer in ``front``'s shape (``headers``: what to forward
         instead of the request's own)."""
         backend = self.config.backend_for(payload.get("model"))
+        request.state.streamparse_backend = backend.name  # the metrics' backend label
         try:
             plan = plan_chat(payload, backend)
         except ValueError as exc:  # a request the prompt cannot be written for
@@ -101,7 +109,8 @@ class ChatPipeline:
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
             if stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
-                return upstream.cleanup(self.stream_response(resp, clock, payload, plan, front), resp, slot)
+                meter = upstream.metrics.stream(front.name, request.scope.get(STARTED), backend.name)
+                return upstream.cleanup(self.stream_response(resp, clock, payload, plan, front, meter), resp, slot)
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
                 if not stream and plan.options is None and front.relay_unparsed:
@@ -110,6 +119,7 @@ class ChatPipeline:
                 completion = await decode_completion(raw, payload, plan)
                 if plan.retry is not None and not _has_call(completion):
                     completion = await self.retry(request, url, payload, plan, completion, front, headers)
+                upstream.metrics.calls("unknown", _call_count(completion))  # a whole answer: no dialect at hand
                 if upstream.redactor:  # as the client will read it: decoded strings (escapes spell secrets too)
                     mask_value(upstream.redactor, completion)
             except Failure as failure:
@@ -127,16 +137,18 @@ class ChatPipeline:
         return await upstream.exchange(request, backend, req, answer, front)
 
     def stream_response(self, resp: httpx.Response, clock: Clock, payload: Mapping[str, Any], plan: ChatPlan,
-                        front: Front) -> Response:
+                        front: Front, meter: StreamMeter | None = None) -> Response:
         """The upstream stream, rewritten (or relayed, when nothing needs parsing), as the client's stream."""
         if plan.options is None and front.relay_unparsed:
-            body = self.upstream.relay(resp, clock, sse=True)
+            body = self.upstream.relay(resp, clock, sse=True, meter=meter)
         else:
             redactor = self.upstream.redactor
             wire = MaskingWire(front.wire(), redactor) if redactor else front.wire()
             rewriter = ChatStreamRewriter(plan.tools, wire=wire, unmet=plan.unmet,
                                           max_event_chars=self.config.max_event_bytes, **plan.rewriter_options(payload))
-            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain)
+            if meter is not None:
+                meter.tap(rewriter)
+            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter)
         return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")
 
     @staticmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from time import perf_counter
 from typing import Any, AsyncIterator, Mapping
 
 import anyio
@@ -23,6 +24,7 @@ from ..wire.openai import rewrite_completion
 from ..wire.sse import ChatStreamRewriter, error_body
 from ..wire.surrogates import SURROGATE_ESCAPE, clean_value
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
+from .metrics import StreamMeter
 from .plan import ChatPlan
 from .redaction import Redactor
 from .upstream import Clock, UpstreamTimeout, next_piece
@@ -63,13 +65,17 @@ async def decode_completion(raw: bytes, request: Mapping[str, Any], plan: ChatPl
 
 
 async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRewriter, redactor: Redactor,
-                      drain: Drain | None = None) -> AsyncIterator[bytes]:
+                      drain: Drain | None = None, meter: StreamMeter | None = None) -> AsyncIterator[bytes]:
     """Upstream SSE -> rewritten SSE, one write per upstream read (events that arrive together
     leave together). Cancelled when the client goes away; the upstream closes with it. Past the
-    ``drain`` deadline the stream ends properly: held text, an error event, the end of the stream."""
+    ``drain`` deadline the stream ends properly: held text, an error event, the end of the stream.
+    ``meter`` counts the stream (in flight, first byte, a sample of reads, upstream failures)."""
     redact = redactor.stream()
     pieces = resp.aiter_bytes()
     guard = (drain or _NO_DRAIN).guard()
+    if meter is not None:
+        meter.open()
+    started = 0.0
     try:
         while not guard.stopped:
             guard.reading = True
@@ -77,6 +83,9 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
             guard.reading = False
             if raw is None:
                 break
+            timed = meter is not None and meter.sample()
+            if timed:
+                started = perf_counter()
             decoded = rewriter.read(redact.feed(raw))
             if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
                 data = await anyio.to_thread.run_sync(rewriter.write, decoded)
@@ -84,7 +93,11 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
                 data = rewriter.write(decoded)
             if rewriter.saw_data:
                 clock.data()
+            if timed:
+                meter.worked(started)  # type: ignore[union-attr]
             if data:
+                if meter is not None and not meter.first_sent:
+                    meter.sent()
                 yield data
             if rewriter.finished:
                 return
@@ -97,8 +110,10 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
         data = await anyio.to_thread.run_sync(end) if rewriter.may_be_slow() else end()
     except UpstreamTimeout as exc:
         log.warning("upstream %s: %s", resp.request.url.host, exc)
+        _failed(meter, "timeout")
         data = rewriter.fail_bytes(str(exc))
     except httpx.HTTPError as exc:
+        _failed(meter, "broken")
         data = rewriter.fail_bytes(redactor.text(f"upstream stream broke: {type(exc).__name__}: {exc}"))
     except (_Drained, asyncio.CancelledError) as exc:
         if isinstance(exc, asyncio.CancelledError) and not guard.owns(exc):
@@ -110,8 +125,15 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
         data = rewriter.wire.encode([("error", error_body(message, type_="server_error"))])
     finally:
         (drain or _NO_DRAIN).release(guard)
+        if meter is not None:
+            meter.close()
     if data:
         yield data
+
+
+def _failed(meter: StreamMeter | None, kind: str) -> None:
+    if meter is not None and meter.backend:
+        meter.metrics.upstream_error(meter.backend, kind)
 
 
 class _Drained(Exception):
