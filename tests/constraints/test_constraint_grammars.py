@@ -146,3 +146,21 @@ def test_json_may_be_spaced_as_the_model_likes(dialect: str) -> None:
     assert lazy_accepts(constraint(dialect, lazy=True).request_fields(), "Checking.\n" + pretty)
     wrong = pretty.replace("get_weather", "get_wether")
     assert not accepts(constraint(dialect).grammar, "Checking.\n" + wrong)
+
+
+ODD_VALUES = ['say "hi"', "back\\slash", "caret^[x]-y", "new\nline", "tab\tend", "日本 😀", "</tool_call>", "{\"name\""]
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "pythonic", "qwen3_coder", "name_tag", "kimi_k2"])
+def test_odd_names_and_enum_values_are_escaped(dialect: str) -> None:
+    schema = {"type": "object", "properties": {"v": {"enum": ODD_VALUES}, "w": {"type": "string"}}, "required": ["v"]}
+    tools = [{"name": "svc.get-item_2", "input_schema": schema}]
+    constraint = build_constraint(dialect, tools, tool_choice="required")
+    assert constraint is not None
+    compiles(constraint.grammar)
+    for value in ODD_VALUES:
+        if dialect == "qwen3_coder" and value != value.strip():
+            continue  # raw XML text: surrounding layout is not part of the value
+        call = render(dialect, "svc.get-item_2", {"v": value, "w": value})
+        assert accepts(constraint.grammar, call), value
+    assert not accepts(constraint.grammar, render(dialect, "svc.get-item_2", {"v": "caret^[x]-z"}))

@@ -116,3 +116,13 @@ def test_sglang_gets_ebnf_where_the_legacy_form_cannot_say_it(dialect: str) -> N
     fields = build_constraint(dialect, TOOLS, backend="sglang").request_fields()
     assert set(fields) == {"ebnf"}
     assert matcher_accepts(xgr.Grammar.from_ebnf(fields["ebnf"]), render(dialect, "ping", {}))
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "pythonic", "qwen3_coder", "name_tag"])
+def test_xgrammar_reads_escaped_odd_values(dialect: str) -> None:
+    odd = ['say "hi"', "back\\slash", "caret^[x]-y", "tab\tend", "日本 😀", "</tool_call>"]
+    tools = [{"name": "svc.get-item_2", "input_schema": {"type": "object", "properties": {"v": {"enum": odd}}}}]
+    grammar = xgr.Grammar.from_ebnf(build_constraint(dialect, tools, tool_choice="required").grammar)
+    for value in odd:
+        assert matcher_accepts(grammar, render(dialect, "svc.get-item_2", {"v": value})), value
+    assert not matcher_accepts(grammar, render(dialect, "svc.get-item_2", {"v": "caret^[x]-z"}))
