@@ -73,6 +73,7 @@ def args_grammar(values: Values, tag: Tag, schema: Any) -> str:
     """The rule for a call's arguments written in ``tag.style``."""
     g, ws = values.g, values.ws
     obj = object_schema(schema)
+    values.root = obj  # "#/…" references resolve in this tool's schema
     hint = f"{tag.tool}-{tag.style}"
     if tag.style == "json":
         return values.value(obj, "json", hint)

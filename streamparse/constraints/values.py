@@ -83,9 +83,14 @@ class Values:
 
     def value(self, schema: Any, style: Style, hint: str = "v") -> str:
         """The rule name for one value of ``schema`` written in ``style`` (``xml``: a parameter's text)."""
-        key = (json.dumps(schema, sort_keys=True, default=str), style)
+        ref = isinstance(schema, Mapping) and "$ref" in schema
+        key = (json.dumps([schema, self.root if ref else None], sort_keys=True, default=str), style)
         if key not in self._seen:
-            self._seen[key] = self._value(schema, style, hint)
+            if ref:  # may recurse: name the rule before its body
+                name = self._seen[key] = self.g.name(f"{hint}-ref")
+                self.g.define(name, self._value(schema, style, hint))
+            else:
+                self._seen[key] = self._value(schema, style, hint)
         return self._seen[key]
 
     def _value(self, schema: Any, style: Style, hint: str) -> str:

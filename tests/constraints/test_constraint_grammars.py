@@ -164,3 +164,19 @@ def test_odd_names_and_enum_values_are_escaped(dialect: str) -> None:
         call = render(dialect, "svc.get-item_2", {"v": value, "w": value})
         assert accepts(constraint.grammar, call), value
     assert not accepts(constraint.grammar, render(dialect, "svc.get-item_2", {"v": "caret^[x]-z"}))
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "pythonic", "qwen3_coder", "mistral"])
+def test_recursive_references_resolve_in_each_tool(dialect: str) -> None:
+    node = {"type": "object", "properties": {"label": {"type": "string"},
+                                             "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["label"]}
+    tree = {"type": "object", "properties": {"tree": {"$ref": "#/$defs/node"}}, "required": ["tree"], "$defs": {"node": node}}
+    flat = {"type": "object", "properties": {"tree": {"$ref": "#/$defs/node"}}, "$defs": {"node": {"type": "integer"}}}
+    grammar = build_constraint(dialect, [{"name": "plant", "input_schema": tree}, {"name": "count", "input_schema": flat}],
+                               tool_choice="required").grammar
+    good = {"tree": {"label": "a", "kids": [{"label": "b", "kids": []}, {"label": "c"}]}}
+    assert accepts(grammar, render(dialect, "plant", good))
+    assert accepts(grammar, render(dialect, "count", {"tree": 3}))
+    assert not accepts(grammar, render(dialect, "plant", {"tree": {"label": "a", "kids": [{"kids": []}]}}))
+    assert not accepts(grammar, render(dialect, "count", {"tree": {"label": "a"}}))
