@@ -150,6 +150,10 @@ def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     sock = _listen(config.host, config.port)
+    from ..proxy.catalog import probe_upstreams
+
+    for line in probe_upstreams(config):
+        print(f"streamparse serve: warning: {line}", file=sys.stderr, flush=True)
     with sock:
         workers = f", {config.workers} workers" if config.workers > 1 else ""
         print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "

@@ -4,10 +4,14 @@ Routes, each the top of one path down the layers:
 - ``POST /v1/chat/completions``: checked, then the chat ``pipeline``;
 - ``POST /v1/messages`` and ``/v1/messages/count_tokens``: ``messages`` (Anthropic in), then the pipeline;
 - other ``/v1`` paths: relayed unchanged through the bounded ``exchange``;
-- ``GET /healthz``: answered locally, for load balancers.
+- ``GET /v1/models``: every backend's models (``catalog``), when there is more than one backend or names
+  are configured; else relayed;
+- ``GET /healthz`` (liveness, answered locally), ``GET /readyz`` (does an upstream answer? ``catalog``)
+  and ``GET /metrics`` (Prometheus, ``metrics``), for load balancers and monitoring;
+- on SIGTERM or Ctrl-C, answers in flight get ``drain_timeout`` to finish (``drain``).
 
 With proxy keys configured (``api_keys_env``, ``$STREAMPARSE_API_KEYS``, ``serve --api-key``),
-``auth.ProxyAuth`` stands in front of every route but ``/healthz``. A request's headers and body
+``auth.ProxyAuth`` stands in front of every route but ``/healthz`` and ``/readyz``. A request's headers and body
 must arrive within ``header_timeout`` and ``body_timeout`` (``deadlines``), else a 408.
 
 Invariants: a client gets an error in its API's shape, never a traceback; nothing it receives
@@ -32,6 +36,7 @@ from sse_starlette.sse import AppStatus
 from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
 from .auth import ProxyAuth
+from .catalog import Catalog
 from .config import ProxyConfig
 from .deadlines import BodyDeadline
 from .drain import Drain, watch_server
@@ -139,11 +144,14 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     def refused(path: str) -> None:
         metrics.request(route_label(path), "anthropic" if path.startswith("/v1/messages") else "openai", "", 401)
 
-    routes = [
+    catalog = Catalog(config, upstream, drain)
+    models = [Route("/v1/models", counted(metrics, catalog.models), methods=["GET"])] if catalog.merges_models() else []
+    routes = models + [
         Route("/v1/chat/completions", counted(metrics, openai_routes.completions), methods=["POST"]),
         Route("/v1/messages", counted(metrics, messages.create, "anthropic"), methods=["POST"]),
         Route("/v1/messages/count_tokens", counted(metrics, messages.count_tokens, "anthropic"), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", catalog.readyz, methods=["GET"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/{path:path}", counted(metrics, openai_routes.passthrough),
               methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),

@@ -1,0 +1,161 @@
+"""What the proxy knows of its backends without a chat request: are they up (``/readyz``), and which
+models do they serve (``GET /v1/models``).
+
+- ``/readyz``: each backend's upstream is asked ``GET <base>/models`` (a cheap call every
+  OpenAI-compatible server answers); any HTTP answer below 500 counts as up. The result is kept
+  ``ready_cache`` seconds, and one probe at a time runs, however many load balancers ask. 200 when
+  at least one backend answers (the proxy can serve its requests), else 503; 503 too once draining.
+  The body names each backend's state. ``/healthz`` stays liveness: it touches no upstream.
+- ``GET /v1/models`` with more than one backend, or with configured names (``models``, ``model_map``
+  keys): every backend's upstream list, merged with the configured names, first seen first; a
+  backend that is down (or answers badly) is left out and the others are listed. 502 only when no
+  backend answered and no name is configured. One backend without configured names: the upstream's
+  answer is relayed as it is (``app``'s pass-through).
+
+Invariants: a probe never outlives ``PROBE_TIMEOUT`` (nor the backend's ``connect_timeout``); a
+probe's failure is a state, never an exception; no backend key or URL credential reaches a body.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import anyio
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from .config import Backend, ProxyConfig
+from .drain import Drain
+from .exchange import Upstream
+from .fronts import JSONBody
+from .masking import mask_value
+from .upstream import upstream_url
+
+__all__ = ["Catalog", "PROBE_TIMEOUT", "probe_upstreams"]
+
+log = logging.getLogger("streamparse.server")
+PROBE_TIMEOUT = 3.0  # seconds a readiness or model-list probe may take
+
+
+def _timeout(backend: Backend) -> httpx.Timeout:
+    limit = min(PROBE_TIMEOUT, backend.connect_timeout, backend.read_timeout)
+    return httpx.Timeout(limit)
+
+
+def _listed(backend: Backend) -> list[str]:
+    return list(dict.fromkeys([*backend.models, *backend.model_map]))
+
+
+class Catalog:
+    """Readiness and the merged model list of one proxy's backends."""
+
+    def __init__(self, config: ProxyConfig, upstream: Upstream, drain: Drain):
+        self.config = config
+        self.upstream = upstream
+        self.drain = drain
+        self._checked = -float("inf")
+        self._states: dict[str, str] = {}
+        self._lock = anyio.Lock()
+
+    async def probe(self, backend: Backend, headers: Any = None) -> httpx.Response | str:
+        """``GET <base>/models``: the response (read), or why there is none."""
+        try:
+            with anyio.fail_after(PROBE_TIMEOUT + 1):
+                return await self.upstream.client.get(upstream_url(backend, "/models"), timeout=_timeout(backend),
+                                                      headers=headers or _key_headers(backend))
+        except (httpx.HTTPError, TimeoutError) as exc:
+            return self.upstream.redactor.text(f"{type(exc).__name__}: {exc}".rstrip(": "))
+
+    async def states(self) -> dict[str, str]:
+        """Each backend: ``"up"`` or why not; cached ``ready_cache`` seconds."""
+        async with self._lock:
+            if time.monotonic() - self._checked < self.config.ready_cache:
+                return self._states
+            found: dict[str, str] = {}
+
+            async def one(backend: Backend) -> None:
+                answer = await self.probe(backend)
+                if isinstance(answer, str):
+                    found[backend.name] = f"unreachable: {answer}"
+                else:
+                    found[backend.name] = "up" if answer.status_code < 500 else f"answers {answer.status_code}"
+
+            async with anyio.create_task_group() as tg:
+                for backend in self.config.backends:
+                    tg.start_soon(one, backend)
+            self._states = {b.name: found[b.name] for b in self.config.backends}
+            self._checked = time.monotonic()
+            return self._states
+
+    async def readyz(self, request: Request) -> Response:
+        """``GET /readyz``."""
+        if self.drain.draining:
+            return JSONResponse({"status": "draining"}, status_code=503)
+        states = await self.states()
+        ready = any(state == "up" for state in states.values())
+        return JSONResponse({"status": "ready" if ready else "unavailable", "backends": states},
+                            status_code=200 if ready else 503)
+
+    def merges_models(self) -> bool:
+        """Is ``GET /v1/models`` answered here (else relayed as it is)?"""
+        return len(self.config.backends) > 1 or any(_listed(b) for b in self.config.backends)
+
+    async def models(self, request: Request) -> Response:
+        """``GET /v1/models``, merged over the backends (see the module docstring)."""
+        answers: dict[str, list[dict[str, Any]] | None] = {}
+
+        async def one(backend: Backend) -> None:
+            headers = self.upstream.build(backend, "GET", upstream_url(backend, "/models"), request).headers
+            answer = await self.probe(backend, headers)
+            answers[backend.name] = _model_list(answer)
+            if answers[backend.name] is None:
+                why = answer if isinstance(answer, str) else f"status {answer.status_code}"
+                log.warning("GET /v1/models: backend %r left out (%s)", backend.name, why)
+
+        async with anyio.create_task_group() as tg:
+            for backend in self.config.backends:
+                tg.start_soon(one, backend)
+        data: dict[str, dict[str, Any]] = {}
+        for backend in self.config.backends:
+            for entry in answers.get(backend.name) or []:
+                data.setdefault(entry["id"], entry)
+            for name in _listed(backend):
+                data.setdefault(name, {"id": name, "object": "model", "created": 0, "owned_by": backend.name})
+        if not data and all(answer is None for answer in answers.values()):
+            return self.upstream.replies.error(502, "no backend answered GET /models", code="upstream_unreachable")
+        return JSONBody(mask_value(self.upstream.redactor, {"object": "list", "data": list(data.values())})[0])
+
+
+def _key_headers(backend: Backend) -> dict[str, str]:
+    key = backend.api_key
+    return {"authorization": f"Bearer {key}"} if key else {}
+
+
+def _model_list(answer: httpx.Response | str) -> list[dict[str, Any]] | None:
+    """The entries of an upstream's model list (each with a string ``id``), or None if it gave none."""
+    if isinstance(answer, str) or answer.status_code >= 400:
+        return None
+    try:
+        body = answer.json()
+    except ValueError:
+        return None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    return [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+
+
+def probe_upstreams(config: ProxyConfig) -> list[str]:
+    """At start-up (blocking): one line for each backend whose upstream does not answer ``GET /models``."""
+    lines = []
+    with httpx.Client() as client:
+        for backend in config.backends:
+            try:
+                client.get(upstream_url(backend, "/models"), timeout=_timeout(backend), headers=_key_headers(backend))
+            except httpx.HTTPError as exc:
+                lines.append(f"backend {backend.name!r}: upstream {backend.display} does not answer "
+                             f"({type(exc).__name__}); /readyz says 503 until it does")
+    return lines
