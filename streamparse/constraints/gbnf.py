@@ -4,7 +4,7 @@ Invariant: every rule body this module writes uses only the GBNF subset that lla
 xgrammar's EBNF reader and llguidance's ``gbnf_to_lark`` all read the same way: double-quoted
 literals (``\\\\``, ``\\"``, ``\\n``, ``\\r``, ``\\t``, ``\\xHH`` escapes, other characters as UTF-8),
 character classes with the same escapes, ``( )``, ``|``, ``?``, ``*``, ``+`` and ``{m,n}``.
-Rule names are ``[a-z0-9-]+``; the same body asked for twice gets one rule.
+Rule names are ``[a-z][a-z0-9-]*``; the same body asked for twice gets one rule.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Grammar:
 
     def name(self, hint: str) -> str:
         """A fresh rule name from ``hint`` (reserved, not yet defined)."""
-        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-")[:40] or "r"
+        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-")[:40]
+        base = base if base[:1].isalpha() else f"r-{base}".rstrip("-")  # names start with a letter everywhere
         name, n = base, 1
         while name in self._used or name == "root":
             n += 1

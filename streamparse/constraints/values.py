@@ -127,7 +127,8 @@ class Values:
         schema = self._deref(schema)
         schema = schema if isinstance(schema, Mapping) else {}
         props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
-        required = {k for k in schema.get("required") or [] if isinstance(k, str)}
+        listed = schema.get("required")
+        required = {k for k in listed if isinstance(k, str)} if isinstance(listed, list) else set()
         extra = schema.get("additionalProperties", "properties" not in schema)
         members = [(pair(name, self.value(sub, style, f"{hint}-{name}")), name in required) for name, sub in props.items()]
         names = {(i, first): self.g.name(f"{hint}-m{i}{'f' if first else 'n'}")

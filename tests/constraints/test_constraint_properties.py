@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import budget
-from grammar_engine import accepts
+from grammar_engine import accepts, compiles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,3 +61,23 @@ def test_schema_valid_arguments_are_accepted_and_read_back(case: tuple[str, dict
     assert accepts(GRAMMARS[dialect], text)
     result = sp.parse(text, TOOLS, dialects=[dialect])
     assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == [("record", args)]
+
+
+_JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4)
+    | st.sampled_from(["string", "integer", "number", "boolean", "object", "array", "null", "dict", "float", "tuple",
+                       "any", "#/$defs/x", "#", "#/properties"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "properties", "required", "enum", "const", "items", "anyOf", "oneOf", "allOf",
+                         "additionalProperties", "$ref", "$defs", "x"]), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=budget.examples(300), deadline=None)
+@given(schema=_JUNK, dialect=st.sampled_from(DIALECTS), name=st.text(min_size=1, max_size=6))
+def test_any_schema_and_name_give_a_grammar_the_engine_reads(schema: Any, dialect: str, name: str) -> None:
+    for choice in ("required", None):
+        constraint = build_constraint(dialect, [{"name": name, "input_schema": schema}], tool_choice=choice)
+        assert constraint is not None
+        compiles(constraint.grammar)
+    assert accepts(constraint.grammar, "Some prose.")
