@@ -10,22 +10,21 @@ short by a closed pipe (``streamparse FILE | head``), silently.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import difflib
+import importlib.metadata
 import importlib.util
 import json
 import os
 import re
-import socket
 import sys
-import tempfile
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from ..dialects import REGISTRY
 from ..core.events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
 from ..harness.examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
 from .inputs import CliError, load_tools, read_text
+from .serve import run_replay, run_serve
 from ..core.parser import StreamParser
 
 COMMANDS = ("parse", "serve", "replay", "demo", "bench")
@@ -49,6 +48,8 @@ def _event_json(ev: Event) -> str:
 
 
 def run_parse(args: argparse.Namespace, out: TextIO) -> int:
+    if args.chunk < 1:
+        raise CliError(f"--chunk must be a positive number of characters, not {args.chunk}")
     if args.file is not None:
         text = read_text(args.file)
         example = False
@@ -65,130 +66,13 @@ def run_parse(args: argparse.Namespace, out: TextIO) -> int:
     parser = StreamParser(tools, dialects=args.dialect, calls_in_reasoning=args.calls_in_reasoning)
     if example and not args.json:
         print(f"# built-in example {args.example or DEFAULT_EXAMPLE!r}, fed {args.chunk} characters at a time", file=out)
-    chunk = max(1, args.chunk)
+    chunk = args.chunk
     for i in range(0, len(text), chunk):
         for ev in parser.feed(text[i : i + chunk]):
             print(_event_json(ev) if args.json else _format(ev), file=out)
     for ev in parser.close():
         print(_event_json(ev) if args.json else _format(ev), file=out)
     return 0
-
-
-def run_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from ..proxy.runner import ServerThread
-    from ..proxy.workers import SERVER_KEYS
-
-    _check_range("--port", args.port, 65535)
-    _check_range("--workers", args.workers)
-    settings: dict[str, Any] = {"server": {key: getattr(args, key) for key in SERVER_KEYS if getattr(args, key) is not None}}
-    if args.demo:
-        pass  # the upstream is the replay app started below
-    elif args.config:
-        settings["config"] = args.config  # workers are spawned in this working directory
-    elif args.upstream:
-        settings["upstream"] = args.upstream
-    else:
-        raise CliError("give --upstream URL, --config FILE or --demo")
-    if args.tool_prompt or args.tool_prompt_retry:
-        if args.config:
-            raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
-        settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
-    for flag, key, value in (("--stream-arguments", "stream_arguments", args.stream_arguments or None),
-                             ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
-                             ("--dialect", "dialects", args.dialect)):
-        if value is None:
-            continue
-        if args.config:
-            raise CliError(f"{flag} goes with --upstream; in a config file set {key} per backend")
-        settings["backend"] = {**settings.get("backend", {}), key: value}
-    if args.api_key:  # the proxy's own keys: handed on (to worker processes too) in the environment
-        from ..proxy.config import KEYS_ENV
-
-        os.environ[KEYS_ENV] = ",".join(filter(None, [os.environ.get(KEYS_ENV, ""), *args.api_key]))
-    if not args.demo:
-        return _serve(settings, args.log_level, out)
-    from ..harness.replay import create_replay_app
-
-    with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
-        settings["upstream"] = upstream.url + "/v1"
-        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
-        return _serve(settings, args.log_level, out)
-
-
-def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
-    """Check everything, bind the port, then serve: in this process, or in worker processes."""
-    with _metrics_dir():
-        return _serve_checked(settings, log_level, out)
-
-
-@contextlib.contextmanager
-def _metrics_dir() -> Iterator[None]:
-    """``$PROMETHEUS_MULTIPROC_DIR`` for the workers' shared /metrics: a new temporary directory (removed at
-    the end) unless it is set. Set before prometheus-client is first imported, which reads it then."""
-    from ..proxy.metrics import MULTIPROC_ENV
-
-    if os.environ.get(MULTIPROC_ENV):
-        yield
-        return
-    with tempfile.TemporaryDirectory(prefix="streamparse-metrics-") as path:
-        os.environ[MULTIPROC_ENV] = path
-        try:
-            yield
-        finally:
-            os.environ.pop(MULTIPROC_ENV, None)
-
-
-def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
-    from ..proxy.config import ConfigError
-    from ..proxy.runner import serve_app, serve_workers
-    from ..proxy.app import create_app
-    from ..proxy.workers import APP_FACTORY, config_from_settings, settings_env
-
-    try:
-        config = config_from_settings(settings)
-        config.check_environment()
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    sock = _listen(config.host, config.port)
-    from ..proxy.catalog import probe_upstreams
-
-    for line in probe_upstreams(config):
-        print(f"streamparse serve: warning: {line}", file=sys.stderr, flush=True)
-    with sock:
-        workers = f", {config.workers} workers" if config.workers > 1 else ""
-        print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
-              + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
-        if config.workers > 1:
-            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings),
-                                    config.drain_timeout)
-        else:
-            started = serve_app(create_app(config), sock, log_level)
-    return 0 if started else 1
-
-
-def run_replay(args: argparse.Namespace, out: TextIO) -> int:
-    from ..harness.replay import create_replay_app
-    from ..proxy.runner import serve_app
-
-    with _listen(args.host, args.port) as sock:
-        print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
-        started = serve_app(create_replay_app(token_delay=args.delay, stamp=args.stamp), sock, args.log_level)
-    return 0 if started else 1
-
-
-def _check_range(option: str, value: int | None, high: int | None = None) -> None:
-    if value is not None and (value < 1 or (high is not None and value > high)):
-        raise CliError(f"{option} must be {f'between 1 and {high}' if high else 'at least 1'}, not {value}")
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    from ..proxy.runner import listening_socket
-
-    _check_range("port", port, 65535)
-    try:
-        return listening_socket(host, port)
-    except OSError as exc:
-        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -313,12 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "the replay upstream, the demo and the benchmarks.",
         epilog="`streamparse [FILE|-]` is short for `streamparse parse [FILE|-]`; with no FILE it reads stdin, "
                "or shows a built-in example when stdin is a terminal.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {version()}",
+                    help="print the installed version and exit")
     sub = ap.add_subparsers(dest="command")
     p = sub.add_parser("parse", help="stream a model output (file, stdin or a built-in example) through the parser")
     p.add_argument("file", nargs="?", help="model output to parse; '-' for stdin; default: a built-in example")
     p.add_argument("--example", choices=sorted(EXAMPLES), help="use a built-in example output (and its tools)")
     p.add_argument("--tools", help="JSON file with OpenAI tools (a list, or a request body with 'tools')")
-    p.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
+    p.add_argument("--dialect", action="append", type=dialect_name, metavar="NAME",
                    help="restrict detection (repeatable; names as vLLM/SGLang --tool-call-parser, or aliases); "
                         "one dialect is pinned: its bare forms are read without --tools")
     p.add_argument("--calls-in-reasoning", action="store_true",
@@ -345,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stream each tool call's arguments as the model writes them (name first, then pieces)")
     s.add_argument("--calls-in-reasoning", action="store_true",
                    help="a call to an offered tool written inside <think> leaves as a call (off: it stays reasoning)")
-    s.add_argument("--dialect", action="append", choices=REGISTRY.known_names(), metavar="NAME",
+    s.add_argument("--dialect", action="append", type=dialect_name, metavar="NAME",
                    help="the upstream model's format (repeatable; names as vLLM/SGLang --tool-call-parser). One "
                         "dialect is pinned: its bare forms are read as the engine's parser reads them")
     s.add_argument("--api-key", action="append", metavar="KEY",
@@ -358,11 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=run_serve)
 
     r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")
-    r.add_argument("--host", default="127.0.0.1")
-    r.add_argument("--port", type=int, default=8000)
+    r.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    r.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     r.add_argument("--delay", type=float, default=0.02, help="seconds between tokens")
     r.add_argument("--stamp", action="store_true", help="add x_sent (send time) to every chunk, for latency measurements")
-    r.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    r.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
     r.set_defaults(func=run_replay)
 
     b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines and the "
@@ -381,15 +267,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out the serving engines' parsers (vLLM, SGLang) even when installed")
     b.add_argument("--quick", action="store_true", help="tiny workloads (a smoke run)")
     b.add_argument("--proxy", action="store_true", help="also load-test the proxy (starts real processes)")
-    b.add_argument("--proxy-concurrency", type=int, default=200)
+    b.add_argument("--proxy-concurrency", type=int, default=200, help="concurrent streams in the proxy run (default 200)")
     b.add_argument("--proxy-delay", type=float, default=0.02, help="upstream seconds per token in the proxy run")
     b.set_defaults(func=run_bench)
 
     d = sub.add_parser("demo", help="replay upstream + proxy + streaming client, all on loopback, then exit")
-    d.add_argument("--example", choices=sorted(EXAMPLES), default=DEFAULT_EXAMPLE)
+    d.add_argument("--example", choices=sorted(EXAMPLES), default=DEFAULT_EXAMPLE,
+                   help=f"which recorded model output the replay upstream streams (default {DEFAULT_EXAMPLE})")
     d.add_argument("--delay", type=float, default=0.01, help="seconds between upstream tokens")
     d.set_defaults(func=run_demo)
     return ap
+
+
+def version() -> str:
+    """The installed distribution's version (package metadata: pyproject's ``version``, the one source)."""
+    try:
+        return importlib.metadata.version("streamparse")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def dialect_name(value: str) -> str:
+    """``--dialect`` values: a known name or alias; else an error that names the closest ones."""
+    known = REGISTRY.known_names()
+    if value in known:
+        return value
+    close = difflib.get_close_matches(value, known, n=3)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"known: {', '.join(known)}"
+    raise argparse.ArgumentTypeError(f"unknown dialect {value!r} ({hint})")
 
 
 def _unknown_command(word: str) -> CliError | None:
@@ -415,7 +320,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     command = argv[0] if argv and argv[0] in COMMANDS else None
     try:
-        if command is None and argv[:1] not in (["-h"], ["--help"]):
+        if command is None and argv[:1] not in (["-h"], ["--help"], ["--version"]):
             if argv and (error := _unknown_command(argv[0])):
                 raise error
             argv.insert(0, "parse")

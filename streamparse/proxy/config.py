@@ -48,6 +48,7 @@ total_timeout = 3600                     # whole request, first byte to last
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from dataclasses import dataclass, field, fields
@@ -59,7 +60,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..dialects import resolve
+from ..dialects import REGISTRY, resolve
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV"]
 
@@ -69,6 +70,13 @@ KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
 
 class ConfigError(ValueError):
     """The configuration file (or command line) says something we cannot use."""
+
+
+def did_you_mean(words: Any, known: Any) -> str:
+    """``" (did you mean 'models'?)"`` for the unknown ``words`` that are close to a ``known`` one, else ``""``."""
+    pairs = [(w, close[0]) for w in sorted(words) if (close := difflib.get_close_matches(str(w), sorted(known), n=1))]
+    return " (did you mean " + ", ".join(f"{c!r} for {w!r}" if len(pairs) > 1 else repr(c) for w, c in pairs) + "?)" \
+        if pairs else ""
 
 
 def check_upstream(url: Any, where: str = "upstream") -> str:
@@ -226,7 +234,8 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
     known = set(Backend.__dataclass_fields__) - {"name"}
     unknown = set(raw) - known
     if unknown:
-        raise ConfigError(f"backend {name!r}: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
+        raise ConfigError(f"backend {name!r}: unknown key(s) {sorted(unknown)}{did_you_mean(unknown, known)}; "
+                          f"known: {sorted(known)}")
     raw["upstream"] = check_upstream(raw.get("upstream"), f"backend {name!r}: 'upstream'")
     for key in _NUMBERS & set(raw):
         value = raw[key]
@@ -241,8 +250,11 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
             raise ConfigError(f"backend {name!r}: 'dialects' must be a list of names")
         try:
             raw["dialects"] = resolve(dialects)  # aliases (qwen3_xml, tool_call_json, ...) accepted
-        except ValueError as exc:
-            raise ConfigError(f"backend {name!r}: {exc}") from None
+        except ValueError:
+            names = REGISTRY.known_names()
+            unknown_names = [d for d in dialects if d not in names]
+            raise ConfigError(f"backend {name!r}: unknown dialect(s) {unknown_names}"
+                              f"{did_you_mean(unknown_names, names)}; known: {names}") from None
     if "tool_prompt" in raw:
         raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
     return Backend(name=name, **raw)
@@ -256,8 +268,9 @@ def _prompt_dialect(backend: str, value: Any) -> str:
     except ValueError:
         canonical = None
     if canonical not in PROMPT_DIALECTS:
+        hint = did_you_mean([value], PROMPT_DIALECTS) if isinstance(value, str) else ""
         raise ConfigError(f"backend {backend!r}: tool_prompt must name a dialect to prompt tools in, one of "
-                          f"{sorted(PROMPT_DIALECTS)}; not {value!r}")
+                          f"{sorted(PROMPT_DIALECTS)}; not {value!r}{hint}")
     return canonical
 
 
@@ -268,6 +281,10 @@ def load_config(path: str) -> ProxyConfig:
             raw = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    tables = set(raw) - {"server", "backends"}
+    if tables:
+        raise ConfigError(f"{path}: unknown table(s) or key(s) {sorted(tables)}"
+                          f"{did_you_mean(tables, ['server', 'backends'])}; a config has [server] and [backends.NAME]")
     backends_raw = raw.get("backends")
     if not isinstance(backends_raw, dict) or not backends_raw:
         raise ConfigError(f"{path}: needs at least one [backends.NAME] table with an 'upstream'")
@@ -276,7 +293,8 @@ def load_config(path: str) -> ProxyConfig:
     if isinstance(server, dict) and "api_keys" in server:
         raise ConfigError(f"{path}: [server] api_keys: put the keys in an environment variable "
                           "(comma-separated) and name it in api_keys_env")
-    unknown = set(server) - (set(ProxyConfig.__dataclass_fields__) - {"backends"})
+    settings = set(ProxyConfig.__dataclass_fields__) - {"backends"}
+    unknown = set(server) - settings
     if unknown:
-        raise ConfigError(f"{path}: [server] has unknown key(s) {sorted(unknown)}")
+        raise ConfigError(f"{path}: [server] has unknown key(s) {sorted(unknown)}{did_you_mean(unknown, settings)}")
     return ProxyConfig(backends=backends, **server)

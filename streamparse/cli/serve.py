@@ -1,0 +1,137 @@
+"""``streamparse serve`` and ``streamparse replay``: settings from the command line checked, the port bound,
+then the proxy (or the replay upstream) served in the foreground until a signal.
+
+Invariant: everything that can be refused is refused before the port is bound (one ``CliError`` line);
+the metrics directory the workers share exists for exactly as long as they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import sys
+import tempfile
+from typing import Any, Iterator, TextIO
+
+from .inputs import CliError
+
+__all__ = ["run_serve", "run_replay", "check_range", "listen"]
+
+
+def run_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from ..proxy.runner import ServerThread
+    from ..proxy.workers import SERVER_KEYS
+
+    check_range("--port", args.port, 65535)
+    check_range("--workers", args.workers)
+    settings: dict[str, Any] = {"server": {key: getattr(args, key) for key in SERVER_KEYS if getattr(args, key) is not None}}
+    if args.demo:
+        pass  # the upstream is the replay app started below
+    elif args.config:
+        settings["config"] = args.config  # workers are spawned in this working directory
+    elif args.upstream:
+        settings["upstream"] = args.upstream
+    else:
+        raise CliError("give --upstream URL, --config FILE or --demo")
+    if args.tool_prompt or args.tool_prompt_retry:
+        if args.config:
+            raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
+        settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
+    for flag, key, value in (("--stream-arguments", "stream_arguments", args.stream_arguments or None),
+                             ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
+                             ("--dialect", "dialects", args.dialect)):
+        if value is None:
+            continue
+        if args.config:
+            raise CliError(f"{flag} goes with --upstream; in a config file set {key} per backend")
+        settings["backend"] = {**settings.get("backend", {}), key: value}
+    if args.api_key:  # the proxy's own keys: handed on (to worker processes too) in the environment
+        from ..proxy.config import KEYS_ENV
+
+        os.environ[KEYS_ENV] = ",".join(filter(None, [os.environ.get(KEYS_ENV, ""), *args.api_key]))
+    if not args.demo:
+        return _serve(settings, args.log_level, out)
+    from ..harness.replay import create_replay_app
+
+    with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
+        settings["upstream"] = upstream.url + "/v1"
+        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
+        return _serve(settings, args.log_level, out)
+
+
+def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+    """Check everything, bind the port, then serve: in this process, or in worker processes."""
+    with _metrics_dir():
+        return _serve_checked(settings, log_level, out)
+
+
+@contextlib.contextmanager
+def _metrics_dir() -> Iterator[None]:
+    """``$PROMETHEUS_MULTIPROC_DIR`` for the workers' shared /metrics: a new temporary directory (removed at
+    the end) unless it is set. Set before prometheus-client is first imported, which reads it then."""
+    from ..proxy.metrics import MULTIPROC_ENV
+
+    if os.environ.get(MULTIPROC_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="streamparse-metrics-") as path:
+        os.environ[MULTIPROC_ENV] = path
+        try:
+            yield
+        finally:
+            os.environ.pop(MULTIPROC_ENV, None)
+
+
+def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+    from ..proxy.config import ConfigError
+    from ..proxy.runner import serve_app, serve_workers
+    from ..proxy.app import create_app
+    from ..proxy.workers import APP_FACTORY, config_from_settings, settings_env
+
+    try:
+        config = config_from_settings(settings)
+        config.check_environment()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    sock = listen(config.host, config.port)
+    from ..proxy.catalog import probe_upstreams
+
+    for line in probe_upstreams(config):
+        print(f"streamparse serve: warning: {line}", file=sys.stderr, flush=True)
+    with sock:
+        workers = f", {config.workers} workers" if config.workers > 1 else ""
+        print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
+              + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
+        if config.workers > 1:
+            started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings),
+                                    config.drain_timeout)
+        else:
+            started = serve_app(create_app(config), sock, log_level)
+    return 0 if started else 1
+
+
+def run_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from ..harness.replay import create_replay_app
+    from ..proxy.runner import serve_app
+
+    with listen(args.host, args.port) as sock:
+        print(f"streamparse: replay upstream on http://{args.host}:{args.port}/v1", file=out, flush=True)
+        started = serve_app(create_replay_app(token_delay=args.delay, stamp=args.stamp), sock, args.log_level)
+    return 0 if started else 1
+
+
+def check_range(option: str, value: int | None, high: int | None = None) -> None:
+    if value is not None and (value < 1 or (high is not None and value > high)):
+        raise CliError(f"{option} must be {f'between 1 and {high}' if high else 'at least 1'}, not {value}")
+
+
+def listen(host: str, port: int) -> socket.socket:
+    from ..proxy.runner import listening_socket
+
+    check_range("port", port, 65535)
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
