@@ -9,6 +9,7 @@ Rule names are ``[a-z][a-z0-9-]*``; the same body asked for twice gets one rule.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["Grammar", "literal", "char_class"]
@@ -34,6 +35,29 @@ def char_class(chars: str, *, negate: bool = False) -> str:
     """A character class holding (or, negated, excluding) exactly ``chars``."""
     body = "".join(_escape(c, _CLASS_ESCAPES) for c in sorted(set(chars)))
     return f"[{'^' if negate else ''}{body}]"
+
+
+@functools.lru_cache(maxsize=64)
+def _automaton(words: tuple[str, ...], after: str) -> tuple[list[str], dict[str, list[tuple[str, str | None]]], str]:
+    """The Aho-Corasick automaton of ``words``: its states (partial matches, "" first), each state's
+    transitions that do not lead back to "" (None: a word is complete), and the state after ``after``."""
+    known = {w[:i] for w in words for i in range(len(w))}
+    prefixes = sorted(known, key=lambda p: (len(p), p))
+    alphabet = sorted({c for w in words for c in w})
+
+    def step(state: str, char: str) -> str | None:
+        seen = state + char
+        if any(seen.endswith(w) for w in words):
+            return None
+        return next((seen[i:] for i in range(len(seen) + 1) if seen[i:] in known), "")
+
+    table: dict[str, list[tuple[str, str | None]]] = {}
+    for state in prefixes:
+        table[state] = [(char, nxt) for char in alphabet for nxt in [step(state, char)] if nxt != ""]
+    start = ""
+    for char in after:
+        start = step(start, char) or ""
+    return prefixes, table, start
 
 
 class Grammar:
@@ -88,27 +112,14 @@ class Grammar:
         words = tuple(sorted({w for w in words if w}))
         if not words:
             return self.rule("any-text", "[^\\x00]*")  # every character a model writes
-        prefixes = sorted({w[:i] for w in words for i in range(len(w))}, key=lambda p: (len(p), p))
-        alphabet = sorted({c for w in words for c in w})
-
-        def step(state: str, char: str) -> str | None:
-            seen = state + char
-            if any(seen.endswith(w) for w in words):
-                return None
-            return next((seen[i:] for i in range(len(seen) + 1) if seen[i:] in prefixes), "")
-
-        start = ""
-        for char in after:
-            start = step(start, char) or ""
+        prefixes, table, start = _automaton(words, after)
         names = {p: self.name(f"{hint}-{i}") for i, p in enumerate(prefixes)}
         for state in prefixes:
             alternatives, special = ['""'], ""
-            for char in alphabet:
-                nxt = step(state, char)
-                if nxt != "":
-                    special += char
-                    if nxt is not None:
-                        alternatives.append(f"{literal(char)} {names[nxt]}")
+            for char, nxt in table[state]:
+                special += char
+                if nxt is not None:
+                    alternatives.append(f"{literal(char)} {names[nxt]}")
             alternatives.append(f"{char_class(special, negate=True)} {names['']}")
             self.define(names[state], " | ".join(alternatives))
         return names[start]
