@@ -61,9 +61,17 @@ def unsupported_reason(dialect: str) -> str | None:
 
 
 def choice_mode(tool_choice: Any) -> tuple[str, str | None]:
-    """``(mode, tool name)`` of an OpenAI or Anthropic ``tool_choice``: auto, none, required or named."""
+    """``(mode, tool name)`` of an OpenAI or Anthropic ``tool_choice`` (or of an object with ``mode`` and
+    ``name``, as ``prompting.ToolChoice``, which also reads the legacy ``function_call``): auto, none,
+    required or named."""
     if tool_choice is None:
         return "auto", None
+    mode = getattr(tool_choice, "mode", None)
+    if mode in ("auto", "none", "required", "named"):
+        name = getattr(tool_choice, "name", None)
+        if mode == "named" and not (isinstance(name, str) and name):
+            raise ValueError("a named tool_choice needs the tool's name")
+        return str(mode), name if mode == "named" else None
     shape = tool_choice if isinstance(tool_choice, Mapping) else {"type": tool_choice}
     kind = shape.get("type")
     if kind in ("auto", "none", "required"):
