@@ -13,6 +13,10 @@ API::
     if c is not None:                      # None: nothing to constrain (tool_choice none, no tools,
         body.update(c.request_fields())   # or a dialect without a grammar: unsupported_reason(d))
 
+``tools``: OpenAI, bare or Anthropic tool dicts. ``tool_choice``: OpenAI or Anthropic, a string or
+a dict, or ``prompting.ToolChoice`` (pass its ``parallel`` as ``parallel_tool_calls``). A named
+tool that is not in ``tools`` raises ValueError.
+
 - ``backend="llamacpp"``: ``grammar`` (GBNF). By default the grammar holds the free text before
   the first call itself (works on ``/v1/chat/completions``, which drops client lazy fields);
   ``lazy=True`` adds ``grammar_lazy``, ``grammar_triggers`` (one full-text pattern, integer
