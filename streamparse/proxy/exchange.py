@@ -3,7 +3,8 @@ deadlines, and its body read, relayed or handed to a streaming response.
 
 Invariants: every upstream request is bounded in time, size and number (``upstream``) and is
 cancelled when its client goes away; its response is closed and its slot released exactly once,
-however the exchange ends; nothing read from it reaches a client unredacted.
+however the exchange ends; nothing read from it reaches a client unredacted; past the drain deadline
+(``drain``) a request still waiting gets a 503 and a relayed stream its proper end, never a cut.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Invariants: a stream ends once, with ``[DONE]`` or an error event in the client'
 never with a hang or a traceback; upstream text is read the same way streamed or whole (invalid
 UTF-8 as U+FFFD, logged; surrogate escapes joined or replaced, never an error); every byte read passes the redactor before it is parsed; a
 decode that could take more than a few milliseconds runs in a worker thread, so one huge
-block does not stall the other streams.
+block does not stall the other streams; past the drain deadline (``drain``) a stream stops reading
+and ends as a broken upstream would, then ``[DONE]``.
 """
 
 from __future__ import annotations
