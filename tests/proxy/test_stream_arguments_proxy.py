@@ -267,6 +267,7 @@ def test_stream_arguments_handed_to_workers() -> None:
 def test_serve_stream_arguments_option(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                        tmp_path: Path) -> None:
     from streamparse import cli
+    from streamparse.cli import serve as serve_command
 
     seen: list[dict[str, Any]] = []
 
@@ -274,7 +275,7 @@ def test_serve_stream_arguments_option(monkeypatch: pytest.MonkeyPatch, capsys: 
         seen.append(settings)
         return 0
 
-    monkeypatch.setattr(cli, "_serve", serve)
+    monkeypatch.setattr(serve_command, "_serve", serve)
     assert cli.main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--stream-arguments"]) == 0
     assert seen[-1]["backend"] == {"stream_arguments": True}
     assert config_from_settings(seen[-1]).backends[0].stream_arguments is True
