@@ -146,6 +146,8 @@ def ask(base: str, body: dict[str, Any], stream: bool = True) -> dict[str, Any]:
         if stream:
             calls: dict[int, dict[str, str]] = {}
             for chunk in client.chat.completions.create(stream=True, **body):
+                extra = chunk.model_extra or {}
+                out["timings"] = extra.get("timings") or out.get("timings")  # llama.cpp's own, when direct
                 for choice in chunk.choices:
                     out["content"] += choice.delta.content or ""
                     for tc in choice.delta.tool_calls or []:

@@ -183,6 +183,10 @@ def _short(text: str | None, limit: int = 300) -> str:
 def report(records: Sequence[Mapping[str, Any]], cases: Mapping[str, Mapping[str, Any]],
            examples: int = 4) -> str:
     """The table, speed, failure kinds and (streamparse configurations) the parser-loss analysis."""
+    first: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for r in records:
+        first.setdefault((r["config"], r["id"]), r)
+    records = list(first.values())  # a case asked twice (two runs into one file) counts once
     configs = list(dict.fromkeys(r["config"] for r in records))
     categories = list(dict.fromkeys(r["category"] for r in records))
     cell: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
@@ -202,11 +206,14 @@ def report(records: Sequence[Mapping[str, Any]], cases: Mapping[str, Mapping[str
         secs = sum(r["seconds"] for r in rs)
         compared = [r["nonstream_same"] for r in rs if r.get("nonstream_same") in (True, False)]
         differs = sum(r.get("nonstream_same") == "raw_differs" for r in rs)
-        tps = [u["timings"]["predicted_per_second"] for r in rs for u in r.get("upstream") or []
-               if isinstance(u.get("timings"), dict) and "predicted_per_second" in u["timings"]]
+        timings = [t for r in rs for t in [r.get("timings")] + [u.get("timings") for u in r.get("upstream") or []]
+                   if isinstance(t, dict) and "predicted_per_second" in t]
+        tps = [t["predicted_per_second"] for t in timings]
+        model_s = sum(t.get("prompt_ms", 0) + t.get("predicted_ms", 0) for t in timings) / 1000
         lines.append(f"  {cfg:<{width}} {len(rs) / secs if secs else 0:.3f} req/s ({secs / max(len(rs), 1):.1f} s), "
                      f"stream==whole {sum(compared)}/{len(compared)} (+{differs} where the model wrote other text)"
-                     + (f", decode {sum(tps) / len(tps):.1f} tok/s" if tps else ""))
+                     + (f"; llama.cpp's own time {model_s / len(timings):.1f} s/request, decode "
+                        f"{sum(tps) / len(tps):.1f} tok/s over {len(timings)}" if timings else ""))
     lines += ["", "failure kinds"]
     for cfg in configs:
         counts = Counter(r["kind"] for r in records if r["config"] == cfg and not r["correct"])

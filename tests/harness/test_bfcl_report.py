@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Collection
 
 from streamparse.harness.bfcl import upstream_answer
 from streamparse.harness.bfcl_report import REPAIRS, analyse, report
@@ -17,7 +17,7 @@ CASE: dict[str, Any] = {"id": "simple_python_1", "question": [[{"role": "user", 
 LITERAL = "[forest_growth_forecast(location='Yellowstone National Park', years=5, include_human_impact=true)]"
 
 
-def repair(name: str, text: str, names: frozenset[str] = frozenset()) -> str:
+def repair(name: str, text: str, names: Collection[str] = ()) -> str:
     return REPAIRS[name](text, set(names))
 
 
@@ -64,10 +64,11 @@ def test_a_wrong_value_faithfully_read_is_the_model_s_fault() -> None:
 
 
 def test_the_report_has_the_table_and_groups_failures() -> None:
-    good = {**_record("template", ""), "correct": True, "kind": "ok"}
+    good = {**_record("template", ""), "id": "simple_python_2", "correct": True, "kind": "ok"}
     text = report([good, _record("template", LITERAL)], {CASE["id"]: CASE})
     assert "simple_python" in text and "1/2" in text
     assert "parser_lost:json_literals_in_pythonic: 1 (template 1)" in text
+    assert report([good, good], {}).count("1/1") == 1  # the same case asked twice counts once
 
 
 def test_what_llama_cpp_streamed_is_read_back() -> None:
