@@ -164,8 +164,15 @@ def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any
             if score_case(record["category"], case["function"], _calls(again), case["ground_truth"]).correct:
                 out["recoverable_by"] = name
                 break
+    # Call-like spots in the text: a declared (or BFCL's dotted) name opening a call or named in JSON.
+    spelled = names | {f["name"] for f in case["function"]}
+    alternatives = "|".join(re.escape(n) for n in sorted(spelled, key=len, reverse=True))
+    out["call_like_spots"] = len(re.findall(rf"(?<![\w.`'])(?:{alternatives})\s*\(|\"name\"\s*:\s*\"(?:{alternatives})\"",
+                                            raw)) if alternatives else 0
     if out["recoverable_by"]:
         out["verdict"] = "parser_lost"
+    elif out["call_like_spots"] > len(record.get("calls") or []) and not parsed.diagnostics:
+        out["verdict"] = "unparsed_call_like_text"  # more call-like spots than calls, and not a word said
     elif parsed.diagnostics and any(d.code != "repaired" for d in parsed.diagnostics):
         out["verdict"] = "parser_refused_block"  # a block kept as text; the model's call was wrong anyway
     else:
@@ -228,7 +235,7 @@ def report(records: Sequence[Mapping[str, Any]], cases: Mapping[str, Mapping[str
         if r["config"] == "native":
             native_rescued[r["category"]] += bool(a["streamparse_would_score"])
             continue
-        key = f"{a['verdict']}:{a['recoverable_by']}" if a["recoverable_by"] else a["verdict"]
+        key = f"{a['verdict']}:{a['recoverable_by'] or r['kind']}"
         groups[key].append((r, a))
         if a["enum_misses"]:
             groups["enum_mismatch (model; a constraint could fix)"].append((r, a))

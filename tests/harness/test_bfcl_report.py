@@ -83,3 +83,11 @@ def test_what_llama_cpp_streamed_is_read_back() -> None:
     assert out["tools_upstream"] is True and out["timings"] == {"predicted_per_second": 9.5}
     whole = {"request": b"{}", "status": 200, "body": [json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()]}
     assert upstream_answer(whole)["text"] == "ok"
+
+
+def test_a_call_written_where_no_dialect_reads_one_is_flagged_not_blamed_on_the_model() -> None:
+    raw = "```python\nforest_growth_forecast(location='Yellowstone National Park', years=5)\n```"
+    analysis = analyse(_record("prompt:pythonic", raw), CASE)
+    assert analysis["call_like_spots"] == 1 and analysis["verdict"] == "unparsed_call_like_text"
+    prose = "You could use the `forest_growth_forecast` tool for that."
+    assert analyse(_record("prompt:pythonic", prose), CASE)["verdict"] == "model_wrong"
