@@ -79,7 +79,7 @@ def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: st
     saved = {key: os.environ.get(key) for key in env or {}}
     os.environ.update(env or {})
     try:
-        supervisor = Multiprocess(config, sockets=[sock])
+        supervisor = _Supervisor(config, sockets=[sock])
         supervisor.run()
     finally:
         for key, value in saved.items():
@@ -88,6 +88,17 @@ def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: st
             else:
                 os.environ[key] = value
     return not any(process.exitcode == STARTUP_FAILURE for process in supervisor.processes)
+
+
+class _Supervisor(Multiprocess):
+    """uvicorn's supervisor, which also closes its own copy of the listening socket when it stops the workers:
+    once they have closed theirs (as their drain begins), new connections are refused at once rather than
+    left waiting in the socket's backlog until the supervisor exits."""
+
+    def terminate_all(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+        super().terminate_all()
 
 
 def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> None:

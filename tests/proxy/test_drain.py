@@ -113,9 +113,11 @@ def test_streams_in_flight_finish_within_drain_timeout(upstream: ServerThread, w
         assert all("error" not in json.loads(data) for _, data in s.events[:-1])
 
 
-def test_new_connections_are_refused_while_draining(upstream: ServerThread) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_new_connections_are_refused_while_draining(upstream: ServerThread, workers: str) -> None:
     port = free_port()
-    with started_process(serve(upstream, port, "--drain-timeout", "30"), lambda: port_open(port)) as proc:
+    with started_process(serve(upstream, port, "--workers", workers, "--drain-timeout", "30"),
+                         lambda: port_open(port)) as proc:
         stream = RawStream(f"http://127.0.0.1:{port}/v1/chat/completions", chat("long"))
         stream.start()
         assert stream.first.wait(30)
