@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -58,11 +59,22 @@ def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
     drain = _app_setting(app, "drain")
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on", http=PROTOCOL,
                                            timeout_graceful_shutdown=_graceful(drain and drain.timeout)))
+    # uvicorn raises the signal it caught again once it has shut down: a SIGTERM then ends this function
+    # (as a Ctrl-C does) instead of the process, so the caller's cleanups (the metrics directory) still run.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
         server.run(sockets=[sock])
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught, after its graceful shutdown
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C (or SIGTERM) it caught, after its graceful shutdown
         pass
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     return server.started
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: str = "info",
