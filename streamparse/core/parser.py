@@ -321,6 +321,7 @@ class StreamParser(ItemCalls, SpanReader):
                 b.scanner.pending = ""
                 return self._end_block(b, new)
             self._block, self._mode = None, self._resume
+            self._lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
             self._text(b.unemitted() + b.scanner.pending + text[new:end])

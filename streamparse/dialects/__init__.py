@@ -34,7 +34,7 @@ _TOOLCALL, _TOOLCALL_END = "<tool_call>", "</tool_call>"
 _DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 _DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 _JSON_START = (peek("[{"),)
-_QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", "</parameter>", "</function>")
+_QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>\n<]*)>", "</parameter>", "</function>")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 

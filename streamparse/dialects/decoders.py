@@ -79,6 +79,7 @@ class XmlParams:
         self.tokens = re.compile(f"(?P<open>{param})|(?P<close>{param_close})", re.I | re.S)
         self.follow = re.compile(rf"\s*(?:{param}|\Z)", re.I)
         self.close = re.compile(rf"{close}\s*\Z", re.I)
+        self.stray = re.compile(r"\s*<parameter\b", re.I)  # a parameter head this dialect cannot read
 
     def __call__(self, text: str, head_name: str | None) -> Decoded:
         if self.fast is not None:
@@ -100,12 +101,15 @@ class XmlParams:
     def _params(self, body: str) -> dict[str, Any]:
         tokens = [(t.start(), t.end(), t.group("open") is not None, t.group(2) or "") for t in self.tokens.finditer(body)]
         params: dict[str, Any] = {}
-        i = 0
+        i = last = 0  # last: the end of what has been read as parameters
         while i < len(tokens):
             start, head_end, is_open, key = tokens[i]
             if not is_open:
                 i += 1  # a stray </parameter> outside any value
+                last = head_end
                 continue
+            if body[last:start].strip():
+                raise ArgumentError("text between parameters")
             unmatched: list[int] = []
             end_tok = None
             j = i + 1
@@ -118,21 +122,26 @@ class XmlParams:
                 elif self.follow.match(body, t_end):
                     end_tok = j
                     break
+                elif self.stray.match(body, t_end):
+                    raise ArgumentError("a malformed parameter head after a value")
                 j += 1
             if end_tok is not None:
                 params[key.strip()] = body[head_end : tokens[end_tok][0]]
-                i = end_tok + 1
+                i, last = end_tok + 1, tokens[end_tok][1]
             elif unmatched:
                 nxt = unmatched[0]
                 params[key.strip()] = body[head_end : tokens[nxt][0]]
-                i = nxt
+                i, last = nxt, tokens[nxt][0]
             else:
                 params[key.strip()] = body[head_end:]
+                last = len(body)
                 break
+        if body[last:].strip():
+            raise ArgumentError("text after the last parameter")
         return params
 
 
-_PARAM_KEY = r"<parameter=([^>]*)>"
+_PARAM_KEY = r"<parameter=([^>\n<]*)>"
 qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>", fast=qwen3_fast)
 minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
                           r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",

@@ -87,7 +87,7 @@ class FastXmlItem:
         return [(name, params)], False
 
 
-qwen3_fast = FastXmlItem(r"<function=([^>\n]+)>", r"<parameter=([^>]+)>", "</parameter>", "</function>",
+qwen3_fast = FastXmlItem(r"<function=([^>\n]+)>", r"<parameter=([^>\n<]+)>", "</parameter>", "</function>",
                          r"</?(?:function|parameter)")
 minimax_fast = FastXmlItem(r'<invoke name="([^"\'>]*)">', r'<parameter name="([^"\'>]*)">', "</parameter>",
                            "</invoke>", r"</?(?:invoke|parameter)")
