@@ -129,6 +129,17 @@ def olmo3(calls: list[tuple[str, Args]]) -> str:
     return "<function_calls>\n" + "\n".join(pythonic(n, a)[1:-1] for n, a in calls) + "\n</function_calls>"
 
 
+def kimi_k3_call(name: str, args: Args, index: int = 1) -> str:
+    params = "".join(f'<|open|>argument key="{k}" type="{"string" if isinstance(v, str) else "object"}"<|sep|>'
+                     f"{_xml_value(v)}<|close|>argument<|sep|>" for k, v in args.items())
+    return f'<|open|>call tool="{name}" index="{index}"<|sep|>{params}<|close|>call<|sep|>'
+
+
+def kimi_k3(calls: list[tuple[str, Args]]) -> str:
+    body = "\n".join(kimi_k3_call(n, a, i + 1) for i, (n, a) in enumerate(calls))
+    return f"<|open|>tools<|sep|>\n{body}\n<|close|>tools<|sep|>"
+
+
 def cohere_action(i: int, name: str, args: Args) -> dict[str, Any]:
     return {"tool_call_id": str(i), "tool_name": name, "parameters": args}
 
@@ -196,6 +207,7 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "deepseek_v32": lambda n, a: dsml([(n, a)]),
     "deepseek_v4": lambda n, a: dsml([(n, a)], "tool_calls"),
     "olmo3": lambda n, a: olmo3([(n, a)]),
+    "kimi_k3": lambda n, a: kimi_k3([(n, a)]),
     "apertus": lambda n, a: "<|tools_prefix|>" + js([{n: a}]) + "<|tools_suffix|>",
     "internlm": lambda n, a: "<|action_start|><|plugin|>\n" + js({"name": n, "parameters": a}) + "<|action_end|>",
     "gigachat3": lambda n, a: "<|message_sep|>function call<|role_sep|>\n" + js({"name": n, "arguments": a}),
@@ -248,6 +260,7 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "deepseek_v32": dsml,
     "deepseek_v4": lambda cs: dsml(cs, "tool_calls"),
     "olmo3": olmo3,
+    "kimi_k3": kimi_k3,
     "apertus": lambda cs: "<|tools_prefix|>" + js([{n: a} for n, a in cs]) + "<|tools_suffix|>",
 }
 

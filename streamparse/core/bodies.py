@@ -385,10 +385,13 @@ def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> in
 
 
 def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
-    """Where ``text[:end]`` ends with a proper prefix of one of ``tags`` (else ``end``)."""
-    k = text.rfind("<", max(pos, end - longest + 1), end)
-    if k >= 0:
+    """Where ``text[:end]`` ends with a proper prefix of one of ``tags`` (else ``end``): the earliest such
+    start, tried at every ``<`` in the last ``longest`` characters, since a tag may hold another ``<``
+    (``<|close|>tools<|sep|>``)."""
+    k = text.find("<", max(pos, end - longest + 1), end)
+    while k >= 0:
         tail = text[k:end].lower()
         if any(t.startswith(tail) for t in tags):
             return k
+        k = text.find("<", k + 1, end)
     return end

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from ..arguments.grammar import load_grammar
 from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
-from .decoders_tags import apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls, olmo3_calls
+from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
+                            kimi_k3_calls, olmo3_calls)
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
@@ -161,6 +162,10 @@ _DECLARATIONS = (
                                ("<|message_sep|>function call<|role_sep|>", "function call<|role_sep|>", "<|function_call|>")),
             JSON, json_calls, "gigachat3", closers=("</s>",),
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
+    Dialect("kimi_k3", (Opener("<|open|>tools<|sep|>", head=(ws(),), look=(lit("<|open|>call"),)),), TAGGED, kimi_k3_calls,
+            "kimi_k3", end=("<|close|>tools<|sep|>",), item=("<|open|>call", "<|close|>call<|sep|>"),
+            doc='<|open|>tools<|sep|><|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="string"<|sep|>V'
+                "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"),
 )
 
 SPANS: tuple[Span, ...] = (
@@ -172,6 +177,9 @@ SPANS: tuple[Span, ...] = (
     Span("<|start|>assistant", kind="drop", dialect="openai"),
     Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
     Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
+    Span("<|open|>think<|sep|>", ("<|close|>think<|sep|>",), dialect="kimi_k3"),
+    Span("<|open|>response<|sep|>", ("<|close|>response<|sep|>",), kind="content", dialect="kimi_k3"),
+    Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

@@ -239,8 +239,19 @@ def _python_number(text: str) -> int | float:
     return number_value(text)
 
 
+_ESCAPE_PAIR = re.compile(r"\\(.)", re.S)
+_PYTHON_ESCAPES = frozenset("\n\\'\"abfnrtvx01234567NuU")
+
+
+def _keep_unknown_escape(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1) in _PYTHON_ESCAPES else "\\" + m.group(0)
+
+
 def _python_string(token: str) -> str:
-    """A Python string literal (any quotes, prefixes, escapes); bytes are not text, so not an argument."""
+    """A Python string literal (any quotes, prefixes, escapes); bytes are not text, so not an argument.
+    An unknown escape (``\\ ``, ``\\d``) keeps its backslash, as Python does, without Python's warning."""
+    if "\\" in token and token[:1] not in "rR" and token[1:2] not in "rR":
+        token = _ESCAPE_PAIR.sub(_keep_unknown_escape, token)
     try:
         value = ast.literal_eval(token)
     except (ValueError, SyntaxError, MemoryError):

@@ -94,6 +94,20 @@ def _dsml(name: str, args: dict[str, Any]) -> Rendered:
                       "</｜DSML｜function_calls>", "</｜DSML｜invoke>")
 
 
+def _kimi_k3(name: str, args: dict[str, Any]) -> Rendered:
+    def arg(k: str, v: Any) -> str:
+        kind = "string" if isinstance(v, str) else "json"
+        return f'<|open|>argument key="{_attr(k)}" type="{kind}"<|sep|>{_text_value(v)}<|close|>argument<|sep|>\n'
+
+    body = "".join(arg(k, v) for k, v in args.items())
+    return _closed_at(f'<|open|>tools<|sep|>\n<|open|>call tool="{_attr(name)}" index="0"<|sep|>\n{body}'
+                      "<|close|>call<|sep|>\n<|close|>tools<|sep|>", "<|close|>call<|sep|>")
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;")
+
+
 def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
     text = f"<function_calls>\n{_pythonic(name, args)[0][1:-1]}\n</function_calls>"
     return text, len(text)
@@ -142,6 +156,7 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "functiongemma": _gemma("<start_function_call>", "<end_function_call>", "<escape>"),
     "deepseek_v32": _dsml,
     "olmo3": _olmo3,
+    "kimi_k3": _kimi_k3,
     "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
     "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
     "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),

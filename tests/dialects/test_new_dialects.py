@@ -324,3 +324,32 @@ def test_kimi_k3_decoder_reads_one_call_item() -> None:
     calls, repaired = kimi_k3_calls(item, None)
     assert calls == [("write_file", {"path": "a &quot;b&quot;.txt", "content": '  {"not": "json"}\n', "n": 3})]
     assert not repaired
+# --------------------------------------------------------------------------- Kimi K3 XTML
+
+def test_kimi_k3_channels_split_reasoning_content_and_calls() -> None:
+    text = ('<|open|>think<|sep|>Need the weather.<|close|>think<|sep|>'
+            '<|open|>response<|sep|>One moment.<|close|>response<|sep|>'
+            '<|open|>tools<|sep|>\n<|open|>call tool="get_weather" index="1"<|sep|>'
+            '<|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>'
+            '<|open|>argument key="days" type="integer"<|sep|>3<|close|>argument<|sep|>'
+            '<|close|>call<|sep|>\n<|close|>tools<|sep|><|close|>message<|sep|>')
+    result = sp.parse(text, TOOLS)
+    assert result.reasoning == "Need the weather." and result.content == "One moment."
+    assert [(c.name, c.parsed_arguments) for c in result.tool_calls] == [("get_weather", {"city": "Paris", "days": 3})]
+    assert read(text)[1] == [("get_weather", {"city": "Paris", "days": 3})]
+
+
+def test_kimi_k3_string_values_stay_raw_and_attributes_are_unescaped() -> None:
+    value = '  {"not": "json"} <b>\n'
+    text = ('<|open|>tools<|sep|><|open|>call tool="write_file" index="1"<|sep|>'
+            '<|open|>argument key="path" type="string"<|sep|>a &quot;b&quot;.txt<|close|>argument<|sep|>'
+            f'<|open|>argument key="content" type="string"<|sep|>{value}<|close|>argument<|sep|>'
+            '<|close|>call<|sep|><|close|>tools<|sep|>')
+    assert read(text) == ("", [("write_file", {"path": "a &quot;b&quot;.txt", "content": value})])
+
+
+def test_kimi_k3_attribute_escapes_in_keys_and_names() -> None:
+    text = ('<|open|>tools<|sep|><|open|>call tool="configure" index="1"<|sep|>'
+            '<|open|>argument key="options" type="object"<|sep|>{"a&amp;b": [1, null]}<|close|>argument<|sep|>'
+            '<|close|>call<|sep|><|close|>tools<|sep|>')
+    assert read(text) == ("", [("configure", {"options": {"a&amp;b": [1, None]}})])
