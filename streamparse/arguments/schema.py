@@ -98,7 +98,7 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]
 # --------------------------------------------------------------------------- schema coercion
 
 # Type names models and tool authors use beside JSON Schema's own (as the serving engines accept them).
-_TYPE_ALIASES = {
+TYPE_ALIASES = {
     "int": "integer", "long": "integer", "short": "integer", "uint": "integer", "int32": "integer", "int64": "integer",
     "float": "number", "double": "number", "decimal": "number", "num": "number", "float32": "number", "float64": "number",
     "bool": "boolean", "str": "string", "text": "string", "char": "string", "varchar": "string", "dict": "object",
@@ -106,18 +106,18 @@ _TYPE_ALIASES = {
 }
 
 
-def _declared_types(schema: Mapping[str, Any] | None) -> list[str]:
+def declared_types(schema: Mapping[str, Any] | None) -> list[str]:
     if not isinstance(schema, Mapping):
         return []
     declared = schema.get("type")
     if isinstance(declared, str):
-        return [_TYPE_ALIASES.get(declared.lower(), declared.lower())]
+        return [TYPE_ALIASES.get(declared.lower(), declared.lower())]
     if isinstance(declared, list):
-        return [_TYPE_ALIASES.get(t.lower(), t.lower()) for t in declared if isinstance(t, str)]
+        return [TYPE_ALIASES.get(t.lower(), t.lower()) for t in declared if isinstance(t, str)]
     types: list[str] = []
     for key in ("anyOf", "oneOf", "allOf"):
         for sub in schema.get(key) or []:
-            types.extend(_declared_types(sub))
+            types.extend(declared_types(sub))
     if not types and "enum" in schema:
         types = sorted({_json_type(v) for v in schema["enum"]})
     return types
@@ -178,7 +178,7 @@ def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
     is already allowed (or that cannot be converted) is returned unchanged.
     Objects and arrays are coerced member by member.
     """
-    types = _declared_types(schema)
+    types = declared_types(schema)
     actual = _json_type(value)
     if types and actual not in types and not (actual == "integer" and "number" in types):
         if actual == "string":
@@ -224,7 +224,7 @@ def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None) -> Any:
     null when the schema allows null (``anyOf: [{type: string}, {type: null}]``).
     """
     value = strip_layout(raw)
-    types = _declared_types(schema)
+    types = declared_types(schema)
     if "null" in types and value.strip().lower() in ("null", "none"):
         return None
     if not types or "string" in types:
@@ -237,7 +237,7 @@ def resolve_unparsed(text: str, schema: Mapping[str, Any] | None) -> tuple[dict[
     when the schema has exactly one string property, else ``({}, why)``."""
     props = (schema or {}).get("properties") if isinstance(schema, Mapping) else None
     if isinstance(props, Mapping):
-        strings = [k for k, v in props.items() if "string" in _declared_types(v)]
+        strings = [k for k, v in props.items() if "string" in declared_types(v)]
         if len(props) == 1 and len(strings) == 1:
             return {strings[0]: text}, None
     return {}, f"arguments were text, not a JSON object: {text[:200]!r}"

@@ -30,6 +30,7 @@ UNSUPPORTED: dict[str, str] = {
     "gemma4": "Gemma's own value syntax (<|\"|> quotes, bare keys): no grammar written for it yet",
     "functiongemma": "Gemma's own value syntax (<escape> quotes, bare keys): no grammar written for it yet",
     "olmo3": "bare pythonic lines inside <function_calls>: no grammar written for them yet",
+    "kimi_k3": "XTML arguments typed by their type= attribute: no grammar written for them yet",
 }
 
 

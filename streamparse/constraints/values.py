@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Callable, Literal
 
-from ..arguments.schema import _TYPE_ALIASES
+from ..arguments.schema import TYPE_ALIASES
 from .gbnf import Grammar, literal
 
 __all__ = ["Values", "Style", "normalise_schema"]
@@ -43,7 +43,7 @@ def normalise_schema(schema: Any) -> Any:
     declared = schema.get("type")
     names = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
     if names is not None:
-        kinds = [_TYPE_ALIASES.get(t.lower(), t.lower()) for t in names if isinstance(t, str)]
+        kinds = [TYPE_ALIASES.get(t.lower(), t.lower()) for t in names if isinstance(t, str)]
         if "any" not in kinds and kinds:
             out["type"] = kinds[0] if len(kinds) == 1 else kinds
     for key in ("properties", "$defs", "definitions"):

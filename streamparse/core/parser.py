@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import arguments as args_mod
 from .block import Block
-from .bodies import MAX_GAP, BracketBody, TagBody, closer_at, partial_tail
+from .bodies import MAX_GAP, BracketBody, TagBody, closer_at
 from .calls import CallFactory, new_call_id
 from ..dialects import resolve
 from ..dialects.spec import PYTHON, TAGGED, Span

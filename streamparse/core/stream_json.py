@@ -22,10 +22,10 @@ streams as it arrives.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import ArgumentError, _declared_types, coerce_value, number_value
+from ..arguments.schema import declared_types, coerce_value
+from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, escaped, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 
@@ -34,37 +34,6 @@ MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads 
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
 _KEY, _COLON, _VALUE, _NEXT = range(4)  # what a container expects next
-_TOKEN = re.compile(r"""\s+|[{}\[\]:,"']|[^\s{}\[\]:,"']+""")
-_WORD_END = re.compile(r"""[\s{}\[\]:,"']""")
-_IN_STRING = {'"': re.compile(r'["\\\x00-\x1f]'), "'": re.compile("['\"\\\\\\x00-\\x1f]")}
-# Text inside a string that needs no repair and cannot end it: plain characters and complete JSON escapes.
-_PLAIN = {q: re.compile(r"(?:[^%s\\\x00-\x1f]|\\[\"\\/bfnrt]|\\u[0-9a-fA-F]{4})*" % (q if q == '"' else "'\"")) for q in "\"'"}
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
-_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
-_HEX = frozenset("0123456789abcdefABCDEF")
-_JSON_WS = frozenset(" \t\r\n")
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(32)} | {ord("\""): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n",
-                                                   ord("\r"): "\\r", ord("\t"): "\\t", ord("\b"): "\\b", ord("\f"): "\\f"}
-
-
-def escaped(s: str) -> str:
-    """``s`` as the inside of a JSON string, as ``json.dumps(s, ensure_ascii=False)`` writes it."""
-    return s.translate(_ESCAPES)
-
-
-def _scalar(word: str) -> str:
-    """A bare word in value position, as JSON text."""
-    if word in _LITERALS:
-        return _LITERALS[word]
-    if _JSON_NUMBER.fullmatch(word):
-        return word
-    try:
-        return json.dumps(number_value(word.lstrip("+")))
-    except (ArgumentError, ValueError):
-        return json.dumps(word, ensure_ascii=False)
-
-
 class _Frame:
     __slots__ = ("kind", "state", "schema", "key", "filled")
 
@@ -113,14 +82,14 @@ class JsonEcho:
             if self._quote:
                 i = self._string(text, i, n)
             elif self._word:
-                m = _WORD_END.search(text, i)
+                m = WORD_END.search(text, i)
                 j = m.start() if m else n
                 self._word += text[i:j]
                 i = j
                 if m is not None:
                     self._end_word()
             else:
-                m = _TOKEN.match(text, i)
+                m = TOKEN.match(text, i)
                 assert m is not None
                 i = m.end()
                 self._token(m.group(), i == n)
@@ -149,7 +118,7 @@ class JsonEcho:
         fragment (the returned function gives it back, or None when the slow path must read it)."""
         if self._role != "value" or not self._quote or not self._live or self._esc:
             return None
-        plain = _PLAIN[self._quote].fullmatch
+        plain = PLAIN[self._quote].fullmatch
         return lambda delta: delta if plain(delta) else None
 
     # ------------------------------------------------------------------ strings
@@ -162,7 +131,7 @@ class JsonEcho:
                     i += 1
                     if self._esc[1] != "u":
                         break
-                elif len(self._esc) < 6 and text[i] in _HEX:
+                elif len(self._esc) < 6 and text[i] in HEX:
                     self._esc += text[i]
                     i += 1
                 else:
@@ -172,7 +141,7 @@ class JsonEcho:
             esc, self._esc = self._esc, ""
             self._put_escape(esc)
             return i
-        pattern = _IN_STRING[self._quote]
+        pattern = IN_STRING[self._quote]
         while i < n:
             m = pattern.search(text, i)
             j = m.start() if m else n
@@ -194,11 +163,11 @@ class JsonEcho:
     def _put_escape(self, esc: str) -> None:
         """A complete escape (``\\x``, or ``\\u`` and what followed it, up to four hex digits)."""
         c = esc[1]
-        if c == "u" and len(esc) == 6 and all(h in _HEX for h in esc[2:]):
+        if c == "u" and len(esc) == 6 and all(h in HEX for h in esc[2:]):
             self._str(esc)
         elif c == "u":
             self._str("\\\\u" + escaped(esc[2:]))
-        elif c in _SIMPLE_ESCAPES:
+        elif c in SIMPLE_ESCAPES:
             self._str(esc)
         elif c == "'":
             self._str("'")
@@ -223,7 +192,7 @@ class JsonEcho:
                 return
             if f.key in ARGUMENT_KEYS and not self.started:
                 self.streamable = False  # arguments written as a string: decoded whole
-        types = _declared_types(self._schema_here())
+        types = declared_types(self._schema_here())
         if types and "string" not in types:
             self._role, self._held = "held", []
         else:
@@ -277,7 +246,7 @@ class JsonEcho:
                     self._pending = ","
         elif tok.isspace():
             if f is not None:
-                ws = tok if all(c in _JSON_WS for c in tok) else " "
+                ws = tok if all(c in JSON_WS for c in tok) else " "
                 if self._pending:
                     self._pending += ws
                 else:
@@ -334,7 +303,7 @@ class JsonEcho:
             return
         if self._call and len(self._stack) == 1 and self._stack[-1].key in ARGUMENT_KEYS and not self.started:
             self.streamable = False
-        text = _scalar(word)
+        text = scalar(word)
         schema = self._schema_here()
         if schema:
             text = json.dumps(coerce_value(json.loads(text), schema), ensure_ascii=False)

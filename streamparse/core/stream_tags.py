@@ -17,9 +17,9 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import _declared_types, coerce_xml_value, strip_layout
+from ..arguments.schema import declared_types, coerce_xml_value, strip_layout
 from ..dialects.spec import TagParams
-from .stream_json import _ESCAPES, escaped as _escaped
+from .json_lexis import ESCAPES, escaped as _escaped
 
 __all__ = ["TagStream"]
 
@@ -102,7 +102,7 @@ class _LayoutValue:
         else:
             self.pend = []
         self.sent += len(s)
-        return s.translate(_ESCAPES)
+        return s.translate(ESCAPES)
 
     def end(self) -> str:
         """The value is complete: the escaped rest of its final text."""
@@ -226,7 +226,7 @@ class TagStream:
         self._keys.add(key)
         self._key = key
         member = (", " if self._members else "") + json.dumps(key, ensure_ascii=False) + ": "
-        types = _declared_types(self._props.get(key))
+        types = declared_types(self._props.get(key))
         if (not types or "string" in types) and "null" not in types:
             self._value = _LayoutValue()
             self._members += 1

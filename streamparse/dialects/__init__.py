@@ -9,7 +9,7 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
    source (chat template, engine parser) in its header comment.
 2. Pick or write a decoder: JSON bodies use ``json_calls`` as they are; a tag
    format gets a rule method in ``decoders._TagCalls`` and one line
-   ``call_tag_calls = _grammar_decoder("call_tag", _TagCalls())``.
+   ``call_tag_calls = grammar_decoder("call_tag", _TagCalls())``.
 3. Declare it below::
 
        Dialect("call_tag", openers=(Opener('<call name="', head=(name(), lit('">'), ws()), look=(peek("{"),)),),

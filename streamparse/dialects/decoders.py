@@ -182,7 +182,7 @@ class _TagCalls(Transformer[Token, Any]):
 
 
 @v_args(inline=True)
-class _PythonCalls(Transformer[Token, Any]):
+class PythonCalls(Transformer[Token, Any]):
     """Tree of ``pythonic.lark`` -> calls: literals only, keyword arguments only."""
 
     def start(self, *calls: Any) -> list[Any]:
@@ -261,7 +261,7 @@ def _python_string(token: str) -> str:
     return value
 
 
-def _grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
+def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
                      fast: Callable[[str], Decoded | None] | None = None) -> Callable[[str, str | None], Decoded]:
     def decode(text: str, head_name: str | None) -> Decoded:
         if fast is not None:
@@ -280,12 +280,12 @@ def _grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
     return decode
 
 
-glm_calls = _grammar_decoder("glm45", _TagCalls(), fast=glm_fast)
-kimi_calls = _grammar_decoder("kimi_k2", _TagCalls())
-deepseek_v3_calls = _grammar_decoder("deepseek_v3", _TagCalls())
-deepseek_v31_calls = _grammar_decoder("deepseek_v31", _TagCalls())
-harmony_calls = _grammar_decoder("openai", _TagCalls())
-pythonic_calls = _grammar_decoder("pythonic", _PythonCalls())
+glm_calls = grammar_decoder("glm45", _TagCalls(), fast=glm_fast)
+kimi_calls = grammar_decoder("kimi_k2", _TagCalls())
+deepseek_v3_calls = grammar_decoder("deepseek_v3", _TagCalls())
+deepseek_v31_calls = grammar_decoder("deepseek_v31", _TagCalls())
+harmony_calls = grammar_decoder("openai", _TagCalls())
+pythonic_calls = grammar_decoder("pythonic", PythonCalls())
 
 
 class _XmlTreeCalls(_TagCalls):
@@ -312,9 +312,9 @@ def _call_name(raw: str) -> str:
 
 
 # The grammars alone, without fast path or leniency: the definitions the fast paths are tested against.
-qwen3_grammar_calls = _grammar_decoder("qwen3_coder", _XmlTreeCalls())
-minimax_grammar_calls = _grammar_decoder("minimax_m2", _XmlTreeCalls())
-glm_grammar_calls = _grammar_decoder("glm45", _TagCalls())
+qwen3_grammar_calls = grammar_decoder("qwen3_coder", _XmlTreeCalls())
+minimax_grammar_calls = grammar_decoder("minimax_m2", _XmlTreeCalls())
+glm_grammar_calls = grammar_decoder("glm45", _TagCalls())
 
 
 class _Envelope(Transformer[Token, list[Any]]):

@@ -15,7 +15,7 @@ from typing import Any
 from lark import Token, Transformer, v_args
 
 from ..arguments.schema import ArgumentError, call_from_object, loads_relaxed, number_value
-from .decoders import _grammar_decoder, _PythonCalls
+from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
 
 __all__ = ["generic_calls", "cohere_calls", "apertus_calls", "gemma4_calls", "functiongemma_calls", "dsml_calls",
@@ -115,8 +115,8 @@ class _GemmaCalls(Transformer[Token, Any]):
         return None
 
 
-gemma4_calls = _grammar_decoder("gemma4", _GemmaCalls('<|"|>'))
-functiongemma_calls = _grammar_decoder("functiongemma", _GemmaCalls("<escape>"))
+gemma4_calls = grammar_decoder("gemma4", _GemmaCalls('<|"|>'))
+functiongemma_calls = grammar_decoder("functiongemma", _GemmaCalls("<escape>"))
 
 
 # --------------------------------------------------------------------------- DeepSeek V3.2 / V4 DSML
@@ -152,7 +152,7 @@ class _DsmlCalls(Transformer[Token, Any]):
         return (key.group(1).strip() if key else ""), value
 
 
-dsml_calls = _grammar_decoder("deepseek_v32", _DsmlCalls())
+dsml_calls = grammar_decoder("deepseek_v32", _DsmlCalls())
 
 
 # --------------------------------------------------------------------------- Kimi K3 XTML
@@ -190,13 +190,13 @@ class _XtmlCalls(Transformer[Token, Any]):
         return attrs.get("key", ""), value
 
 
-kimi_k3_calls = _grammar_decoder("kimi_k3", _XtmlCalls())
+kimi_k3_calls = grammar_decoder("kimi_k3", _XtmlCalls())
 
 
 # --------------------------------------------------------------------------- Olmo 3
 
-class _OlmoCalls(_PythonCalls):
+class _OlmoCalls(PythonCalls):
     """Tree of ``olmo3.lark``: the pythonic rules, one call per line (JSON's true/false/null accepted too)."""
 
 
-olmo3_calls = _grammar_decoder("olmo3", _OlmoCalls())
+olmo3_calls = grammar_decoder("olmo3", _OlmoCalls())
