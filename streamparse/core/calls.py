@@ -94,7 +94,7 @@ class CallFactory:
             notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
         if d.text_values:
             props = (schema or {}).get("properties") or {}
-            arguments = {k: args_mod.coerce_xml_value(v, props.get(k)) if isinstance(v, str) else v
+            arguments = {k: args_mod.coerce_xml_value(v, props.get(k), d.value_layout) if isinstance(v, str) else v
                          for k, v in arguments.items()}
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)

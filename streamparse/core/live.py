@@ -67,7 +67,7 @@ class LiveCall:
                                       on_open=self._start_if_opened)
             self.feed = self._json.feed  # type: ignore[method-assign]  # the streamer's feed, bound once: no hop per piece
         elif dialect.stream is not None:
-            self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema)
+            self._tags = TagStream(dialect.stream, self._frags.append, self._named, factory.schema, dialect.value_layout)
             self.feed = self._tags.feed  # type: ignore[method-assign]  # (as above)
 
     def feed(self, text: str) -> None:

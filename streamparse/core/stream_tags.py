@@ -49,15 +49,18 @@ _COMPILED: dict[TagParams, _Compiled] = {}
 class _LayoutValue:
     """A string value streamed while layout may still be removed from it (``arguments.strip_layout``)."""
 
-    __slots__ = ("raw", "lead", "pend", "sent", "confirmed", "nl_open")
+    __slots__ = ("exact", "raw", "lead", "pend", "sent", "confirmed", "nl_open")
 
-    def __init__(self) -> None:
+    def __init__(self, layout: bool = True) -> None:
+        self.exact = not layout  # the dialect writes no layout: the value is exactly what is between its tags
         self.raw: list[str] = []
         self.lead: str | None = ""  # the first characters, until the layout newline after the tag is settled
         self.pend: list[str] = []  # text past the layout newline, not yet sent (pieces: no copy per delta)
         self.sent = 0  # characters of the final value already sent
-        self.confirmed = False  # the value surely keeps a newline: it will not be stripped as one line
+        self.confirmed = self.exact  # the value surely keeps a newline: it will not be stripped as one line
         self.nl_open = False  # a newline seen with only spaces/tabs after it so far
+        if self.exact:
+            self.lead = None
 
     def add(self, s: str) -> str:
         """More raw text; returns the escaped text now safe to send."""
@@ -109,6 +112,8 @@ class _LayoutValue:
         if not self.confirmed:
             return _escaped(strip_layout("".join(self.raw))[self.sent :])
         rest = "".join(self.pend)  # several lines: only a last newline with blanks after it is layout
+        if self.exact:
+            return _escaped(rest)
         nl = rest.rfind("\n")
         if nl >= 0 and not rest[nl + 1 :].strip(" \t"):
             rest = rest[: nl - 1 if rest[nl - 1 : nl] == "\r" else nl]
@@ -119,7 +124,7 @@ class TagStream:
     """One item of an XML-style dialect in, JSON argument text out (through ``out``)."""
 
     def __init__(self, spec: TagParams, out: Callable[[str], None], on_name: Callable[[str], Any],
-                 schema_for: Callable[[str], Any]):
+                 schema_for: Callable[[str], Any], layout: bool = True):
         c = _COMPILED.get(spec)
         if c is None:
             c = _COMPILED[spec] = _Compiled(spec)
@@ -127,6 +132,7 @@ class TagStream:
         self._out = out
         self._on_name = on_name
         self._schema_for = schema_for  # name -> the tool's parameters schema (None: untyped)
+        self._layout = layout  # newlines just inside a value's tags are layout (see arguments.strip_layout)
         self._props: Mapping[str, Any] = {}
         self._state = _HEAD
         self._tail = ""  # text not yet consumed (a partial tag at most, outside values)
@@ -228,7 +234,7 @@ class TagStream:
         member = (", " if self._members else "") + json.dumps(key, ensure_ascii=False) + ": "
         types = declared_types(self._props.get(key))
         if (not types or "string" in types) and "null" not in types:
-            self._value = _LayoutValue()
+            self._value = _LayoutValue(self._layout)
             self._members += 1
             self._emit(member + '"')
         else:
@@ -308,5 +314,5 @@ class TagStream:
         elif self._typed is not None:
             raw, self._typed = "".join(self._typed), None
             self._members += 1
-            self._emit(self._typed_key + json.dumps(coerce_xml_value(raw, self._props.get(self._key)), ensure_ascii=False))
+            self._emit(self._typed_key + json.dumps(coerce_xml_value(raw, self._props.get(self._key), self._layout), ensure_ascii=False))
         self._state = _BETWEEN

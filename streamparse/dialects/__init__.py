@@ -64,7 +64,7 @@ _DECLARATIONS = (
             stream=_QWEN3_STREAM,
             doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
-            "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
+            "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, value_layout=False,
             stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", first_close=True),
             aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
     Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),

@@ -73,13 +73,13 @@ class XmlParams:
     """
 
     def __init__(self, head: str, param: str, param_close: str, close: str,
-                 fast: Callable[[str], Decoded | None] | None = None):
+                 fast: Callable[[str], Decoded | None] | None = None, stray: str | None = None):
         self.fast = fast  # exact on the plain shape, None when unsure (fast_tags)
         self.head = re.compile(head, re.I)
         self.tokens = re.compile(f"(?P<open>{param})|(?P<close>{param_close})", re.I | re.S)
         self.follow = re.compile(rf"\s*(?:{param}|\Z)", re.I)
         self.close = re.compile(rf"{close}\s*\Z", re.I)
-        self.stray = re.compile(r"\s*<parameter\b", re.I)  # a parameter head this dialect cannot read
+        self.stray = re.compile(stray, re.I) if stray else None  # a parameter head this dialect cannot read
 
     def __call__(self, text: str, head_name: str | None) -> Decoded:
         if self.fast is not None:
@@ -122,7 +122,7 @@ class XmlParams:
                 elif self.follow.match(body, t_end):
                     end_tok = j
                     break
-                elif self.stray.match(body, t_end):
+                elif self.stray is not None and self.stray.match(body, t_end):
                     raise ArgumentError("a malformed parameter head after a value")
                 j += 1
             if end_tok is not None:
@@ -142,7 +142,8 @@ class XmlParams:
 
 
 _PARAM_KEY = r"<parameter=([^>\n<]*)>"
-qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>", fast=qwen3_fast)
+qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>", fast=qwen3_fast,
+                        stray=r"\s*<parameter\b")
 minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
                           r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",
                           fast=minimax_fast)

@@ -111,6 +111,7 @@ class Dialect:
     several: bool = False  # JSON: several top-level values may follow each other in one block
     needs_tools: bool = False  # only recognised when tools are provided
     text_values: bool = False  # argument values are raw text, typed by the tool's schema
+    value_layout: bool = True  # text_values: newlines just inside a value's tags are layout (Qwen3); False: as written (GLM)
     eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
     stream: TagParams | None = None  # TAGGED: how arguments stream as written; None: whole, when the item closes
     aliases: tuple[str, ...] = ()

@@ -379,7 +379,7 @@ add(
     Case("vllm:glm45:long_code_value", "glm45",
          "<tool_call>write_to_file\n<arg_key>file_path</arg_key><arg_value>/tmp/bubble_sort.py</arg_value>"
          "<arg_key>content</arg_key><arg_value>" + _BUBBLE + "\n</arg_value></tool_call>",
-         (_c("write_to_file", file_path="/tmp/bubble_sort.py", content=_BUBBLE),), "",  # the engine checks a substring
+         (_c("write_to_file", file_path="/tmp/bubble_sort.py", content=_BUBBLE + "\n"),), "",  # as written; the engine checks a substring
          tools={"write_to_file": {"file_path": "string", "content": "string"}}),
     Case("vllm:glm45:untyped_numbers", "glm45",
          "<tool_call>calculate\n<arg_key>operation</arg_key>\n<arg_value>add</arg_value>\n<arg_key>a</arg_key>\n"
@@ -823,8 +823,6 @@ add(
 # --------------------------------------------------------------------------- known failures, each with its cause
 
 KNOWN_FAILURES: dict[str, str] = {
-    "vllm:glm45:whitespace_kept":
-        "GLM values go through the XML layout rule (arguments.strip_layout from core/calls.py); GLM writes no layout",
     "vllm:glm45:untyped_numbers": "XML-style values without a schema stay strings (README: Values of XML-style formats)",
     "vllm:hermes:missing_final_brace_not_a_call":
         "by design streamparse repairs a call object missing only its final brace at the end of the stream, and "
