@@ -32,6 +32,8 @@ default = true                           # the backend for models no backend nam
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
 tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
 tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
+constrain = "off"                        # with tool_prompt: constrain decoding to the prompted calls, for this
+                                         # engine: "llamacpp", "vllm", "sglang", or "auto" (probed once); "off"
 stream_arguments = false                 # stream each call's arguments as they are written (name first)
 calls_in_reasoning = false               # a call to an offered tool written inside <think> leaves as a call
 max_block_chars = 1048576
@@ -62,10 +64,12 @@ else:  # pragma: no cover
 
 from ..dialects import REGISTRY, resolve
 
-__all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV"]
+__all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
+           "CONSTRAIN_MODES"]
 
 KEYS_ENV = "STREAMPARSE_API_KEYS"  # the proxy's own keys, comma-separated (``serve --api-key`` sets it)
 KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
+CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's ``constrain``
 
 
 class ConfigError(ValueError):
@@ -116,6 +120,7 @@ class Backend:
     parse_without_tools: bool = False
     tool_prompt: str | None = None
     tool_prompt_retry: bool = False
+    constrain: str = "off"
     stream_arguments: bool = False
     calls_in_reasoning: bool = False
     max_block_chars: int = 1 << 20
@@ -257,7 +262,27 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
                               f"{did_you_mean(unknown_names, names)}; known: {names}") from None
     if "tool_prompt" in raw:
         raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
+    if "constrain" in raw:
+        _check_constrain(name, raw["constrain"], raw.get("tool_prompt"))
     return Backend(name=name, **raw)
+
+
+def _check_constrain(backend: str, value: Any, tool_prompt: str | None) -> None:
+    """``constrain`` aims at what ``tool_prompt`` teaches: without it (or with a dialect that has no grammar)
+    there is nothing to aim at, and a constraint there would bind a model that writes its own template's calls."""
+    if value not in CONSTRAIN_MODES:
+        hint = did_you_mean([value], CONSTRAIN_MODES) if isinstance(value, str) else ""
+        raise ConfigError(f"backend {backend!r}: constrain must be one of {list(CONSTRAIN_MODES)}, not {value!r}{hint}")
+    if value == "off":
+        return
+    if tool_prompt is None:
+        raise ConfigError(f"backend {backend!r}: constrain = {value!r} needs tool_prompt (it constrains decoding to "
+                          "the calls the prompted dialect teaches); set tool_prompt, or constrain = \"off\"")
+    from ..constraints import unsupported_reason
+
+    why = unsupported_reason(tool_prompt)
+    if why is not None:
+        raise ConfigError(f"backend {backend!r}: constrain cannot constrain tool_prompt = {tool_prompt!r}: {why}")
 
 
 def _prompt_dialect(backend: str, value: Any) -> str:

@@ -32,12 +32,14 @@ from .replies import CLIENT_GONE, Replies
 from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
                        only_comments)
 
-__all__ = ["Upstream", "Answer", "ResponseTooLarge", "ERROR_BODY_BYTES"]
+__all__ = ["Upstream", "Answer", "Fallback", "ResponseTooLarge", "ERROR_BODY_BYTES"]
 
 ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and relayed
 
 # Builds the client's answer from an open upstream response; it owns the response and the slot.
 Answer = Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]
+# From the body of an upstream 400, the request to send instead.
+Fallback = Callable[[bytes], httpx.Request]
 
 
 class _Stopped(Exception):
@@ -121,18 +123,19 @@ class Upstream:
         return resp, slot, clock
 
     async def exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
-                       front: Front = OPENAI) -> Response:
+                       front: Front = OPENAI, fallback: Fallback | None = None) -> Response:
         """Open the upstream request and build the answer, both cancelled if the client goes away first.
 
         ``answer`` owns the response and the slot: it releases them, or hands
-        them to the streaming response it returns.
+        them to the streaming response it returns. ``fallback``: a 400 to ``req`` is not the answer;
+        the request ``fallback`` builds from that 400's body is sent instead (once).
         """
         guard = self.drain.guard()
         guard.reading = True  # the whole exchange waits on the upstream: the drain may stop it anywhere
         try:
             if guard.stopped:
                 return self._drained(front)
-            return await self._exchange(request, backend, req, answer, front)
+            return await self._exchange(request, backend, req, answer, front, fallback)
         except asyncio.CancelledError as exc:
             if not guard.owns(exc):
                 raise
@@ -144,7 +147,7 @@ class Upstream:
         return self.replies.error(503, DRAIN_MESSAGE, type_="overloaded_error", code=DRAIN_CODE, front=front)
 
     async def _exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
-                        front: Front) -> Response:
+                        front: Front, fallback: Fallback | None) -> Response:
         replies = self.replies
         result: Response | None = None
         async with anyio.create_task_group() as tg:
@@ -153,36 +156,38 @@ class Upstream:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            try:
-                resp, slot, clock = await self.open(backend, req)
-            except BadRequest as exc:
-                result = replies.refuse(exc, front)
-            except (httpx.HTTPError, UpstreamTimeout) as exc:
-                timeout = isinstance(exc, (httpx.TimeoutException, UpstreamTimeout))
-                self.metrics.upstream_error(backend.name, "timeout" if timeout else "unreachable")
-                result = replies.connect_failure(exc, backend, front)
-            else:
+            while result is None:
                 try:
-                    if resp.status_code >= 400:
-                        self.metrics.upstream_error(backend.name, "status")
-                        result = await self.error_reply(resp, backend, clock, front)
-                        await self.finish(resp, slot)
-                    else:
-                        result = await answer(resp, slot, clock)
-                except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        await self.finish(resp, slot)
-                    raise
+                    resp, slot, clock = await self.open(backend, req)
+                except BadRequest as exc:
+                    result = replies.refuse(exc, front)
+                except (httpx.HTTPError, UpstreamTimeout) as exc:
+                    timeout = isinstance(exc, (httpx.TimeoutException, UpstreamTimeout))
+                    self.metrics.upstream_error(backend.name, "timeout" if timeout else "unreachable")
+                    result = replies.connect_failure(exc, backend, front)
+                else:
+                    try:
+                        if resp.status_code == 400 and fallback is not None:  # refused: sent once more instead
+                            req = fallback(await self.error_body(resp, clock))
+                            fallback = None
+                            await self.finish(resp, slot)
+                        elif resp.status_code >= 400:
+                            self.metrics.upstream_error(backend.name, "status")
+                            result = await self.error_reply(resp, backend, clock, front)
+                            await self.finish(resp, slot)
+                        else:
+                            result = await answer(resp, slot, clock)
+                    except BaseException:
+                        with anyio.CancelScope(shield=True):
+                            await self.finish(resp, slot)
+                        raise
             tg.cancel_scope.cancel()
         return result if result is not None else Response(status_code=CLIENT_GONE)
 
     async def error_reply(self, resp: httpx.Response, backend: Backend, clock: Clock,
                           front: Front = OPENAI) -> Response:
         """An upstream 4xx/5xx, its message kept (and redacted), in the client's error shape."""
-        try:
-            raw = await self.read_all(resp, clock, ERROR_BODY_BYTES)
-        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError):
-            raw = b""
+        raw = await self.error_body(resp, clock)
         hint = not_found_hint(backend) if resp.status_code == 404 else ""
         try:
             data = mask_value(self.redactor, json.loads(self.redactor.data(raw)))[0]  # as the client will read it
@@ -197,6 +202,13 @@ class Upstream:
         text = (raw.decode("utf-8", "replace") if data is None else dumps(data)).strip()[:2000] or resp.reason_phrase
         return self.replies.error(resp.status_code, f"upstream returned {resp.status_code}: {text}{hint}",
                                   code=resp.status_code, front=front)
+
+    async def error_body(self, resp: httpx.Response, clock: Clock) -> bytes:
+        """The first ``ERROR_BODY_BYTES`` of an error's body (empty when it cannot be read)."""
+        try:
+            return await self.read_all(resp, clock, ERROR_BODY_BYTES)
+        except (ResponseTooLarge, UpstreamTimeout, httpx.HTTPError):
+            return b""
 
     @staticmethod
     async def finish(resp: httpx.Response, slot: Slot) -> None:

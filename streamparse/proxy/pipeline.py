@@ -5,11 +5,16 @@ flows down one path: **plan** (``plan``: the upstream body, tool prompting, the 
 -> **upstream exchange** (``exchange``) -> **rewrite** (``rewrite``: calls parsed out of the text)
 -> **respond** (the client's ``front``: OpenAI or Anthropic, stream or JSON).
 
+With ``constrain`` (and ``tool_prompt``), the plan carries a decoding constraint for the backend's engine
+(``engines``); the ``x-streamparse-constraint`` header says what became of it.
+
 Invariants: what the client reads is masked as it will decode it (``masking``), streamed or whole;
 a request whose ``tool_choice`` demands a call never ends in a silent ``stop``
 without one: either one retry (``tool_prompt_retry``) or a diagnostic (the
-``x-streamparse-diagnostic`` header, or an SSE comment before the end of a stream); at most two
-upstream requests per client request; nothing here calls back into the layers above it.
+``x-streamparse-diagnostic`` header, or an SSE comment before the end of a stream); a constraint never
+fails a request: a 400 to a constrained request sends it once more without the constraint (logged, and
+said in the header); at most two upstream requests per client request, plus that one;
+nothing here calls back into the layers above it.
 """
 
 from __future__ import annotations
@@ -25,21 +30,24 @@ from starlette.responses import Response
 from ..wire.openai import completion_to_chunks
 from ..wire.sse import ChatStreamRewriter, Output, error_body
 from ..wire.validation import BadRequest
-from .config import ProxyConfig
-from .exchange import Upstream
+from .config import Backend, ProxyConfig
+from .engines import Engines
+from .exchange import Fallback, Upstream
 from .fronts import Front
 from .metrics import STARTED, StreamMeter
 from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
+from .replies import CLIENT_GONE
 from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
-from .upstream import Clock, Failure, Slot, upstream_url
+from .upstream import CREDENTIALS, Clock, Failure, Slot, forward_headers, upstream_url
 
-__all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER"]
+__all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER", "CONSTRAINT_HEADER"]
 
 log = logging.getLogger("streamparse.server")
 
 SSE_PING_SECONDS = 15
 DIAGNOSTIC_HEADER = "x-streamparse-diagnostic"
+CONSTRAINT_HEADER = "x-streamparse-constraint"  # "<engine> (<dialect>)", or "dropped (400 from upstream)"
 
 
 def _has_call(completion: Mapping[str, Any]) -> bool:
@@ -78,6 +86,13 @@ def _utf8(raw: bytes) -> bytes:
     return raw
 
 
+def _set_header(response: Response, name: str, value: str) -> None:
+    """``name: value`` on ``response`` (or on the response a cleanup wrapper holds) before it is sent."""
+    inner = getattr(response, "response", response)
+    if isinstance(inner, Response) and response.status_code != CLIENT_GONE:
+        inner.headers[name] = value
+
+
 class _Refused(Exception):
     """The retry's upstream answered with an error: that error is the answer."""
 
@@ -92,6 +107,7 @@ class ChatPipeline:
         self.config = config
         self.upstream = upstream
         self.replies = upstream.replies
+        self.engines = Engines(upstream.client)
 
     async def run(self, request: Request, payload: Mapping[str, Any], front: Front,
                   headers: Mapping[str, str] | None = None) -> Response:
@@ -99,10 +115,15 @@ class ChatPipeline:
         instead of the request's own)."""
         backend = self.config.backend_for(payload.get("model"))
         request.state.streamparse_backend = backend.name  # the metrics' backend label
+        engine = None
+        if backend.constrain != "off":
+            engine = await self.engines.engine(backend, self._credentials(request, headers, backend))
         try:
-            plan = plan_chat(payload, backend)
+            plan = plan_chat(payload, backend, engine)
         except ValueError as exc:  # a request the prompt cannot be written for
             return self.replies.refuse(BadRequest(str(exc)), front)
+        if engine is not None and plan.constraint is None:
+            log.debug("backend %r: no constraint for this request: %s", backend.name, plan.why_unconstrained)
         url = upstream_url(backend, "/chat/completions")
         stream = payload.get("stream") is True
         upstream = self.upstream
@@ -134,7 +155,29 @@ class ChatPipeline:
             req = upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
         except (ValueError, TypeError) as exc:  # a checked request should always encode; never a 500 if not
             return self.replies.refuse(BadRequest(f"request cannot be forwarded as JSON: {exc}"), front)
-        return await upstream.exchange(request, backend, req, answer, front)
+        fallback: Fallback | None = None
+        if plan.constraint is not None:
+            said = f"{plan.constraint.backend} ({plan.constraint.dialect})"
+
+            def fallback(refusal: bytes) -> httpx.Request:
+                nonlocal said
+                log.warning("backend %r refused the %s constraint (400: %s); sent again without it", backend.name,
+                            plan.constraint.backend if plan.constraint else "?", upstream.redactor.text(
+                                refusal.decode("utf-8", "replace").strip()[:300]))
+                plan.drop_constraint()
+                said = "dropped (400 from upstream)"
+                return upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
+
+        response = await upstream.exchange(request, backend, req, answer, front, fallback)
+        if plan.constraint is not None or fallback is not None:
+            _set_header(response, CONSTRAINT_HEADER, said)
+        return response
+
+    def _credentials(self, request: Request, headers: Mapping[str, str] | None, backend: Backend) -> dict[str, str]:
+        """The credentials this request forwards to ``backend``: what an engine probe presents."""
+        sent = forward_headers(request.headers if headers is None else headers, backend,
+                               keep_credentials=self.upstream.keep_credentials)
+        return {k: v for k, v in sent.items() if k.lower() in CREDENTIALS}
 
     def stream_response(self, resp: httpx.Response, clock: Clock, payload: Mapping[str, Any], plan: ChatPlan,
                         front: Front, meter: StreamMeter | None = None) -> Response:

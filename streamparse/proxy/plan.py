@@ -1,8 +1,11 @@
 """Planning one chat request: what goes upstream, and how its answer is read.
 
-Invariants: pure (a request and a backend in, a plan out; no I/O). A request whose
+Invariants: pure (a request, a backend and the backend's engine in, a plan out; no I/O). A request whose
 ``tool_choice`` demands a call is planned with the sentence to report when the answer has
 none (``unmet``), and with the corrective message of the one retry when the backend allows it.
+A constraint (``constrain``, with ``tool_prompt``) is merged only into a request whose answer is parsed,
+that carries no decoding constraint of the client's own; ``drop_constraint`` gives back exactly the
+request as it would have been planned without one.
 """
 
 from __future__ import annotations
@@ -10,11 +13,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..constraints import Backend as Engine, Constraint, build_constraint
 from ..prompting import ToolChoice, corrective_message, prompt_request
 from ..wire.openai import should_parse
 from .config import Backend
 
-__all__ = ["ChatPlan", "plan_chat"]
+__all__ = ["ChatPlan", "plan_chat", "client_constraint", "CLIENT_CONSTRAINTS"]
+
+# Request fields through which a client constrains decoding itself (OpenAI, llama.cpp, vLLM, SGLang):
+# a request with one of them (or a ``guided_*`` field) is left unconstrained, since two constraints clash.
+CLIENT_CONSTRAINTS = ("response_format", "grammar", "grammar_lazy", "grammar_triggers", "json_schema", "regex",
+                      "ebnf", "structural_tag", "structured_outputs")
+
+
+def client_constraint(payload: Mapping[str, Any]) -> str | None:
+    """The first field of ``payload`` that constrains decoding already (None: there is none)."""
+    return next((k for k, v in payload.items()
+                 if v is not None and (k in CLIENT_CONSTRAINTS or (isinstance(k, str) and k.startswith("guided_")))),
+                None)
 
 
 @dataclass
@@ -26,6 +42,14 @@ class ChatPlan:
     options: dict[str, Any] | None  # parser options; None: the answer needs no parsing
     unmet: str | None  # said when the answer holds no call although the request demanded one
     retry: str | None  # the corrective message for one retry (tool_prompt_retry), else None
+    constraint: Constraint | None = None  # merged into ``upstream``
+    unconstrained: dict[str, Any] | None = None  # ``upstream`` without the constraint
+    why_unconstrained: str | None = None  # why a backend with ``constrain`` got none for this request
+
+    def drop_constraint(self) -> None:
+        """From now on the upstream request is the one planned without the constraint."""
+        if self.constraint is not None and self.unconstrained is not None:
+            self.upstream, self.constraint, self.unconstrained = self.unconstrained, None, None
 
     def rewriter_options(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the rewriters. The plan has decided whether to parse: an answer that needs
@@ -33,8 +57,9 @@ class ChatPlan:
         return {"request": None, "dialects": []} if self.options is None else {"request": request, **self.options}
 
 
-def plan_chat(payload: Mapping[str, Any], backend: Backend) -> ChatPlan:
-    """The upstream request and parsing for ``payload`` on ``backend``.
+def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | None = None) -> ChatPlan:
+    """The upstream request and parsing for ``payload`` on ``backend``; with ``engine`` (what the backend's
+    ``constrain`` names, or what ``auto`` found) and ``tool_prompt``, decoding constrained to the prompted calls.
 
     Raises ValueError (``PromptError``) for a request the tool prompt cannot be written for.
     """
@@ -57,4 +82,29 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend) -> ChatPlan:
     if retry is not None:  # the answer is checked whole before anything is sent
         upstream.pop("stream_options", None)
         upstream["stream"] = False
-    return ChatPlan(upstream, tools, options, unmet, retry)
+    plan = ChatPlan(upstream, tools, options, unmet, retry)
+    if engine is not None and backend.tool_prompt:
+        _constrain(plan, payload, backend.tool_prompt, choice, engine)
+    return plan
+
+
+def _constrain(plan: ChatPlan, payload: Mapping[str, Any], dialect: str, choice: ToolChoice, engine: Engine) -> None:
+    """Merge the constraint for ``dialect``'s calls into ``plan.upstream``, when one applies."""
+    own = client_constraint(payload)
+    if plan.options is None:
+        plan.why_unconstrained = "nothing to parse (no tools, or tool_choice none)"
+    elif own is not None:
+        plan.why_unconstrained = f"the request sets {own!r} itself"
+    else:
+        try:
+            constraint = build_constraint(dialect, plan.tools, tool_choice=choice, parallel_tool_calls=choice.parallel,
+                                          backend=engine)
+        except Exception as exc:  # noqa: BLE001 - a constraint never fails a request that works without one
+            plan.why_unconstrained = f"no constraint could be built: {type(exc).__name__}: {exc}"
+            return
+        if constraint is None:
+            plan.why_unconstrained = "no constraint applies"
+            return
+        plan.unconstrained = dict(plan.upstream)
+        plan.upstream.update(constraint.request_fields())
+        plan.constraint = constraint
