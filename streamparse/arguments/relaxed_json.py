@@ -2,7 +2,8 @@
 
 The fast path is ``json.loads`` (C speed, ``strict=False`` so raw newlines in
 strings are accepted). Only when it fails do we repair: code fences are
-stripped, unclosed strings and brackets are closed (and mismatched closers
+stripped, ``//`` and ``/* */`` comments outside strings are removed
+(``comments_outside_strings`` names them for the ``repaired`` diagnostic), unclosed strings and brackets are closed (and mismatched closers
 fixed), and the text is parsed with the relaxed-JSON Lark grammar
 (``grammars/relaxed_json.lark``: single quotes, unquoted keys, trailing commas,
 Python literals). Lark was chosen over an ad-hoc regex rewrite because a grammar
@@ -26,7 +27,7 @@ from lark.exceptions import LarkError, VisitError
 from .grammar import load_grammar
 
 __all__ = ["ArgumentError", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
-           "close_open_brackets", "loads_relaxed", "first_line"]
+           "strip_comments", "comments_outside_strings", "close_open_brackets", "loads_relaxed", "first_line"]
 
 
 class ArgumentError(ValueError):
@@ -131,8 +132,65 @@ def strip_fences(text: str) -> str:
     return body
 
 
-_STRUCTURE = re.compile(r"[\"'{}\[\]]")
 _IN_QUOTE = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
+_COMMENT_OR_QUOTE = re.compile(r"[\"']|//|/\*")
+
+
+def _comment_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``//`` (to the end of its line, the line break kept) and ``/* */`` comments stand outside strings
+    of either quote kind. Linear: one regex search per string, comment or escape."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        m = _COMMENT_OR_QUOTE.search(text, i)
+        if m is None:
+            break
+        tok, j = m.group(), m.start()
+        if tok in "\"'":
+            q = _IN_QUOTE[tok]
+            k = j + 1
+            while True:
+                e = q.search(text, k)
+                if e is None:
+                    return spans  # an unclosed string runs to the end: no comment after it
+                if text[e.start()] == "\\":
+                    k = e.start() + 2
+                    continue
+                i = e.end()
+                break
+        elif tok == "//":
+            stop = text.find("\n", j)
+            i = n if stop < 0 else stop
+            spans.append((j, i))
+        else:
+            stop = text.find("*/", j + 2)
+            i = n if stop < 0 else stop + 2
+            spans.append((j, i))
+    return spans
+
+
+def comments_outside_strings(text: str) -> list[str]:
+    """The comments ``strip_comments`` removes from ``text``, as written (trailing spaces dropped)."""
+    return [text[a:b].rstrip() for a, b in _comment_spans(text)]
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its ``//`` and ``/* */`` comments outside strings (a block comment becomes a space,
+    a line comment's line break stays)."""
+    spans = _comment_spans(text)
+    if not spans:
+        return text
+    pieces, last = [], 0
+    for a, b in spans:
+        pieces.append(text[last:a])
+        if text[a + 1] == "*":
+            pieces.append(" ")
+        last = b
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+_STRUCTURE = re.compile(r"[\"'{}\[\]]")
 
 
 def close_open_brackets(text: str) -> str:
@@ -240,7 +298,7 @@ def loads_relaxed(text: str) -> tuple[Any, bool]:
         pass
     except RecursionError:  # no repair makes it shallower: stop before the slow relaxed parse
         raise ArgumentError("nested too deeply") from None
-    candidate = close_open_brackets(strip_fences(text).strip())
+    candidate = close_open_brackets(strip_comments(strip_fences(text).strip()))
     try:
         return _loads(candidate), True
     except ValueError:

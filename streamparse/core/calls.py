@@ -11,6 +11,7 @@ import uuid
 from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
+from ..arguments.relaxed_json import comments_outside_strings
 from ..arguments.schema import ArgumentError, UnparsedArguments
 from ..dialects.spec import TAGGED, Dialect
 from .events import Diagnostic, Event, ToolCall
@@ -76,12 +77,21 @@ class CallFactory:
             return [], 0, Diagnostic("rejected", str(exc), d.name)
         events: list[Event] = []
         if repaired:
-            events.append(Diagnostic("repaired", f"{d.name}: block repaired before parsing", d.name))
+            events.append(self._repaired(d, item))
         for name, arguments_json, notes in typed:
             events += notes
             events.append(ToolCall(self.count, self.new_id(), name, arguments_json, d.name))
             self.count += 1
         return events, len(typed), None
+
+    @staticmethod
+    def _repaired(d: Dialect, item: str) -> Diagnostic:
+        """The ``repaired`` diagnostic of an item read only after repair, naming the comments it removed."""
+        removed = [] if d.text_values else comments_outside_strings(item)
+        if not removed:
+            return Diagnostic("repaired", f"{d.name}: block repaired before parsing", d.name)
+        return Diagnostic("repaired", f"{d.name}: block repaired before parsing; comments removed: {removed}",
+                          d.name, {"removed": removed})
 
     def _typed(self, d: Dialect, name: str, arguments: Any) -> tuple[str, str, list[Diagnostic]]:
         """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics)."""

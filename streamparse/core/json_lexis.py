@@ -12,8 +12,10 @@ from ..arguments.schema import ArgumentError, number_value
 
 __all__ = ["TOKEN", "WORD_END", "IN_STRING", "PLAIN", "SIMPLE_ESCAPES", "HEX", "JSON_WS", "ESCAPES", "escaped", "scalar"]
 
-TOKEN = re.compile(r"""\s+|[{}\[\]:,"']|[^\s{}\[\]:,"']+""")
-WORD_END = re.compile(r"""[\s{}\[\]:,"']""")
+# A "/" is a token of its own (a comment may start there) and ends a word; ``stream_json`` joins a "/" that
+# starts no comment back into its word.
+TOKEN = re.compile(r"""\s+|[{}\[\]:,"'/]|[^\s{}\[\]:,"'/]+""")
+WORD_END = re.compile(r"""[\s{}\[\]:,"'/]""")
 IN_STRING = {'"': re.compile(r'["\\\x00-\x1f]'), "'": re.compile("['\"\\\\\\x00-\\x1f]")}
 # Text inside a string that needs no repair and cannot end it: plain characters and complete JSON escapes.
 PLAIN = {q: re.compile(r"(?:[^%s\\\x00-\x1f]|\\[\"\\/bfnrt]|\\u[0-9a-fA-F]{4})*" % (q if q == '"' else "'\"")) for q in "\"'"}

@@ -9,7 +9,8 @@ What is repaired as it passes: single quotes become double quotes, raw control
 characters in strings are escaped, ``True``/``False``/``None`` become JSON, other
 bare words become strings (keys) or numbers/strings (values), a comma before a
 closer is dropped, a missing comma or colon is written, a closer of the wrong kind
-is replaced by the right one. Nothing is invented: a member whose value was never
+is replaced by the right one, ``//`` and ``/* */`` comments outside strings are left out
+(and kept in ``removed``, as written, for the ``repaired`` diagnostic). Nothing is invented: a member whose value was never
 written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
 ``null`` (its key waits, unsent, until its value begins), and a value nested deeper
 than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
@@ -73,13 +74,18 @@ class JsonEcho:
         self.done = False  # the top-level value is complete
         self.started = False  # the arguments object has opened
         self.streamable = True  # False: the arguments are not an object (the caller decodes the item whole)
+        self._comment = ""  # outside strings: "/" (a slash, maybe a comment's start), "//", "/*", "/**" (a "*" read)
+        self._comment_text: list[str] = []  # the comment being skipped, as written
+        self.removed: list[str] = []  # the comments left out, as written
 
     # ------------------------------------------------------------------ input
 
     def feed(self, text: str) -> None:
         i, n = 0, len(text)
         while i < n and not self.done:
-            if self._quote:
+            if self._comment:
+                i = self._skip_comment(text, i, n)
+            elif self._quote:
                 i = self._string(text, i, n)
             elif self._word:
                 m = WORD_END.search(text, i)
@@ -87,18 +93,56 @@ class JsonEcho:
                 self._word += text[i:j]
                 i = j
                 if m is not None:
-                    self._end_word()
+                    if text[j] == "/":
+                        self._comment, i = "/", j + 1  # the word waits: a comment, or its own "/"
+                    else:
+                        self._end_word()
             else:
                 m = TOKEN.match(text, i)
                 assert m is not None
                 i = m.end()
-                self._token(m.group(), i == n)
+                self._token(m.group(), i == n or text[i] == "/")  # a word before a "/" may go on past it
+
+    def _skip_comment(self, text: str, i: int, n: int) -> int:
+        """Outside strings, from a "/": a comment is skipped (to its line's end, or past its ``*/``); a "/"
+        that starts none belongs to the word it stands in, or starts one."""
+        c = self._comment
+        if c == "/":
+            if text[i] not in "/*":
+                self._comment = ""
+                self._word += "/"
+                return i
+            self._comment, self._comment_text = "/" + text[i], ["/" + text[i]]
+            if self._word:
+                self._end_word()
+            return i + 1
+        if c == "//":
+            j = text.find("\n", i)
+            end = n if j < 0 else j
+        elif c == "/**" and text[i] == "/":
+            j, end = i, i + 1
+        else:
+            j = text.find("*/", i)
+            end = n if j < 0 else j + 2
+            if j < 0:
+                self._comment = "/**" if text.endswith("*") else "/*"
+        self._comment_text.append(text[i:end])
+        if j >= 0:
+            self._comment = ""
+            self.removed.append("".join(self._comment_text).rstrip())
+            self._comment_text = []
+        return end
 
     def finish(self, cut: bool = False) -> None:
         """The input ended: complete whatever is open, so that everything emitted is valid JSON. A string
         value is closed where it stopped. ``cut`` (by the end of the stream or a size limit, not by an end
         marker): a number, word or typed value still open may be only the start of what the model meant
         (``12`` of ``12345``), so it is left out, as if never written."""
+        if self._comment == "/":
+            self._comment, self._word = "", self._word + "/"
+        elif self._comment:
+            self._comment = ""
+            self.removed.append("".join(self._comment_text).rstrip())
         if cut and self._quote and self._role == "held":
             self._quote, self._held, self._role = "", None, ""
         elif self._quote:
@@ -234,6 +278,8 @@ class JsonEcho:
                 self._close()
         elif ch == '"' or ch == "'":
             self._begin_string(ch)
+        elif ch == "/":
+            self._comment = "/"
         elif ch == ":":
             if f is not None and f.state == _COLON:
                 f.state = _VALUE

@@ -39,3 +39,75 @@ def test_an_expression_is_never_evaluated_the_block_stays_text(value: str) -> No
     text = f"[plot_sine_wave(start_range=0, end_range={value})]"
     content, calls = assert_chunking_invariant(text, [PLOT])
     assert calls == [] and content == text
+
+
+# --------------------------------------------------------------------------- comments in JSON (issue 23)
+
+import json  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+import streamparse as sp  # noqa: E402
+from helpers import feed_chunks  # noqa: E402
+
+LC: dict[str, Any] = {"type": "function", "function": {"name": "resonant_frequency", "parameters": {
+    "type": "object", "properties": {"inductance": {"type": "number"}, "capacitance": {"type": "number"},
+                                     "note": {"type": "string"}}}}}
+_COMMENTED = ('{"name": "resonant_frequency", "arguments": {\n  "inductance": 50e-6, // in H\n'
+              '  "capacitance": 100e-6 // in F\n}}')
+_FORMS = [f"```json\n{_COMMENTED}\n```\nDone.", f"<tool_call>\n{_COMMENTED}\n</tool_call>"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("text", _FORMS, ids=["fenced", "tagged"])
+def test_line_comments_are_dropped_and_the_call_kept(text: str, stream: bool) -> None:
+    content, calls = assert_chunking_invariant(text, [LC], stream_arguments=stream)
+    assert calls == [("resonant_frequency", {"inductance": 50e-6, "capacitance": 100e-6})]
+    assert "//" not in content and "inductance" not in content
+
+
+@pytest.mark.parametrize("text", _FORMS, ids=["fenced", "tagged"])
+def test_the_repair_names_the_comments_it_removed(text: str) -> None:
+    diags = [d for d in sp.ParseResult(feed_chunks(text, 5, [LC])).diagnostics if d.code == "repaired"]
+    assert [d.details.get("removed") for d in diags] == [["// in H", "// in F"]]
+
+
+@pytest.mark.xfail(strict=True, reason="streamed arguments: LiveCall.close must turn JsonEcho.removed into a "
+                                       "'repaired' diagnostic (core/live.py, not this module's owner)")
+def test_streamed_arguments_report_the_comments_too() -> None:
+    diags = sp.ParseResult(feed_chunks(_FORMS[1], 5, [LC], stream_arguments=True)).diagnostics
+    assert [d.details.get("removed") for d in diags if d.code == "repaired"] == [["// in H", "// in F"]]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_block_comments_and_comment_marks_inside_strings(stream: bool) -> None:
+    text = ('<tool_call>{"name": "resonant_frequency", "arguments": {/* values in SI */ "inductance": 1e-3,'
+            ' "note": "see http://x.org/a /* not a comment */", "capacitance": /* uF? no, F */ 2e-6}}</tool_call>')
+    content, calls = assert_chunking_invariant(text, [LC], stream_arguments=stream)
+    assert content == ""
+    assert calls == [("resonant_frequency", {"inductance": 1e-3, "note": "see http://x.org/a /* not a comment */",
+                                             "capacitance": 2e-6})]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_strict_json_with_slashes_in_strings_is_untouched(stream: bool) -> None:
+    text = '<tool_call>{"name": "resonant_frequency", "arguments": {"note": "a // b"}}</tool_call>'
+    events = feed_chunks(text, 3, [LC], stream_arguments=stream)
+    result = sp.ParseResult(events)
+    assert [json.loads(c.arguments) for c in result.tool_calls] == [{"note": "a // b"}]
+    assert not [d for d in result.diagnostics if d.code == "repaired"]
+
+
+_NOTE = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\n\r*/'\"\\`<"), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=_NOTE, after=_NOTE, cuts=st.lists(st.integers(1, 200), max_size=6))
+def test_any_comment_any_chunking_same_call_both_modes(before: str, after: str, cuts: list[int]) -> None:
+    text = (f'<tool_call>{{"name": "resonant_frequency", "arguments": {{ // {before}\n"inductance": 2 /*{after}*/,'
+            f' "capacitance": 3 // {after}\n}}}}</tool_call> tail')
+    want = [("resonant_frequency", {"inductance": 2, "capacitance": 3})]
+    for stream in (False, True):
+        result = sp.ParseResult(feed_chunks(text, cuts, [LC], stream_arguments=stream))
+        assert result.content == " tail"
+        assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == want
