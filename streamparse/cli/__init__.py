@@ -227,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
     s.add_argument("--tool-prompt-retry", action="store_true",
                    help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
+    s.add_argument("--constrain", choices=("off", "auto", "llamacpp", "vllm", "sglang"), default=None,
+                   help="with --tool-prompt: constrain decoding to the prompted dialect's calls to the given tools, "
+                        "in this engine's request fields (auto: probe the upstream once; default off)")
     s.add_argument("--stream-arguments", action="store_true",
                    help="stream each tool call's arguments as the model writes them (name first, then pieces)")
     s.add_argument("--calls-in-reasoning", action="store_true",

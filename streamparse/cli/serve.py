@@ -39,7 +39,8 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if args.config:
             raise CliError("--tool-prompt goes with --upstream; in a config file set tool_prompt per backend")
         settings["backend"] = {"tool_prompt": args.tool_prompt or "hermes", "tool_prompt_retry": args.tool_prompt_retry}
-    for flag, key, value in (("--stream-arguments", "stream_arguments", args.stream_arguments or None),
+    for flag, key, value in (("--constrain", "constrain", args.constrain),
+                             ("--stream-arguments", "stream_arguments", args.stream_arguments or None),
                              ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
                              ("--dialect", "dialects", args.dialect)):
         if value is None:
@@ -47,6 +48,8 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         if args.config:
             raise CliError(f"{flag} goes with --upstream; in a config file set {key} per backend")
         settings["backend"] = {**settings.get("backend", {}), key: value}
+    if args.constrain not in (None, "off") and "tool_prompt" not in settings.get("backend", {}):
+        raise CliError("--constrain goes with --tool-prompt: it constrains decoding to the calls the prompt teaches")
     if args.api_key:  # the proxy's own keys: handed on (to worker processes too) in the environment
         from ..proxy.config import KEYS_ENV
 
