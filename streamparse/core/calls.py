@@ -1,7 +1,10 @@
 """From a decoded item to ``ToolCall`` events: tool checks, schema typing, ids, the call limit.
 
 Invariant: an item becomes calls all together or not at all. A failure is a
-Diagnostic and no state changes, so the caller can release the item as text.
+Diagnostic and no state changes, so the caller can release the item as text. One exception,
+as a JSON array's elements are items of their own: a Python list that fails whole is judged
+element by element, and when some elements are calls, each other element leaves as text, in
+place, after its own diagnostic.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from typing import Any, Callable, Mapping
 from .. import arguments as args_mod
 from ..arguments.relaxed_json import comments_outside_strings
 from ..arguments.schema import ArgumentError, UnparsedArguments
-from ..dialects.spec import TAGGED, Dialect
-from .events import Diagnostic, Event, ToolCall
+from ..dialects.decoders import python_list_elements
+from ..dialects.spec import PYTHON, TAGGED, Dialect
+from .events import Diagnostic, Event, TextDelta, ToolCall
 
 __all__ = ["CallFactory", "new_call_id"]
 
@@ -60,14 +64,40 @@ class CallFactory:
 
     def from_item(self, d: Dialect, item: str, head_name: str | None,
                   exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
-        """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair."""
+        """``(events, number of calls, None)`` or ``([], 0, why not)``. ``exact``: refuse an item that needs repair.
+        The events of a Python list judged by element hold ``TextDelta`` for the elements that are not calls."""
+        whole = self._from_item(d, item, head_name, exact)
+        if whole[2] is None or d.body != PYTHON:
+            return whole
+        return self._by_element(d, item, exact) or whole
+
+    def _by_element(self, d: Dialect, item: str, exact: bool) -> tuple[list[Event], int, None] | None:
+        """A Python list that failed whole, element by element: None unless at least one element is a call."""
+        elements = python_list_elements(item)
+        if elements is None or len(elements) < 2:
+            return None
+        judged = []
+        for element in elements:
+            if not element:
+                return None  # an empty element ("[f(), , g()]"): not a list of calls
+            judged.append((element, self._from_item(d, f"[{element}]", None, exact)))
+        if all(failure is not None for _, (_, _, failure) in judged):
+            return None  # nothing was counted: the whole item's own failure stands
+        events: list[Event] = []
+        for element, (evs, _, failure) in judged:
+            events += [failure, TextDelta(element)] if failure is not None else evs
+        return events, sum(n for _, (_, n, _) in judged), None
+
+    def _from_item(self, d: Dialect, item: str, head_name: str | None,
+                   exact: bool) -> tuple[list[Event], int, Diagnostic | None]:
         try:
             calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)
             if exact and repaired:
                 return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
             unknown = [name for name, _ in calls if self.schemas is not None and name not in self.schemas]
             if unknown:
-                return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name)
+                return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name,
+                                         {"names": unknown})
             if self.count + len(calls) > self.max_calls:
                 return [], 0, Diagnostic("too_many_calls", f"more than {self.max_calls} calls in one stream", d.name)
             typed = [self._typed(d, name, arguments) for name, arguments in calls]

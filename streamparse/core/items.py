@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import Event, FastPath, ToolCall, ToolCallDelta
+from .events import Event, FastPath, TextDelta, ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
 
@@ -88,6 +88,9 @@ class ItemCalls(Output):
             return
         self._commit_block(b)
         for ev in events:
+            if isinstance(ev, TextDelta):  # an element of a Python list that is not a call, in place
+                self._text(ev.text)
+                continue
             for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
                 self._event(out)
         b.calls += n_calls

@@ -262,6 +262,52 @@ def _python_string(token: str) -> str:
     return value
 
 
+_PY_STRUCT = re.compile(r"""'{3}|"{3}|['"(\[{)\]},]""")
+_PY_STRING_END = {q: re.compile(r"\\.|" + re.escape(q), re.S) for q in ("'", '"', "'''", '"""')}
+
+
+def python_list_elements(text: str) -> list[str] | None:
+    """The top-level elements of a Python list literal, each as written (stripped), or None when ``text`` is not
+    one balanced list. Linear: strings (any quotes, escapes) are skipped by regex searches; never recursive."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        return None
+    elements: list[str] = []
+    depth, start, i, n = 0, 1, 0, len(body)
+    while i < n:
+        m = _PY_STRUCT.search(body, i)
+        if m is None:
+            return None
+        tok, i = m.group(), m.end()
+        if tok[0] in "'\"":
+            end = _PY_STRING_END[tok]
+            while True:
+                e = end.search(body, i)
+                if e is None:
+                    return None
+                i = e.end()
+                if e.group() == tok:
+                    break
+        elif tok in "([{":
+            depth += 1
+        elif tok in ")]}":
+            depth -= 1
+            if depth == 0:
+                if i != n:
+                    return None  # the list closed before the end: not one list
+                elements.append(body[start : i - 1].strip())
+            elif depth < 0:
+                return None
+        elif depth == 1:  # a comma between elements
+            elements.append(body[start : i - 1].strip())
+            start = i
+    if depth != 0:
+        return None
+    if elements and not elements[-1]:
+        elements.pop()  # a trailing comma, or an empty list
+    return elements
+
+
 def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
                      fast: Callable[[str], Decoded | None] | None = None) -> Callable[[str, str | None], Decoded]:
     def decode(text: str, head_name: str | None) -> Decoded:
@@ -335,5 +381,5 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 __all__ = [
     "json_calls", "qwen3_calls", "minimax_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
     "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar",
-    "qwen3_grammar_calls", "minimax_grammar_calls", "glm_grammar_calls",
+    "qwen3_grammar_calls", "minimax_grammar_calls", "glm_grammar_calls", "python_list_elements",
 ]

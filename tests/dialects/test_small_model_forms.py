@@ -111,3 +111,47 @@ def test_any_comment_any_chunking_same_call_both_modes(before: str, after: str, 
         result = sp.ParseResult(feed_chunks(text, cuts, [LC], stream_arguments=stream))
         assert result.content == " tail"
         assert [(c.name, json.loads(c.arguments)) for c in result.tool_calls] == want
+
+
+# --------------------------------------------------------------------------- a Python list judged element by element
+
+CIRCLE: dict[str, Any] = {"type": "function", "function": {"name": "draw_circle", "parameters": {
+    "type": "object", "properties": {"radius": {"type": "integer"}, "unit": {"type": "string"}}}}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_declared_call_leaves_invented_one_stays_text_in_place(stream: bool) -> None:
+    text = "[draw_circle(radius=5, unit='m'), area(width=5, length=7)]\nThat is all."
+    content, calls = assert_chunking_invariant(text, [CIRCLE], stream_arguments=stream)
+    assert calls == [("draw_circle", {"radius": 5, "unit": "m"})]
+    assert content == "area(width=5, length=7)\nThat is all."
+    unknown = [d for d in sp.ParseResult(feed_chunks(text, 4, [CIRCLE], stream_arguments=stream)).diagnostics
+               if d.code == "unknown_tool"]
+    assert [d.details["names"] for d in unknown] == [["area"]] and "area" in unknown[0].message
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_elements_keep_their_order_text_between_calls(stream: bool) -> None:
+    text = ("<|python_start|>[area(width=5), draw_circle(radius=1), perimeter(side=2), "
+            "draw_circle(radius=2, unit=\"cm, really\")]<|python_end|> end")
+    events = feed_chunks(text, 3, [CIRCLE], stream_arguments=stream)
+    shape = [(e.type, e.text if isinstance(e, sp.TextDelta) else getattr(e, "name", "")) for e in events
+             if isinstance(e, (sp.TextDelta, sp.ToolCall))]
+    assert [s for s in shape if s[0] == "tool_call"] == [("tool_call", "draw_circle")] * 2
+    assert sp.ParseResult(events).content == "area(width=5)perimeter(side=2) end"
+    order = [e.name if isinstance(e, sp.ToolCall) else e.text for e in events
+             if isinstance(e, sp.ToolCall) or (isinstance(e, sp.TextDelta) and e.text.strip())]
+    joined = "|".join(order)
+    assert joined.index("area") < joined.index("draw_circle") < joined.index("perimeter")
+    assert_chunking_invariant(text, [CIRCLE], stream_arguments=stream)
+
+
+def test_an_unreadable_element_stays_text_beside_a_good_call() -> None:
+    text = "[draw_circle(radius=5), draw_circle(radius=2 * math.pi)]"
+    content, calls = assert_chunking_invariant(text, [CIRCLE])
+    assert calls == [("draw_circle", {"radius": 5})] and content == "draw_circle(radius=2 * math.pi)"
+
+
+def test_a_list_with_no_declared_call_stays_whole_text() -> None:
+    text = "<|python_start|>[area(width=5), perimeter(side=2)]<|python_end|>"
+    assert assert_chunking_invariant(text, [CIRCLE]) == (text, [])
