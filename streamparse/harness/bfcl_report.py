@@ -87,8 +87,8 @@ def _number(node: ast.expr) -> float | None:
     return None
 
 
-_EXPRESSION = re.compile(r"(?:[=:]\s*)((?:-?[\d.]+|(?:math|Math)\.\w+)(?:\s*[*/+\-]\s*(?:[\d.]+|(?:math|Math)\.\w+))+"
-                         r"|(?:math|Math)\.\w+)")
+_NUM = r"(?:\d+\.?\d*(?:[eE][+-]?\d+)?|(?:math|Math)\.\w+)"
+_EXPRESSION = re.compile(rf"(?:[=:]\s*)(-?{_NUM}(?:\s*[*/+\-]\s*{_NUM})+|(?:math|Math)\.\w+)")
 
 
 def _expressions(text: str) -> str:
@@ -157,10 +157,13 @@ def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any
                                                     case["ground_truth"]).correct
         return out
     names = {t["function"]["name"] for t in tools}
+    out["more_calls_by"] = None  # a repair that finds more calls, even if the answer stays wrong
     for name, repair in REPAIRS.items():
         fixed = repair(raw, names)
         if fixed != raw:
             again = streamparse.parse(fixed, tools, **options)
+            if len(again.tool_calls) > len(parsed.tool_calls) and not out["more_calls_by"]:
+                out["more_calls_by"] = name
             if score_case(record["category"], case["function"], _calls(again), case["ground_truth"]).correct:
                 out["recoverable_by"] = name
                 break
@@ -171,6 +174,8 @@ def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any
                                             raw)) if alternatives else 0
     if out["recoverable_by"]:
         out["verdict"] = "parser_lost"
+    elif out["more_calls_by"]:
+        out["verdict"] = f"parser_lost_a_call_but_answer_wrong_anyway({out['more_calls_by']})"
     elif out["call_like_spots"] > len(record.get("calls") or []) and not parsed.diagnostics:
         out["verdict"] = "unparsed_call_like_text"  # more call-like spots than calls, and not a word said
     elif parsed.diagnostics and any(d.code != "repaired" for d in parsed.diagnostics):

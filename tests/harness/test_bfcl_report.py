@@ -43,6 +43,8 @@ def test_arithmetic_values_are_computed_for_the_what_if_only() -> None:
         "[f(start=0, end_range=6.283185307179586)]"
     assert repair("expression_as_value", '{"end_range": 2 * Math.PI}') == '{"end_range": 6.283185307179586}'
     assert repair("expression_as_value", "[f(x=2 * y)]") == "[f(x=2 * y)]"  # a name is not a number
+    assert repair("expression_as_value", '{"d": 1.5e9 / 3e6, "n": 4}') == '{"d": 500.0, "n": 4}'
+    assert repair("expression_as_value", '{"date": "2024-01-02"}') == '{"date": "2024-01-02"}'  # inside a string
 
 
 def _record(config: str, raw: str, **extra: Any) -> dict[str, Any]:
