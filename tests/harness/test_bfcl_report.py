@@ -93,3 +93,8 @@ def test_a_call_written_where_no_dialect_reads_one_is_flagged_not_blamed_on_the_
     assert analysis["call_like_spots"] == 1 and analysis["verdict"] == "unparsed_call_like_text"
     prose = "You could use the `forest_growth_forecast` tool for that."
     assert analyse(_record("prompt:pythonic", prose), CASE)["verdict"] == "model_wrong"
+
+
+def test_pythonic_lists_on_one_line_are_split_for_the_what_if() -> None:
+    assert repair("pythonic_lists_on_one_line", "[f(x='a')] [f(x='b')]") == "[f(x='a')]\n[f(x='b')]"
+    assert repair("pythonic_lists_on_one_line", "see [1] [f(x=1)]") == "see [1] [f(x=1)]"
