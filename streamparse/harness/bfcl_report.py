@@ -144,6 +144,11 @@ def _enum_misses(calls: Iterable[Mapping[str, Any]], tools: Sequence[Mapping[str
     return misses
 
 
+# Diagnostics that mean a block stayed text or was cut; others (repaired, coerced, enum_mismatch) only inform.
+_REFUSALS = {"rejected", "unknown_tool", "incomplete", "missing_required", "block_too_large", "too_many_calls",
+             "too_deep"}
+
+
 def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any]:
     """For a failing streamparse record: diagnostics, the repair that would have saved it, enum misses."""
     tools = openai_tools(case["function"])
@@ -152,7 +157,8 @@ def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any
     options = _parse_options(record["config"], body)
     parsed = streamparse.parse(raw, tools, **options)
     out: dict[str, Any] = {"diagnostics": [f"{d.code}: {d.message}" for d in parsed.diagnostics],
-                           "enum_misses": _enum_misses(record.get("calls") or [], tools), "recoverable_by": None}
+                           "enum_misses": _enum_misses(record.get("calls") or [], tools) +
+                           [d.message for d in parsed.diagnostics if d.code == "enum_mismatch"], "recoverable_by": None}
     if record["config"] == "native":
         out["streamparse_would_score"] = score_case(record["category"], case["function"], _calls(parsed),
                                                     case["ground_truth"]).correct
@@ -177,9 +183,10 @@ def analyse(record: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str, Any
         out["verdict"] = "parser_lost"
     elif out["more_calls_by"]:
         out["verdict"] = f"parser_lost_a_call_but_answer_wrong_anyway({out['more_calls_by']})"
-    elif out["call_like_spots"] > len(record.get("calls") or []) and not parsed.diagnostics:
+    elif out["call_like_spots"] > len(record.get("calls") or []) and not any(d.code in _REFUSALS
+                                                                            for d in parsed.diagnostics):
         out["verdict"] = "unparsed_call_like_text"  # more call-like spots than calls, and not a word said
-    elif parsed.diagnostics and any(d.code != "repaired" for d in parsed.diagnostics):
+    elif any(d.code in _REFUSALS for d in parsed.diagnostics):
         out["verdict"] = "parser_refused_block"  # a block kept as text; the model's call was wrong anyway
     else:
         out["verdict"] = "model_wrong"
