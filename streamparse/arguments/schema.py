@@ -4,7 +4,9 @@ JSON itself (strict first, repaired second) is ``relaxed_json``; its names are
 re-exported here, where the dialect decoders look for them.
 
 Invariant: coercion only ever changes a value to the type its schema declares
-when the text says exactly that value; anything else is kept as it was written.
+when the text says exactly that value, or a string to its enum's spelling when they differ
+only in case; anything else is kept as it was written, and every such change (and every
+value outside its enum) is reported by ``review_values``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from .relaxed_json import ArgumentError, RelaxedJsonToPython, close_open_bracket
 
 __all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
-           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas"]
+           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas",
+           "Note", "brief", "enum_spelling", "review_values", "review_arguments"]
 
 
 class UnparsedArguments(str):
@@ -249,3 +252,82 @@ def missing_required(args: Mapping[str, Any], schema: Mapping[str, Any] | None) 
     if not isinstance(schema, Mapping):
         return []
     return [k for k in schema.get("required") or [] if isinstance(k, str) and k not in args]
+
+
+# --------------------------------------------------------------------------- what the schema rules out
+
+Note = tuple[str, str, dict[str, Any]]  # (diagnostic code, parameter path, details): what typing changed or found
+_UNSEEN = object()  # no written value to compare with (XML-style text, typed by the schema as a matter of course)
+
+
+def brief(value: Any, limit: int = 80) -> str:
+    """A value as short JSON text, for a diagnostic."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, (int, float)) != isinstance(b, (int, float)) or isinstance(a, str) != isinstance(b, str):
+        return False
+    return bool(a == b)
+
+
+def enum_spelling(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """The schema's enum spelling of a string that differs from exactly one enum string only in case; else
+    ``value`` unchanged."""
+    enum = schema.get("enum") if isinstance(schema, Mapping) else None
+    if not isinstance(value, str) or not isinstance(enum, list) or any(_same(value, e) for e in enum):
+        return value
+    low = value.casefold()
+    matches = [e for e in enum if isinstance(e, str) and e.casefold() == low]
+    return matches[0] if len(matches) == 1 else value
+
+
+def review_values(written: Any, typed: Any, schema: Mapping[str, Any] | None, path: str = "",
+                  fix_case: bool = True) -> tuple[Any, list[Note]]:
+    """``typed`` (``coerce_value`` of ``written``) with case-only enum mismatches spelled as the enum spells
+    them, and what to report: a value whose type changed to the declared one or whose spelling was fixed
+    (``coerced``), a value outside its enum (``enum_mismatch``, kept as written). Walks the schema's
+    ``properties`` and ``items`` only, so its depth is the schema's, never the model's. ``fix_case=False``:
+    the values can no longer change (they have been sent), so a case-only mismatch is an ``enum_mismatch``."""
+    if not isinstance(schema, Mapping):
+        return typed, []
+    notes: list[Note] = []
+    if written is not _UNSEEN and path and _json_type(written) != _json_type(typed):
+        notes.append(("coerced", path, {"written": brief(written), "value": brief(typed)}))
+    enum = schema.get("enum")
+    if isinstance(enum, list) and not any(_same(typed, e) for e in enum):
+        spelled = enum_spelling(typed, schema) if fix_case else typed
+        if spelled is not typed:
+            notes.append(("coerced", path, {"written": brief(typed), "value": brief(spelled), "reason": "enum spelling"}))
+            typed = spelled
+        else:
+            notes.append(("enum_mismatch", path, {"value": brief(typed), "enum": [brief(e) for e in enum[:20]]}))
+    props, items = schema.get("properties"), schema.get("items")
+    if isinstance(typed, dict) and isinstance(props, Mapping):
+        out = {}
+        for k, v in typed.items():
+            w = written.get(k, _UNSEEN) if isinstance(written, dict) else _UNSEEN
+            out[k], sub = review_values(w, v, props.get(k), f"{path}.{k}" if path else k, fix_case)
+            notes += sub
+        typed = out
+    elif isinstance(typed, list) and isinstance(items, Mapping):
+        out_items = []
+        for i, v in enumerate(typed):
+            w = written[i] if isinstance(written, list) and i < len(written) else _UNSEEN
+            fixed, sub = review_values(w, v, items, f"{path}[{i}]", fix_case)
+            out_items.append(fixed)
+            notes += sub
+        typed = out_items
+    return typed, notes
+
+
+def review_arguments(written: Any, typed: dict[str, Any], schema: Mapping[str, Any] | None,
+                     text_values: bool = False, fix_case: bool = True) -> tuple[dict[str, Any], list[Note]]:
+    """:func:`review_values` of a call's arguments. ``text_values``: the values were text (XML-style), so a
+    type given by the schema is their reading, not a repair: only enums are checked."""
+    reviewed, notes = review_values(_UNSEEN if text_values else written, typed, schema, "", fix_case)
+    return (reviewed if isinstance(reviewed, dict) else typed), notes

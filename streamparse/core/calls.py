@@ -58,9 +58,17 @@ class CallFactory:
             return None, str(exc)[:200]
 
     def notes(self, d: Dialect, name: str, arguments: Any) -> list[Diagnostic]:
-        missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, self.schema(name))
-        return [Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
-                           {"name": name, "missing": missing})] if missing else []
+        """What the schema says of a call's final arguments: values outside their enum, required ones missing."""
+        schema = self.schema(name)
+        out: list[Diagnostic] = []
+        if isinstance(arguments, dict) and schema:
+            _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
+            out += [_value_note(d, name, note) for note in found]
+        missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, schema)
+        if missing:
+            out.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
+                                  {"name": name, "missing": missing}))
+        return out
 
     def from_item(self, d: Dialect, item: str, head_name: str | None,
                   exact: bool = False) -> tuple[list[Event], int, Diagnostic | None]:
@@ -132,11 +140,25 @@ class CallFactory:
             arguments, why = args_mod.resolve_unparsed(raw, schema)
             why = why or f"arguments were text, not a JSON object: given whole to its one string parameter {list(arguments)}"
             notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
+        written = arguments
         if d.text_values:
             props = (schema or {}).get("properties") or {}
             arguments = {k: args_mod.coerce_xml_value(v, props.get(k), d.value_layout) if isinstance(v, str) else v
                          for k, v in arguments.items()}
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
+        if schema and isinstance(arguments, dict):  # typed, and case-only enum mismatches spelled as the enum
+            arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
+            notes += [_value_note(d, name, note) for note in found if note[0] == "coerced"]
         notes += self.notes(d, name, arguments)
         return name, json.dumps(arguments, ensure_ascii=False), notes
+
+
+def _value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:
+    """A value the schema changed (``coerced``) or rules out (``enum_mismatch``), as a diagnostic naming it."""
+    code, path, details = note
+    if code == "coerced":
+        message = f"{name}: {path} written as {details['written']} was given as {details['value']}"
+    else:
+        message = f"{name}: {path} = {details['value']} is not one of {', '.join(details['enum'])}: kept as written"
+    return Diagnostic(code, message, d.name, {"name": name, "parameter": path, **details})

@@ -91,8 +91,22 @@ class Diagnostic:
     """Something worth knowing that changed nothing in the output's meaning:
     a block that was repaired, rejected (and released as text), or cut by a limit.
 
-    ``code`` is a stable identifier: ``repaired``, ``rejected``, ``unknown_tool``,
-    ``missing_required``, ``block_too_large``, ``too_many_calls``, ``incomplete``, ``too_deep``.
+    ``code`` is a stable identifier (``details`` holds ``name``, the tool, when one is known):
+
+    - ``repaired``: a block read only after repair (JSON fixed up; ``details.removed``: the ``//`` and
+      ``/* */`` comments taken out, as written), or arguments written as text given to a parameter;
+    - ``coerced``: a value changed to fit its schema, the call kept: its type (``25`` given as ``"25"`` to a
+      string parameter), or its spelling to the enum's (``"metric"`` -> ``"Metric"``, ``details.reason``
+      ``"enum spelling"``); ``details``: ``parameter`` (a path: ``unit``, ``options.mode``, ``tags[0]``),
+      ``written`` and ``value`` (short JSON text);
+    - ``enum_mismatch``: a value outside its schema's ``enum``, kept as written with the call;
+      ``details``: ``parameter``, ``value``, ``enum``;
+    - ``rejected``: a block that does not read as a call, kept as text;
+    - ``unknown_tool``: a call to a tool that was not offered, kept as text (``details.names``);
+    - ``missing_required``: a call without a required argument, kept (``details.missing``);
+    - ``block_too_large``, ``too_many_calls``: a limit reached, the rest kept as text;
+    - ``incomplete``: a call cut off (by the end of the stream or a limit);
+    - ``too_deep``: a value nested past the depth limit.
     """
 
     code: str

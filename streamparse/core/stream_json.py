@@ -15,7 +15,8 @@ written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
 ``null`` (its key waits, unsent, until its value begins), and a value nested deeper
 than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
 can be read back by ``json.loads`` at any stack depth. Values are typed by the schema as whole-call mode
-types them (``arguments.coerce_value``): a scalar whose schema type differs is held
+types them (``arguments.coerce_value``, and a case-only enum mismatch spelled as the enum
+spells it): a scalar whose schema type differs, or whose schema has an enum, is held
 until it is complete, then written typed; a string the schema wants as a string
 streams as it arrives.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import declared_types, coerce_value
+from ..arguments.schema import coerce_value, declared_types, enum_spelling
 from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, escaped, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
@@ -236,8 +237,9 @@ class JsonEcho:
                 return
             if f.key in ARGUMENT_KEYS and not self.started:
                 self.streamable = False  # arguments written as a string: decoded whole
-        types = declared_types(self._schema_here())
-        if types and "string" not in types:
+        schema = self._schema_here()
+        types = declared_types(schema)
+        if types and "string" not in types or isinstance(schema, Mapping) and "enum" in schema:
             self._role, self._held = "held", []
         else:
             self._role = "value"
@@ -263,7 +265,8 @@ class JsonEcho:
                 self._on_name(content)
             self._value_end()
         else:
-            self._emit(json.dumps(coerce_value(content, self._schema_here()), ensure_ascii=False))
+            schema = self._schema_here()
+            self._emit(json.dumps(enum_spelling(coerce_value(content, schema), schema), ensure_ascii=False))
             self._value_end()
 
     # ------------------------------------------------------------------ structure (see the table in _prepare)
@@ -352,7 +355,7 @@ class JsonEcho:
         text = scalar(word)
         schema = self._schema_here()
         if schema:
-            text = json.dumps(coerce_value(json.loads(text), schema), ensure_ascii=False)
+            text = json.dumps(enum_spelling(coerce_value(json.loads(text), schema), schema), ensure_ascii=False)
         self._emit(text)
         self._value_end()
 
