@@ -3,15 +3,18 @@
 Invariants: only ``delta.content`` is owned by the parser; every other field (role, reasoning, logprobs,
 usage, native ``tool_calls``) passes through untouched, and so does the whole stream when
 :func:`~streamparse.wire.shapes.should_parse` says the answer is not to be parsed. Each choice index has
-its own parser and call numbering; a chunk that only fed held-back text produces no chunk.
+its own parser and call numbering; a chunk that only fed held-back text produces no chunk. Diagnostics never
+enter a chunk: they wait, as wire objects (``diagnostics.wire_diagnostic``), for ``take_diagnostics``, which a
+transport writes beside the chunks (an SSE comment); ``on_events`` sees every parser event as it is made.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from ..core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ..core.events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ..core.parser import StreamParser
+from .diagnostics import wire_diagnostic
 from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from
 
 __all__ = ["ChunkRewriter"]
@@ -106,11 +109,19 @@ class ChunkRewriter:
     ``request``'s) gate and type the parsing; an answer :func:`should_parse` rejects
     (``tool_choice: "none"``, or no tools and not ``parse_without_tools``) passes
     through untouched, as dicts.
+
+    ``report_diagnostics`` (default on): the parser's diagnostics wait for :meth:`take_diagnostics`, as wire
+    objects (the payload itself never carries them). ``on_events``: called with each choice's parser events
+    (calls, diagnostics, text...) as they are made, e.g. to count them.
     """
 
     def __init__(self, tools: Tools = None, *, request: Mapping[str, Any] | None = None,
-                 parse_without_tools: bool = True, **parser_options: Any):
+                 parse_without_tools: bool = True, report_diagnostics: bool = True,
+                 on_events: Callable[[list[Event]], Any] | None = None, **parser_options: Any):
         self.parsing = should_parse(tools, request, parse_without_tools=parse_without_tools)
+        self.report_diagnostics = report_diagnostics
+        self.on_events = on_events
+        self._diagnostics: list[dict[str, Any]] = []  # waiting for take_diagnostics
         self._tools = tools_from(tools, request)
         self._options = parser_options
         self._choices: dict[int, _Choice] = {}
@@ -121,6 +132,20 @@ class ChunkRewriter:
     def calls(self) -> int:
         """Tool calls sent on so far, parsed and native, over all choices."""
         return sum(state.next_index for state in self._choices.values()) + sum(self._native.values())
+
+    def take_diagnostics(self) -> list[dict[str, Any]]:
+        """The diagnostics made since the last call, as wire objects (none when ``report_diagnostics`` is off)."""
+        out, self._diagnostics = self._diagnostics, []
+        return out
+
+    def _seen(self, index: int, events: list[Event]) -> list[Event]:
+        """The events of choice ``index``'s parser: shown to ``on_events``, their diagnostics kept for the client."""
+        if events:
+            if self.on_events is not None:
+                self.on_events(events)
+            if self.report_diagnostics:
+                self._diagnostics += [wire_diagnostic(ev, index) for ev in events if isinstance(ev, Diagnostic)]
+        return events
 
     def _choice(self, index: int) -> _Choice:
         state = self._choices.get(index)
@@ -178,6 +203,7 @@ class ChunkRewriter:
         if finish is not None and not state.finished:
             events += state.parser.close()
             state.finished = True
+        self._seen(index, events)
         pieces = state.segments(events)
         # Everything but content rides on the first piece; finish_reason on the last.
         passthrough = {k: (native if k == "tool_calls" else v) for k, v in delta.items() if k != "content"}
@@ -221,7 +247,7 @@ class ChunkRewriter:
             if state.finished:
                 continue
             state.finished = True
-            for piece in state.segments(state.parser.close()):
+            for piece in state.segments(self._seen(index, state.parser.close())):
                 out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
         return out
 

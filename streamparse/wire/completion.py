@@ -7,17 +7,20 @@ taken from the parser's events by the same code as a stream's chunks (``ChunkRew
 ``completion_to_chunks`` replays, and the Anthropic blocks made from them, come in the order a stream's
 do: ``[text, tool_use, text, tool_use]``, not the text joined before the calls. A layout is used only
 while its choice's message is exactly as ``rewrite_completion`` left it; any other completion (a plain
-dict, or one changed since) has one delta per choice: reasoning, text, then calls.
+dict, or one changed since) has one delta per choice: reasoning, text, then calls. The parser's diagnostics are
+never put in the JSON: a :class:`Completion` keeps them as wire objects (``diagnostics``), with the value of
+the ``x-streamparse-diagnostics`` header that carries them (``diagnostics_header``).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from ..core.events import ReasoningDelta, TextDelta, ToolCall
+from ..core.events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall
 from .chunks import _Choice, _tool_call_dict
+from .diagnostics import header_value, wire_diagnostic
 from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from
 
 __all__ = ["Completion", "Layout", "rewrite_completion", "completion_to_chunks"]
@@ -35,22 +38,34 @@ class Completion(dict[str, Any]):
     """A rewritten ``chat.completion``: a plain JSON dict (``json.dumps`` and orjson take it as it is) whose
     ``layouts`` (choice position -> :class:`Layout`) keep the order of text and calls that its
     ``message.content`` string and ``tool_calls`` list cannot. ``dict(completion)`` or a JSON round trip
-    forgets them."""
+    forgets them, and its ``diagnostics`` too: what the parser refused, repaired or coerced, as wire
+    objects (``diagnostics.wire_diagnostic``; none when ``report_diagnostics=False``)."""
 
     layouts: dict[int, Layout]
+    diagnostics: list[dict[str, Any]]
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.layouts = {}
+        self.diagnostics = []
+
+    @property
+    def diagnostics_header(self) -> str | None:
+        """The value of the ``x-streamparse-diagnostics`` response header (compact JSON list, ASCII, size-capped),
+        or None when there is nothing to say."""
+        return header_value(self.diagnostics)
 
 
 def rewrite_completion(completion: JSONObject, tools: Tools = None, *, request: Mapping[str, Any] | None = None,
-                       parse_without_tools: bool = True, **options: Any) -> Completion:
+                       parse_without_tools: bool = True, report_diagnostics: bool = True,
+                       on_events: Callable[[list[Event]], Any] | None = None, **options: Any) -> Completion:
     """Rewrite a non-streaming ``chat.completion`` (a dict or an SDK ``ChatCompletion``) into a new dict.
 
     Each choice's ``message.content`` is parsed: the text left is the new content (None if blank), reasoning
     is appended to ``reasoning_content``, calls follow any native ``tool_calls`` and make the finish reason
-    ``"tool_calls"``. An answer :func:`should_parse` rejects comes back as it was (a copy)."""
+    ``"tool_calls"``. An answer :func:`should_parse` rejects comes back as it was (a copy). The parser's
+    diagnostics go to ``result.diagnostics`` (unless ``report_diagnostics=False``); ``on_events`` sees each
+    choice's parser events."""
     plain = _json_object(completion, "a chat.completion")
     result = Completion(copy.deepcopy(dict(plain)) if plain is completion else dict(plain))  # a dump is a copy
     if not should_parse(tools, request, parse_without_tools=parse_without_tools):
@@ -64,13 +79,20 @@ def rewrite_completion(completion: JSONObject, tools: Tools = None, *, request: 
         if not isinstance(message["content"], str):
             raise ValueError(f"choices[{position}].message.content must be a string or null, "
                              f"not {type(message['content']).__name__}")
-        result.layouts[position] = _rewrite_choice(choice, message, tools, options)
+        layout, events = _rewrite_choice(choice, message, tools, options)
+        result.layouts[position] = layout
+        if on_events is not None:
+            on_events(events)
+        if report_diagnostics:
+            index = choice.get("index", position)
+            result.diagnostics += [wire_diagnostic(ev, index if isinstance(index, int) else position)
+                                   for ev in events if isinstance(ev, Diagnostic)]
     return result
 
 
 def _rewrite_choice(choice: dict[str, Any], message: dict[str, Any], tools: Tools,
-                    options: Mapping[str, Any]) -> Layout:
-    """Parse one message's content in place; return its layout."""
+                    options: Mapping[str, Any]) -> tuple[Layout, list[Event]]:
+    """Parse one message's content in place; return its layout and the parser's events."""
     head = {k: v for k, v in message.items() if k not in ("content", "tool_calls") and v is not None}
     native = message["tool_calls"] if isinstance(message.get("tool_calls"), list) else []
     state = _Choice(tools, options)
@@ -91,7 +113,7 @@ def _rewrite_choice(choice: dict[str, Any], message: dict[str, Any], tools: Tool
         if choice.get("finish_reason") in ("stop", None, "tool_calls"):
             choice["finish_reason"] = "tool_calls"
     deltas = ([head] if head else []) + pieces + ([_indexed(native)] if native else [])
-    return Layout(copy.deepcopy(message), deltas)
+    return Layout(copy.deepcopy(message), deltas), events
 
 
 def _indexed(tool_calls: list[Any]) -> dict[str, Any]:

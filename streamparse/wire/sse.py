@@ -22,6 +22,7 @@ import orjson
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
+from .diagnostics import comment_text
 from .openai import ChunkRewriter
 from .surrogates import SurrogateJoiner
 
@@ -210,7 +211,10 @@ class ChatStreamRewriter:
     them into bytes. A broken upstream (invalid JSON, a line past ``max_event_chars``)
     flushes what the parser held, reports an error and ends the stream: ``finished``
     becomes True. ``unmet`` (a message) is said as an SSE comment before the end when
-    the stream made no tool call (a request whose ``tool_choice`` demanded one).
+    the stream made no tool call (a request whose ``tool_choice`` demanded one). Each parser
+    diagnostic is said as an SSE comment (``: streamparse diagnostic {json}``, see ``diagnostics``)
+    before the chunks of the same upstream event, unless ``report_diagnostics=False``; ``on_events``
+    sees the parser's events (both options go to the :class:`ChunkRewriter`).
 
     ``feed_bytes`` is ``write(read(raw))``: a transport may look between the two
     (``may_be_slow``) and run ``write`` in a worker thread when it could decode a
@@ -315,10 +319,15 @@ class ChatStreamRewriter:
         except ValueError as exc:  # not a chunk we can read: passed on as it came, and the stream goes on
             return [("comment", f"streamparse: upstream sent a malformed chunk ({exc}); passed on as it came"),
                     ("raw", dumps(value))]
-        return [("chunk", c) for c in chunks]
+        return self._told() + [("chunk", c) for c in chunks]
+
+    def _told(self) -> list[Output]:
+        """The diagnostics the parser made, as SSE comments."""
+        return [("comment", comment_text(d)) for d in self._rewriter.take_diagnostics()]
 
     def _flush(self) -> list[Output]:
-        return [("chunk", c) for c in self._rewriter.close()]
+        chunks = self._rewriter.close()
+        return self._told() + [("chunk", c) for c in chunks]
 
     def _end(self) -> list[Output]:
         outputs = [out for chunk in self._surrogates.leftovers() for out in self._apply(("chunk", chunk))]
