@@ -20,7 +20,7 @@ from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall
 
-__all__ = ["CallFactory", "new_call_id"]
+__all__ = ["CallFactory", "new_call_id", "value_note"]
 
 
 def new_call_id() -> str:
@@ -63,7 +63,7 @@ class CallFactory:
         out: list[Diagnostic] = []
         if isinstance(arguments, dict) and schema:
             _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
-            out += [_value_note(d, name, note) for note in found]
+            out += [value_note(d, name, note) for note in found]
         missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, schema)
         if missing:
             out.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
@@ -149,12 +149,12 @@ class CallFactory:
             arguments = args_mod.coerce_value(arguments, schema)
         if schema and isinstance(arguments, dict):  # typed, and case-only enum mismatches spelled as the enum
             arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
-            notes += [_value_note(d, name, note) for note in found if note[0] == "coerced"]
+            notes += [value_note(d, name, note) for note in found if note[0] == "coerced"]
         notes += self.notes(d, name, arguments)
         return name, json.dumps(arguments, ensure_ascii=False), notes
 
 
-def _value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:
+def value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:
     """A value the schema changed (``coerced``) or rules out (``enum_mismatch``), as a diagnostic naming it."""
     code, path, details = note
     if code == "coerced":

@@ -10,7 +10,7 @@ import re
 
 from ..arguments.schema import ArgumentError, number_value
 
-__all__ = ["TOKEN", "WORD_END", "IN_STRING", "PLAIN", "SIMPLE_ESCAPES", "HEX", "JSON_WS", "ESCAPES", "escaped", "scalar"]
+__all__ = ["TOKEN", "WORD_END", "IN_STRING", "PLAIN", "SIMPLE_ESCAPES", "HEX", "JSON_WS", "ESCAPES", "escaped", "scalar", "comment_end"]
 
 # A "/" is a token of its own (a comment may start there) and ends a word; ``stream_json`` joins a "/" that
 # starts no comment back into its word.
@@ -43,3 +43,18 @@ def scalar(word: str) -> str:
         return json.dumps(number_value(word.lstrip("+")))
     except (ArgumentError, ValueError):
         return json.dumps(word, ensure_ascii=False)
+
+
+def comment_end(state: str, text: str, i: int, n: int) -> tuple[str, int]:
+    """Inside a comment (``state`` "//", "/*", or "/**" when a "*" ended the last piece): ``("", end)`` when
+    it ends in ``text[i:n]`` (a line comment before its line break, a block comment after its ``*/``),
+    else ``(state, n)``."""
+    if state == "//":
+        j = text.find("\n", i, n)
+        return ("", j) if j >= 0 else (state, n)
+    if state == "/**" and text[i] == "/":
+        return "", i + 1
+    j = text.find("*/", i, n)
+    if j >= 0:
+        return "", j + 2
+    return ("/**" if text.endswith("*", i, n) else "/*"), n

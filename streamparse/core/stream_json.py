@@ -10,7 +10,8 @@ characters in strings are escaped, ``True``/``False``/``None`` become JSON, othe
 bare words become strings (keys) or numbers/strings (values), a comma before a
 closer is dropped, a missing comma or colon is written, a closer of the wrong kind
 is replaced by the right one, ``//`` and ``/* */`` comments outside strings are left out
-(and kept in ``removed``, as written, for the ``repaired`` diagnostic). Nothing is invented: a member whose value was never
+(and kept in ``removed``, as written, for the ``repaired`` diagnostic); a value typed or
+spelled by its schema is noted in ``fixes``, as whole-call mode reports it. Nothing is invented: a member whose value was never
 written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
 ``null`` (its key waits, unsent, until its value begins), and a value nested deeper
 than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
@@ -26,8 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import coerce_value, declared_types, enum_spelling
-from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, escaped, scalar
+from ..arguments.schema import Note, coerce_value, declared_types, review_values
+from .json_lexis import HEX, comment_end, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, escaped, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 
@@ -78,6 +79,7 @@ class JsonEcho:
         self._comment = ""  # outside strings: "/" (a slash, maybe a comment's start), "//", "/*", "/**" (a "*" read)
         self._comment_text: list[str] = []  # the comment being skipped, as written
         self.removed: list[str] = []  # the comments left out, as written
+        self.fixes: list[Note] = []  # values typed or spelled by the schema: ("coerced", parameter path, details)
 
     # ------------------------------------------------------------------ input
 
@@ -117,19 +119,9 @@ class JsonEcho:
             if self._word:
                 self._end_word()
             return i + 1
-        if c == "//":
-            j = text.find("\n", i)
-            end = n if j < 0 else j
-        elif c == "/**" and text[i] == "/":
-            j, end = i, i + 1
-        else:
-            j = text.find("*/", i)
-            end = n if j < 0 else j + 2
-            if j < 0:
-                self._comment = "/**" if text.endswith("*") else "/*"
+        self._comment, end = comment_end(c, text, i, n)
         self._comment_text.append(text[i:end])
-        if j >= 0:
-            self._comment = ""
+        if not self._comment:
             self.removed.append("".join(self._comment_text).rstrip())
             self._comment_text = []
         return end
@@ -265,8 +257,7 @@ class JsonEcho:
                 self._on_name(content)
             self._value_end()
         else:
-            schema = self._schema_here()
-            self._emit(json.dumps(enum_spelling(coerce_value(content, schema), schema), ensure_ascii=False))
+            self._emit(json.dumps(self._typed(content), ensure_ascii=False))
             self._value_end()
 
     # ------------------------------------------------------------------ structure (see the table in _prepare)
@@ -355,7 +346,7 @@ class JsonEcho:
         text = scalar(word)
         schema = self._schema_here()
         if schema:
-            text = json.dumps(enum_spelling(coerce_value(json.loads(text), schema), schema), ensure_ascii=False)
+            text = json.dumps(self._typed(json.loads(text)), ensure_ascii=False)
         self._emit(text)
         self._value_end()
 
@@ -401,6 +392,22 @@ class JsonEcho:
             self.done = True
 
     # ------------------------------------------------------------------ helpers
+
+    def _typed(self, written: Any) -> Any:
+        """A complete scalar typed by its schema (and spelled as its enum spells it); a change is noted in
+        ``fixes`` as whole-call mode reports it (``arguments.review_values``)."""
+        schema = self._schema_here()
+        typed = coerce_value(written, schema)
+        value, notes = review_values(written, typed, schema, self._path())
+        self.fixes += [note for note in notes if note[0] == "coerced"]  # enum_mismatch: from the final arguments
+        return value
+
+    def _path(self) -> str:
+        """The current member's parameter path inside the arguments object (``unit``, ``opts.mode``, ``tags[]``)."""
+        path = ""
+        for f in self._stack[self._live_depth - 1 :] if self._live else ():
+            path += ("." if path else "") + f.key if f.kind == "{" else "[]"
+        return path
 
     def _schema_here(self) -> Any:
         """The schema of a value at the current position (None where nothing is typed)."""

@@ -189,3 +189,12 @@ def test_case_repair_and_type_coercion_are_reported_by_parameter(text: str) -> N
     assert sorted((d.details["parameter"], d.details["written"], d.details["value"]) for d in diags
                   if d.code == "coerced") == [("age", "25", '"25"'), ("unit", '"celsius"', '"Celsius"')]
     assert not [d for d in diags if d.code == "enum_mismatch"]
+
+
+@pytest.mark.xfail(strict=True, reason="streamed arguments: LiveCall.close must turn JsonEcho.fixes into 'coerced' "
+                                       "diagnostics (core/live.py, not this module's owner)")
+def test_streamed_arguments_report_coercions_too() -> None:
+    text = '<tool_call>{"name": "compare", "arguments": {"operator": ">", "unit": "celsius", "age": 25}}</tool_call>'
+    diags = sp.ParseResult(feed_chunks(text, 6, [CMP], stream_arguments=True)).diagnostics
+    assert sorted((d.details["parameter"], d.details["written"], d.details["value"]) for d in diags
+                  if d.code == "coerced") == [("age", "25", '"25"'), ("unit", '"celsius"', '"Celsius"')]
