@@ -3,7 +3,8 @@
 The fast path is ``json.loads`` (C speed, ``strict=False`` so raw newlines in
 strings are accepted). Only when it fails do we repair: code fences are
 stripped, ``//`` and ``/* */`` comments outside strings are removed
-(``comments_outside_strings`` names them for the ``repaired`` diagnostic), unclosed strings and brackets are closed (and mismatched closers
+(``comments_outside_strings`` names them for the ``repaired`` diagnostic),
+unclosed strings and brackets are closed (and mismatched closers
 fixed), and the text is parsed with the relaxed-JSON Lark grammar
 (``grammars/relaxed_json.lark``: single quotes, unquoted keys, trailing commas,
 Python literals). Lark was chosen over an ad-hoc regex rewrite because a grammar

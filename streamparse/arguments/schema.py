@@ -302,7 +302,8 @@ def review_values(written: Any, typed: Any, schema: Mapping[str, Any] | None, pa
     if isinstance(enum, list) and not any(_same(typed, e) for e in enum):
         spelled = enum_spelling(typed, schema) if fix_case else typed
         if spelled is not typed:
-            notes.append(("coerced", path, {"written": brief(typed), "value": brief(spelled), "reason": "enum spelling"}))
+            notes.append(("coerced", path, {"written": brief(typed), "value": brief(spelled),
+                                            "reason": "enum spelling"}))
             typed = spelled
         else:
             notes.append(("enum_mismatch", path, {"value": brief(typed), "enum": [brief(e) for e in enum[:20]]}))

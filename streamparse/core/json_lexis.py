@@ -10,7 +10,8 @@ import re
 
 from ..arguments.schema import ArgumentError, number_value
 
-__all__ = ["TOKEN", "WORD_END", "IN_STRING", "PLAIN", "SIMPLE_ESCAPES", "HEX", "JSON_WS", "ESCAPES", "escaped", "scalar", "comment_end"]
+__all__ = ["TOKEN", "WORD_END", "IN_STRING", "PLAIN", "SIMPLE_ESCAPES", "HEX", "JSON_WS", "ESCAPES", "escaped", "scalar",
+           "comment_end"]
 
 # A "/" is a token of its own (a comment may start there) and ends a word; ``stream_json`` joins a "/" that
 # starts no comment back into its word.

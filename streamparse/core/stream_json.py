@@ -11,7 +11,8 @@ bare words become strings (keys) or numbers/strings (values), a comma before a
 closer is dropped, a missing comma or colon is written, a closer of the wrong kind
 is replaced by the right one, ``//`` and ``/* */`` comments outside strings are left out
 (and kept in ``removed``, as written, for the ``repaired`` diagnostic); a value typed or
-spelled by its schema is noted in ``fixes``, as whole-call mode reports it. Nothing is invented: a member whose value was never
+spelled by its schema is noted in ``fixes``, as whole-call mode reports it (array members
+are named ``tags[]``, not ``tags[0]``). Nothing is invented: a member whose value was never
 written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
 ``null`` (its key waits, unsent, until its value begins), and a value nested deeper
 than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
@@ -28,7 +29,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..arguments.schema import Note, coerce_value, declared_types, review_values
-from .json_lexis import HEX, comment_end, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, escaped, scalar
+from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, comment_end, escaped, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 

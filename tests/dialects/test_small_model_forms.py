@@ -160,9 +160,10 @@ def test_a_list_with_no_declared_call_stays_whole_text() -> None:
 
 # --------------------------------------------------------------------------- enum and coercion, reported
 
-CMP: dict[str, Any] = {"type": "function", "function": {"name": "compare", "parameters": {"type": "object", "properties": {
-    "operator": {"type": "string", "enum": [">", "<", ">=", "<="]}, "unit": {"type": "string", "enum": ["Celsius", "Kelvin"]},
-    "age": {"type": "string"}}}}}
+CMP: dict[str, Any] = {"type": "function", "function": {"name": "compare", "parameters": {
+    "type": "object", "properties": {"operator": {"type": "string", "enum": [">", "<", ">=", "<="]},
+                                     "unit": {"type": "string", "enum": ["Celsius", "Kelvin"]},
+                                     "age": {"type": "string"}}}}}
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
