@@ -296,7 +296,7 @@ def review_values(written: Any, typed: Any, schema: Mapping[str, Any] | None, pa
     if not isinstance(schema, Mapping):
         return typed, []
     notes: list[Note] = []
-    if written is not _UNSEEN and path and _json_type(written) != _json_type(typed):
+    if written is not _UNSEEN and path and written is not typed and _json_type(written) != _json_type(typed):
         notes.append(("coerced", path, {"written": brief(written), "value": brief(typed)}))
     enum = schema.get("enum")
     if isinstance(enum, list) and not any(_same(typed, e) for e in enum):

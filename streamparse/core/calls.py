@@ -36,6 +36,14 @@ class CallFactory:
         self.max_calls = max_calls
         self.new_id = id_factory
         self.count = 0
+        self._enums: dict[str, bool] = {}  # tool name -> its schema names an enum somewhere
+
+    def has_enum(self, name: str) -> bool:
+        """Does the tool's schema hold an ``enum`` anywhere? (Found once per tool: no enum, no enum check.)"""
+        found = self._enums.get(name)
+        if found is None:
+            found = self._enums[name] = '"enum"' in json.dumps(self.schema(name) or {}, default=str)
+        return found
 
     def schema(self, name: str) -> dict[str, Any] | None:
         return (self.schemas or {}).get(name)
@@ -57,11 +65,12 @@ class CallFactory:
         except (ArgumentError, ValueError, RecursionError) as exc:
             return None, str(exc)[:200]
 
-    def notes(self, d: Dialect, name: str, arguments: Any) -> list[Diagnostic]:
-        """What the schema says of a call's final arguments: values outside their enum, required ones missing."""
+    def notes(self, d: Dialect, name: str, arguments: Any, enums: bool = True) -> list[Diagnostic]:
+        """What the schema says of a call's final arguments: values outside their enum (unless ``enums`` is
+        false: checked already), required ones missing."""
         schema = self.schema(name)
         out: list[Diagnostic] = []
-        if isinstance(arguments, dict) and schema:
+        if enums and isinstance(arguments, dict) and schema and self.has_enum(name):
             _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
             out += [value_note(d, name, note) for note in found]
         missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, schema)
@@ -147,10 +156,12 @@ class CallFactory:
                          for k, v in arguments.items()}
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
-        if schema and isinstance(arguments, dict):  # typed, and case-only enum mismatches spelled as the enum
+        if schema and isinstance(arguments, dict) and (self.has_enum(name) or (not d.text_values
+                                                                               and arguments != written)):
+            # typed (reported), and case-only enum mismatches spelled as the enum spells them
             arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
-            notes += [value_note(d, name, note) for note in found if note[0] == "coerced"]
-        notes += self.notes(d, name, arguments)
+            notes += [value_note(d, name, note) for note in found]
+        notes += self.notes(d, name, arguments, enums=False)
         return name, json.dumps(arguments, ensure_ascii=False), notes
 
 
