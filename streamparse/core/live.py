@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from .calls import CallFactory
+from .calls import CallFactory, value_note
 from ..dialects.spec import JSON, Dialect
 from .events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
 from .stream_json import MAX_DEPTH, JsonEcho
@@ -141,6 +141,11 @@ class LiveCall:
         if self._json is not None:  # started, so its arguments are an object being echoed
             self._json.finish(cut=exact)
             arguments = "".join(self._sent) + "".join(self._frags)
+            if self._json.removed:
+                notes.append(Diagnostic("repaired", f"{self.name}: comments removed from its arguments: "
+                                        f"{self._json.removed}", self.dialect.name,
+                                        {"name": self.name, "removed": self._json.removed}))
+            notes += [value_note(self.dialect, self.name, fix) for fix in self._json.fixes]
             if self._json.too_deep:
                 notes.append(Diagnostic("too_deep", f"{self.name}: a value nested more than {MAX_DEPTH} deep was "
                                         "left out of the streamed arguments", self.dialect.name, {"name": self.name}))

@@ -36,6 +36,8 @@ constrain = "off"                        # with tool_prompt: constrain decoding 
                                          # engine: "llamacpp", "vllm", "sglang", or "auto" (probed once); "off"
 stream_arguments = false                 # stream each call's arguments as they are written (name first)
 calls_in_reasoning = false               # a call to an offered tool written inside <think> leaves as a call
+report_diagnostics = true                # tell clients what the parser refused, repaired or coerced (SSE comments,
+                                         # x-streamparse-diagnostics header); the payloads stay valid either way
 max_block_chars = 1048576
 max_calls = 1000
 max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
@@ -123,6 +125,7 @@ class Backend:
     constrain: str = "off"
     stream_arguments: bool = False
     calls_in_reasoning: bool = False
+    report_diagnostics: bool = True
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
     max_connections: int = 1000
@@ -154,6 +157,8 @@ class Backend:
             options["stream_arguments"] = True
         if self.calls_in_reasoning:
             options["calls_in_reasoning"] = True
+        if not self.report_diagnostics:
+            options["report_diagnostics"] = False
         return options
 
     def serves(self, model: Any) -> bool:
@@ -223,7 +228,8 @@ class ProxyConfig:
 
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
-_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments", "calls_in_reasoning"}
+_FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments", "calls_in_reasoning",
+          "report_diagnostics"}
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from time import perf_counter
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess, values
@@ -149,51 +149,6 @@ class StreamMeter:
                 self.metrics.calls(event.dialect)
             elif isinstance(event, Diagnostic):
                 self.metrics.diagnostics.labels(event.code).inc()
-
-    def tap(self, rewriter: Any) -> None:
-        """Count the calls and diagnostics of ``rewriter``'s parsers (a ``ChatStreamRewriter``).
-
-        The rewriter has no public hook for its parser's events yet: each choice's parser is wrapped as
-        it is created (``_Tapped``), which changes nothing the client receives. If the rewriter's inside
-        changes shape, nothing is counted and nothing breaks."""
-        inner = getattr(rewriter, "_rewriter", None)
-        make = getattr(inner, "_choice", None)
-        if inner is None or make is None:
-            return
-
-        def choice(index: int) -> Any:
-            state = make(index)
-            if not isinstance(getattr(state, "parser", None), _Tapped):
-                state.parser = _Tapped(state.parser, self)
-            return state
-
-        inner._choice = choice
-
-
-class _Tapped:
-    """A parser whose events are also counted (``StreamMeter.events``)."""
-
-    __slots__ = ("_parser", "_meter")
-
-    def __init__(self, parser: Any, meter: StreamMeter):
-        self._parser = parser
-        self._meter = meter
-
-    def feed(self, delta: str) -> list[Event]:
-        events: list[Event] = self._parser.feed(delta)
-        for event in events:
-            if event.type in ("tool_call", "diagnostic"):
-                self._meter.events(events)
-                break
-        return events
-
-    def close(self) -> list[Event]:
-        events: list[Event] = self._parser.close()
-        self._meter.events(events)
-        return events
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._parser, name)
 
 
 Endpoint = Callable[[Request], Awaitable[Response]]

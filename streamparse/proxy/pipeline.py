@@ -27,6 +27,8 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..wire.completion import Completion
+from ..wire.diagnostics import DIAGNOSTICS_HEADER, comment_text
 from ..wire.openai import completion_to_chunks
 from ..wire.sse import ChatStreamRewriter, Output, error_body
 from ..wire.validation import BadRequest
@@ -188,20 +190,27 @@ class ChatPipeline:
             redactor = self.upstream.redactor
             wire = MaskingWire(front.wire(), redactor) if redactor else front.wire()
             rewriter = ChatStreamRewriter(plan.tools, wire=wire, unmet=plan.unmet,
-                                          max_event_chars=self.config.max_event_bytes, **plan.rewriter_options(payload))
-            if meter is not None:
-                meter.tap(rewriter)
+                                          max_event_chars=self.config.max_event_bytes,
+                                          on_events=meter.events if meter is not None else None,
+                                          **plan.rewriter_options(payload))
             body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter)
         return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")
 
-    @staticmethod
-    def whole_response(completion: dict[str, Any], status: int, stream: bool, plan: ChatPlan,
+    def whole_response(self, completion: dict[str, Any], status: int, stream: bool, plan: ChatPlan,
                        front: Front) -> Response:
-        """A whole answer in the client's shape; sent as a stream when the client asked for one."""
+        """A whole answer in the client's shape; sent as a stream when the client asked for one. What the parser
+        refused, repaired or coerced goes in a header (or, streamed, in comment lines), masked like the body."""
         extra = {DIAGNOSTIC_HEADER: plan.unmet} if plan.unmet and not _has_call(completion) else {}
+        notes = completion.diagnostics if isinstance(completion, Completion) else []
+        header = completion.diagnostics_header if isinstance(completion, Completion) else None
+        redactor = self.upstream.redactor
+        if header:
+            extra[DIAGNOSTICS_HEADER] = redactor.text(header) if redactor else header
         if stream:
-            outputs: list[Output] = [("chunk", c) for c in completion_to_chunks(completion)]
-            outputs += [("comment", plan.unmet)] if extra else []
+            outputs: list[Output] = [("comment", redactor.text(comment_text(d)) if redactor else comment_text(d))
+                                     for d in notes]
+            outputs += [("chunk", c) for c in completion_to_chunks(completion)]
+            outputs += [("comment", plan.unmet)] if plan.unmet and not _has_call(completion) else []
             return EventSourceResponse(iter([front.wire().encode(outputs + [("done", None)])]), sep="\n",
                                        headers=extra)
         return front.completion_response(completion, status, extra)

@@ -72,8 +72,6 @@ def test_the_repair_names_the_comments_it_removed(text: str) -> None:
     assert [d.details.get("removed") for d in diags] == [["// in H", "// in F"]]
 
 
-@pytest.mark.xfail(strict=True, reason="streamed arguments: LiveCall.close must turn JsonEcho.removed into a "
-                                       "'repaired' diagnostic (core/live.py, not this module's owner)")
 def test_streamed_arguments_report_the_comments_too() -> None:
     diags = sp.ParseResult(feed_chunks(_FORMS[1], 5, [LC], stream_arguments=True)).diagnostics
     assert [d.details.get("removed") for d in diags if d.code == "repaired"] == [["// in H", "// in F"]]
@@ -192,8 +190,6 @@ def test_case_repair_and_type_coercion_are_reported_by_parameter(text: str) -> N
     assert not [d for d in diags if d.code == "enum_mismatch"]
 
 
-@pytest.mark.xfail(strict=True, reason="streamed arguments: LiveCall.close must turn JsonEcho.fixes into 'coerced' "
-                                       "diagnostics (core/live.py, not this module's owner)")
 def test_streamed_arguments_report_coercions_too() -> None:
     text = '<tool_call>{"name": "compare", "arguments": {"operator": ">", "unit": "celsius", "age": 25}}</tool_call>'
     diags = sp.ParseResult(feed_chunks(text, 6, [CMP], stream_arguments=True)).diagnostics

@@ -25,15 +25,6 @@ def _count(metrics: Metrics, code: str) -> float:
     return value or 0.0
 
 
-def test_the_tap_counts_coerced_and_enum_mismatch() -> None:
-    metrics = Metrics()
-    rewriter = ChatStreamRewriter([TOOL])
-    metrics.stream("openai", None).tap(rewriter)
-    rewriter.feed_bytes(_upstream())
-    rewriter.end_bytes()
-    assert (_count(metrics, "coerced"), _count(metrics, "enum_mismatch")) == (2.0, 1.0)
-
-
 def test_on_events_feeds_the_same_counter() -> None:
     metrics = Metrics()
     rewriter = ChatStreamRewriter([TOOL], on_events=metrics.stream("openai", None).events)
