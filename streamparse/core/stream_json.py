@@ -1,26 +1,17 @@
 """Re-emitting JSON as it arrives: the model's own text, repaired only where it must be.
 
-Invariant: whatever has been emitted, followed by :meth:`JsonEcho.finish`, is one valid
-JSON value, for every input and every chunking; each input character is read once
-(strings are copied in slices found by one regex search, so a long string costs
-one search per chunk), and nothing recurses on nesting depth.
+Invariant: whatever has been emitted, followed by :meth:`JsonEcho.finish`, is one valid JSON value, for
+every input and every chunking; each input character is read once (a long string costs one regex search
+per chunk), and nothing recurses on nesting depth.
 
-What is repaired as it passes: single quotes become double quotes, raw control
-characters in strings are escaped, ``True``/``False``/``None`` become JSON, other
-bare words become strings (keys) or numbers/strings (values), a comma before a
-closer is dropped, a missing comma or colon is written, a closer of the wrong kind
-is replaced by the right one, ``//`` and ``/* */`` comments outside strings are left out
-(and kept in ``removed``, as written, for the ``repaired`` diagnostic); a value typed or
-spelled by its schema is noted in ``fixes``, as whole-call mode reports it (array members
-are named ``tags[]``, not ``tags[0]``). Nothing is invented: a member whose value was never
-written (``{"a": }``, ``{"a"}``, a key cut off) is left out rather than given a
-``null`` (its key waits, unsent, until its value begins), and a value nested deeper
-than ``MAX_DEPTH`` is left out whole (``too_deep`` is set), so that whatever leaves
-can be read back by ``json.loads`` at any stack depth. Values are typed by the schema as whole-call mode
-types them (``arguments.coerce_value``, and a case-only enum mismatch spelled as the enum
-spells it): a scalar whose schema type differs, or whose schema has an enum, is held
-until it is complete, then written typed; a string the schema wants as a string
-streams as it arrives.
+Repaired as it passes: single quotes, raw control characters, ``True``/``False``/``None``, bare words
+(keys become strings; values numbers or strings), a comma before a closer, a missing comma or colon, a
+closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are left out (kept in ``removed``).
+Nothing is invented: a member whose value was never written is left out (its key waits, unsent, until its
+value begins), and a value deeper than ``MAX_DEPTH`` is left out whole (``too_deep``), so ``json.loads``
+reads whatever leaves. Values are typed as whole-call mode types them (``echo_schema``): a scalar whose
+schema type differs, or whose schema has an enum, is held until complete and written typed (changes noted
+in ``fixes``, array members named ``tags[]``); a string the schema wants as a string streams as it arrives.
 """
 
 from __future__ import annotations
@@ -28,7 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import Note, coerce_value, declared_types, review_values
+from ..arguments.schema import Note, declared_types
+from .echo_schema import COLON as _COLON, KEY as _KEY, NEXT as _NEXT, VALUE as _VALUE, Frame as _Frame, SchemaPosition
 from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, comment_end, escaped, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
@@ -37,16 +29,7 @@ MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads 
 
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
-_KEY, _COLON, _VALUE, _NEXT = range(4)  # what a container expects next
-class _Frame:
-    __slots__ = ("kind", "state", "schema", "key", "filled")
-
-    def __init__(self, kind: str, schema: Any):
-        self.kind, self.state, self.schema, self.key = kind, (_KEY if kind == "{" else _VALUE), schema, ""
-        self.filled = False  # a member has been written into it
-
-
-class JsonEcho:
+class JsonEcho(SchemaPosition):
     """One JSON value in, the same value out as valid JSON, in pieces through ``out``.
 
     ``route`` decides what leaves: ``"all"`` (the value is the arguments object) or ``"call"``
@@ -393,35 +376,6 @@ class JsonEcho:
             self.done = True
 
     # ------------------------------------------------------------------ helpers
-
-    def _typed(self, written: Any) -> Any:
-        """A complete scalar typed by its schema (and spelled as its enum spells it); a change is noted in
-        ``fixes`` as whole-call mode reports it (``arguments.review_values``)."""
-        schema = self._schema_here()
-        typed = coerce_value(written, schema)
-        value, notes = review_values(written, typed, schema, self._path())
-        self.fixes += [note for note in notes if note[0] == "coerced"]  # enum_mismatch: from the final arguments
-        return value
-
-    def _path(self) -> str:
-        """The current member's parameter path inside the arguments object (``unit``, ``opts.mode``, ``tags[]``)."""
-        path = ""
-        for f in self._stack[self._live_depth - 1 :] if self._live else ():
-            path += ("." if path else "") + f.key if f.kind == "{" else "[]"
-        return path
-
-    def _schema_here(self) -> Any:
-        """The schema of a value at the current position (None where nothing is typed)."""
-        if not self._stack:
-            return None if self._call else self.schema
-        f = self._stack[-1]
-        schema = f.schema
-        if not isinstance(schema, Mapping):
-            return None
-        sub = schema.get("properties") if f.kind == "{" else schema.get("items")
-        if f.kind == "{":
-            return sub.get(f.key) if isinstance(sub, Mapping) else None
-        return sub if isinstance(sub, Mapping) else None
 
     def _value_end(self) -> None:
         if self._stack:
