@@ -5,7 +5,8 @@ the streamparse configurations, each failure's raw model text with what the pars
 the raw text is parsed again with ``streamparse.parse`` (the proxy's options for that
 configuration), its diagnostics are kept, and a few textual what-if repairs are tried (JSON
 literals in a pythonic call, ``//`` comments in JSON, undeclared calls dropped from a pythonic list,
-an arithmetic value computed, pythonic lists on one line put on lines of their own); a repair that turns the failure into a correct answer marks a call
+an arithmetic value computed, pythonic lists on one line put on lines of their own, a dotted name
+written for a tool offered with ``_``); a repair that turns the failure into a correct answer marks a call
 a lenient parser could have recovered. Values outside a schema ``enum`` are flagged.
 
 Invariant: analysis only; nothing here changes a record's score, and the repairs are used for
@@ -111,6 +112,9 @@ REPAIRS: dict[str, Callable[[str, set[str]], str]] = {
     "comments_in_json": lambda text, names: _comments(text),
     "undeclared_call_in_list": lambda text, names: _undeclared_dropped(names)(text),
     "expression_as_value": lambda text, names: _expressions(text),
+    "dotted_name_for_offered_underscore_name": lambda text, names: re.sub(
+        r"(?<![\w.])(\w+(?:\.\w+)+)(?=\s*\(|\")",
+        lambda m: m[1].replace(".", "_") if m[1].replace(".", "_") in names else m[1], text),
     "pythonic_lists_on_one_line": lambda text, names: re.sub(r"\)\][ \t]+\[(?=\w+\()", ")]\n[", text),
 }
 

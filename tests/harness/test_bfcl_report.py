@@ -98,3 +98,9 @@ def test_a_call_written_where_no_dialect_reads_one_is_flagged_not_blamed_on_the_
 def test_pythonic_lists_on_one_line_are_split_for_the_what_if() -> None:
     assert repair("pythonic_lists_on_one_line", "[f(x='a')] [f(x='b')]") == "[f(x='a')]\n[f(x='b')]"
     assert repair("pythonic_lists_on_one_line", "see [1] [f(x=1)]") == "see [1] [f(x=1)]"
+
+
+def test_a_dotted_name_maps_to_the_offered_name_only_when_offered() -> None:
+    text = '[employee.fetch_data(id=1)] {"name": "employee.fetch_data"} math.pi(2)'
+    assert repair("dotted_name_for_offered_underscore_name", text, {"employee_fetch_data"}) == \
+        '[employee_fetch_data(id=1)] {"name": "employee_fetch_data"} math.pi(2)'
