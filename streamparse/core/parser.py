@@ -339,12 +339,13 @@ class StreamParser(ItemCalls, SpanReader):
                 self._event(Diagnostic("incomplete" if not b.closer else "rejected",
                                        "block holds no complete call: kept as text", d.name))
             self._text(b.raw() + b.closer)
+            self._line_blank = False
         else:
             rest = b.unemitted()
             if rest.strip(_PUNCTUATION):
                 self._event(Diagnostic("rejected", "text in a call block that is not a call: kept as text", d.name))
                 self._text(rest)
-        self._line_blank = False
+            self._line_blank = not rest.strip(_PUNCTUATION)  # after calls, the next call may follow on the line
         self._text(b.trailing)
         closers = [c.lower() for c in d.closers] if not b.closer else []
         if b.fence and b.closer != "```":

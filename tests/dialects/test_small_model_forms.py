@@ -195,3 +195,16 @@ def test_streamed_arguments_report_coercions_too() -> None:
     diags = sp.ParseResult(feed_chunks(text, 6, [CMP], stream_arguments=True)).diagnostics
     assert sorted((d.details["parameter"], d.details["written"], d.details["value"]) for d in diags
                   if d.code == "coerced") == [("age", "25", '"25"'), ("unit", '"celsius"', '"Celsius"')]
+
+
+def test_several_pythonic_lists_on_one_line_are_each_read() -> None:
+    """Quoted from a 0.5B model's BFCL parallel answer: one list per call, separated by a space."""
+    tool: dict[str, Any] = {"type": "function", "function": {"name": "ecology_data_precipitation_stats", "parameters": {
+        "type": "object", "properties": {"location": {"type": "string"}, "time_frame": {"type": "string"}}}}}
+    frames = ["six_months", "year", "five_years"]
+    text = " ".join(f"[ecology_data_precipitation_stats(location='Amazon rainforest', time_frame='{f}')]" for f in frames)
+    content, calls = assert_chunking_invariant(text, [tool])
+    assert content.strip() == "" and [c[1]["time_frame"] for c in calls] == frames
+    # Prose after a call still ends the line: a list there is prose, as auto-detection reads it elsewhere.
+    content, calls = assert_chunking_invariant(text.replace("] [", "] and then [", 1), [tool])
+    assert len(calls) == 1 and "and then [ecology" in content
