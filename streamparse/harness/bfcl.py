@@ -171,9 +171,12 @@ def ask(base: str, body: dict[str, Any], stream: bool = True) -> dict[str, Any]:
 def _proxy_backend(config: str) -> dict[str, Any]:
     if config == "template":
         return {}
-    if config.startswith("prompt:"):
-        return {"tool_prompt": config.split(":", 1)[1]}
-    raise ValueError(f"unknown configuration {config!r}: native, template or prompt:DIALECT")
+    if config.startswith("prompt:"):  # prompt:DIALECT, or prompt:DIALECT+constrain (a grammar for llama.cpp too)
+        dialect, _, extra = config.split(":", 1)[1].partition("+")
+        if extra not in ("", "constrain"):
+            raise ValueError(f"unknown option {extra!r} in {config!r}: only +constrain")
+        return {"tool_prompt": dialect, **({"constrain": "llamacpp"} if extra else {})}
+    raise ValueError(f"unknown configuration {config!r}: native, template, prompt:DIALECT or prompt:DIALECT+constrain")
 
 
 @contextmanager
@@ -294,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the BFCL slice (default: %(default)s)")
     p.add_argument("--out", type=Path, default=Path("bfcl_records.jsonl"), help="records, JSON lines")
     p.add_argument("--configs", default="native,template,prompt:hermes,prompt:pythonic",
-                   help="comma-separated: native, template, prompt:DIALECT")
+                   help="comma-separated: native, template, prompt:DIALECT, prompt:DIALECT+constrain")
     p.add_argument("--categories", default=",".join(CATEGORIES))
     p.add_argument("--limit", action="append", default=[], metavar="CATEGORY=N",
                    help="first N cases of a category (or N for all categories); repeatable")
