@@ -3,8 +3,9 @@
 Invariant: the grammar accepts exactly: an optional leading ``<think>…</think>`` span (anything
 inside), then — unless a call is required — free text in which no trigger occurs, then (optionally,
 or at least once when required) calls written as the dialect's tags, one after another, and
-nothing but whitespace after the last one. A line-start trigger counts at the start of the text
-and after a newline, so a bare ``[`` or ``{"name"`` in the middle of a line stays free text.
+nothing but whitespace after the last one. A line-start trigger counts at the start of the text,
+after a newline, and right after a call (as the parser reads it), so a bare ``[`` or ``{"name"`` in
+the middle of prose stays free text.
 With ``lazy``, the grammar starts at a trigger (llama.cpp feeds it from there) and holds the
 calls only. With ``parallel`` off, it holds one call.
 """
@@ -103,9 +104,10 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
         (line_calls if tag.line_start else word_calls).append(g.rule(f"call-{tag.tool}", body))
     word = g.rule("word-call", " | ".join(dict.fromkeys(word_calls))) if word_calls else None
     line = g.rule("line-call", " | ".join(dict.fromkeys(line_calls))) if line_calls else None
-    newline = g.rule("nl", '[ \\t]* "\\n" [ \\t\\n]{0,20}')
     any_call = " | ".join(x for x in (word, line) if x)
-    following = " | ".join(x for x in (f"{ws} {word}" if word else "", f"{newline} {line}" if line else "") if x)
+    # A line-start form may also follow a call on the same line: the parser reads it there (after a call
+    # block, only whitespace since counts as a line start), and small models write "[f(..)] [f(..)]".
+    following = " | ".join(x for x in (f"{ws} {word}" if word else "", f"{ws} {line}" if line else "") if x)
     rest = g.rule("more-calls", f"({following})* {ws}" if parallel else ws)
     if lazy:
         g.define("root", f"({any_call}) {rest}")

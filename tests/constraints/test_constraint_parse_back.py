@@ -46,6 +46,15 @@ def test_accepted_parallel_calls_parse_back_in_order(dialect: str) -> None:
     assert parsed(dialect, text)[1] == [first, second]
 
 
+@pytest.mark.parametrize("dialect", COVERED)
+def test_calls_one_after_another_on_one_line_parse_back(dialect: str) -> None:
+    """A small model's parallel answer: "[f(..)] [f(..)]", one call right after another, a space between."""
+    first, second = VALID[1], VALID[4]
+    text = render(dialect, *first) + " " + render(dialect, *second)
+    assert accepts(build_constraint(dialect, TOOLS).grammar, text)
+    assert parsed(dialect, text)[1] == [first, second]
+
+
 @pytest.mark.parametrize("dialect", ["hermes", "llama3_json"])
 @pytest.mark.parametrize("form", ["fenced", "bare", "bare after text"])
 def test_small_model_forms_parse_back(dialect: str, form: str) -> None:
