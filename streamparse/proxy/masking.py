@@ -19,45 +19,17 @@ from typing import Any
 
 import orjson
 
+from ..wire.shapes import map_strings
 from ..wire.sse import SSEDecoder, Output, Wire, dumps, encode_event
+from ..wire.surrogates import TEXT_FIELDS
 from .redaction import Redactor
 
 __all__ = ["mask_value", "mask_json_bytes", "ChunkMasker", "MaskingWire", "MaskedSSE"]
 
-_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
-
 
 def mask_value(redactor: Redactor, value: Any) -> tuple[Any, int]:
-    """``value`` (decoded JSON, changed in place) with every string and key masked; and how many changed.
-    Iterative: any depth json can decode."""
-    if isinstance(value, str):
-        masked = redactor.text(value)
-        return masked, int(masked != value)
-    changed = 0
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key in list(node):
-                child = node[key]
-                if isinstance(child, str):
-                    masked = redactor.text(child)
-                    if masked != child:
-                        node[key], changed = masked, changed + 1
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-                if isinstance(key, str) and (clean := redactor.text(key)) != key:
-                    node[clean] = node.pop(key)
-                    changed += 1
-        elif isinstance(node, list):
-            for i, child in enumerate(node):
-                if isinstance(child, str):
-                    masked = redactor.text(child)
-                    if masked != child:
-                        node[i], changed = masked, changed + 1
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-    return value, changed
+    """``value`` (decoded JSON, changed in place) with every string and key masked; and how many changed."""
+    return map_strings(value, redactor.text)
 
 
 def _loads(text: str | bytes) -> Any:
@@ -139,7 +111,7 @@ class ChunkMasker:
             delta = dict(delta)
             index = choice.get("index", 0)
             last = choice.get("finish_reason") is not None  # nothing of this choice may come after it
-            for field in _TEXT_FIELDS:
+            for field in TEXT_FIELDS:
                 if isinstance(delta.get(field), str):
                     pieces.append(((index, field), delta, field, last))
             if isinstance(delta.get("tool_calls"), list):

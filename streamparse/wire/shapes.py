@@ -9,9 +9,9 @@ ASGI middleware and the proxy's plan all decide through it.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Protocol, Sequence, TypeGuard, Union
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence, TypeGuard, Union
 
-__all__ = ["Tools", "Model", "JSONObject", "tools_from", "should_parse", "named_tool"]
+__all__ = ["Tools", "Model", "JSONObject", "tools_from", "should_parse", "named_tool", "map_strings"]
 
 Tools = Sequence[Mapping[str, Any]] | None
 
@@ -95,3 +95,36 @@ def should_parse(tools: Tools, request: Mapping[str, Any] | None, *, parse_witho
     if request is not None and request.get("tool_choice") == "none":
         return False
     return bool(tools_from(tools, request)) or parse_without_tools
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> tuple[Any, int]:
+    """Decoded JSON with ``fn`` applied to every string and every key, changed in place; and how many changed.
+    Iterative, so any depth ``json`` can decode is walked (masking secrets, fixing surrogates)."""
+    if isinstance(value, str):
+        mapped = fn(value)
+        return mapped, int(mapped != value)
+    changed = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                child = node[key]
+                if isinstance(child, str):
+                    mapped = fn(child)
+                    if mapped != child:
+                        node[key], changed = mapped, changed + 1
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+                if isinstance(key, str) and (clean := fn(key)) != key:
+                    node[clean] = node.pop(key)
+                    changed += 1
+        elif isinstance(node, list):
+            for i, child in enumerate(node):
+                if isinstance(child, str):
+                    mapped = fn(child)
+                    if mapped != child:
+                        node[i], changed = mapped, changed + 1
+                elif isinstance(child, (dict, list)):
+                    stack.append(child)
+    return value, changed

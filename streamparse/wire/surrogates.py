@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["fix_text", "clean_value", "SurrogateJoiner", "SURROGATE_ESCAPE"]
+from .shapes import map_strings
+
+__all__ = ["fix_text", "clean_value", "SurrogateJoiner", "SURROGATE_ESCAPE", "TEXT_FIELDS"]
 
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # raw JSON that may decode to a surrogate
-_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+TEXT_FIELDS = ("content", "reasoning_content", "reasoning")  # a delta's streamed text fields
 
 
 def _encodable(text: str) -> bool:
@@ -38,27 +40,7 @@ def fix_text(text: str) -> str:
 
 def clean_value(value: Any) -> Any:
     """Decoded JSON with every string (and key) fixed (``fix_text``), changed in place. Iterative."""
-    if isinstance(value, str):
-        return fix_text(value)
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key in list(node):
-                child = node[key]
-                if isinstance(child, str):
-                    node[key] = fix_text(child)
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-                if isinstance(key, str) and not _encodable(key):
-                    node[fix_text(key)] = node.pop(key)
-        elif isinstance(node, list):
-            for i, child in enumerate(node):
-                if isinstance(child, str):
-                    node[i] = fix_text(child)
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-    return value
+    return map_strings(value, fix_text)[0]
 
 
 def _high(char: str) -> bool:
@@ -84,7 +66,7 @@ class SurrogateJoiner:
                 continue
             index = choice.get("index", 0)
             last = choice.get("finish_reason") is not None
-            for field in _TEXT_FIELDS:
+            for field in TEXT_FIELDS:
                 held = self.held.pop((index, field), "")
                 text = delta.get(field)
                 if not isinstance(text, str):
