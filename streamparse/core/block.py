@@ -42,7 +42,7 @@ class Block:
     """
 
     __slots__ = ("dialect", "opener", "name", "head", "cur", "sink", "in_item", "segments", "outside", "size",
-                 "items", "done", "closer", "trailing", "calls", "failed", "fence", "scanner", "watch")
+                 "items", "item_runs", "done", "closer", "trailing", "calls", "failed", "fence", "scanner", "watch")
 
     def __init__(self, fence: str, head: str) -> None:
         self.dialect: Dialect = None  # type: ignore[assignment]  # set when a head decides it
@@ -57,6 +57,7 @@ class Block:
         self.outside: list[str] = []  # runs of body text outside items
         self.size = len(head)
         self.items: list[str] = []  # complete items, waiting to be decoded
+        self.item_runs: list[int] = []  # per item in ``items``: how many runs outside items were written before it
         self.done = False
         self.closer = ""  # the end marker as written ("" = ended without one)
         self.trailing = ""  # whitespace after the body that turned out not to be the block's
@@ -95,6 +96,7 @@ class Block:
 
     def close_item(self) -> None:
         if self.in_item:
+            self.item_runs.append(len(self.outside))
             self.items.append(self._turn())
             self.in_item = False
 

@@ -3,9 +3,9 @@
 Invariant: each character of a body is examined once (searches start at new
 text; a held partial tag is at most one tag long), and nothing recurses on
 nesting depth, so any ``str`` is scanned in linear time without raising.
-A scanner writes what it consumes into its :class:`Block`, appends complete
-item texts to ``block.items`` (noting in ``item_runs`` where each stands among the
-block's runs of text outside items), and sets ``block.done`` at the block's end.
+A scanner writes what it consumes into its :class:`Block`, closes complete items
+into ``block.items`` (the block notes in ``item_runs`` where each stands among its
+runs of text outside items), and sets ``block.done`` at the block's end.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class BracketBody:
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct", "item_runs")
+                 "esc", "top", "state", "pending", "sep_seen", "struct")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool, limit: int):
@@ -60,14 +60,6 @@ class BracketBody:
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
-        self.item_runs: list[int] = []  # per item closed here, in order: how many runs outside items preceded it
-
-    def _close_item(self) -> None:
-        """End the open item (if any), noting how many runs of text outside items were written before it."""
-        b = self.b
-        if b.in_item:
-            self.item_runs.append(len(b.outside))
-        b.close_item()
 
     def fast_path(self) -> FastPath | None:
         """The fast path, when the next delta may take it (inside a double-quoted string)."""
@@ -136,7 +128,7 @@ class BracketBody:
                 if b.in_item and (self.depth == 0 or (self.depth == 1 and self.top == "[" and not self.python)):
                     b.write(text[pos:i])
                     pos = i
-                    self._close_item()
+                    self.b.close_item()
                 if self.depth <= 0:
                     b.write(text[pos:i])
                     pos = i
@@ -156,7 +148,7 @@ class BracketBody:
                     return j
                 if isinstance(closer, str):
                     b.write(text[pos:j])
-                    self._close_item()
+                    self.b.close_item()
                     b.end(closer)
                     return j + len(closer)
         b.write(text[pos:i])
@@ -222,7 +214,7 @@ class BracketBody:
     def _end_without(self, k: int) -> int:
         """The block ends before the whitespace at hand: that whitespace is text again.
         A value still open here (an inner value closed, then prose) is missing its final brace."""
-        self._close_item()
+        self.b.close_item()
         self.b.end("", self.pending)
         self.pending = ""
         return k
@@ -235,7 +227,7 @@ class BracketBody:
         if b.in_item and not self.quote and self.depth == 1 and self.state in (_VALUE, _INNER):
             item = b.current_item().rstrip()
             if item[-1:] in ("}", "]") and len(item) > 1:
-                self._close_item()
+                self.b.close_item()
         b.end("", self.pending if self.state in (_AFTER, _INNER) else "")
 
 
@@ -244,7 +236,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "item_runs")
+                 "longest")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -262,17 +254,9 @@ class TagBody:
         self.between = False
         self.pending = ""
         self.single = single  # the block is exactly one item (opened by the item opener itself)
-        self.item_runs: list[int] = []  # per item closed here, in order: how many runs outside items preceded it
         if self.item is None:
             block.open_item()
             self.depth = 1
-
-    def _close_item(self) -> None:
-        """End the open item (if any), noting how many runs of text outside items were written before it."""
-        b = self.b
-        if b.in_item:
-            self.item_runs.append(len(b.outside))
-        b.close_item()
 
     def fast_path(self) -> FastPath | None:
         return self.fast if not self.between else None
@@ -331,7 +315,7 @@ class TagBody:
                 if self.depth == 0:
                     b.write(text[pos:i])
                     pos = i
-                    self._close_item()
+                    self.b.close_item()
                     if self.single:
                         b.end()
                         return i
@@ -342,7 +326,7 @@ class TagBody:
                 self.nested -= 1
             elif tag in self.ends:
                 b.write(text[pos : m.start()])
-                self._close_item()  # an item left open is ended by the block's end (lenient)
+                self.b.close_item()  # an item left open is ended by the block's end (lenient)
                 b.end(m.group())
                 return i
         b.write(text[pos:i])

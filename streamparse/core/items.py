@@ -35,7 +35,7 @@ class ItemCalls(Output):
 
     def _drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""
-        runs: list[int] = getattr(b.scanner, "item_runs", [])  # where each item stands among the runs outside items
+        runs = b.item_runs  # where each item stands among the runs outside items
         total = len(b.outside)  # runs released as text during this drain leave b.outside from its front
         for k, item in enumerate(b.items):
             at = runs[k] if k < len(runs) else total
