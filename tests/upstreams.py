@@ -4,6 +4,7 @@ and a faulty one (error statuses, broken streams, invalid JSON, slow and endless
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from typing import Any, AsyncIterator, Mapping
@@ -181,3 +182,31 @@ class RecordingModel:
             return StreamingResponse(sse_frames(chunks), media_type="text/event-stream")
 
         return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def raw_get(port: int, path: str) -> tuple[int, bytes]:
+    """A GET with the path exactly as written (clients would normalise it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+async def serve_lifespan(receive: Any, send: Any) -> None:
+    """A bare ASGI app's side of the lifespan protocol: start-up and shut-down acknowledged."""
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
+
+
+async def read_body(receive: Any) -> bytes:
+    """A bare ASGI app reads the whole request body."""
+    pieces = []
+    while True:
+        message = await receive()
+        pieces.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(pieces)

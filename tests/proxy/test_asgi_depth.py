@@ -16,6 +16,7 @@ from helpers import TOOLS
 from streamparse.proxy.middleware import ToolCallMiddleware
 from streamparse.proxy.runner import ServerThread
 from upstreams import _chunk as frame
+from upstreams import read_body, serve_lifespan
 
 DEEP_ANSWER = ('{"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", '
                '"content": "hi", "extra": ' + "[" * 5000 + "]" * 5000 + '}, "finish_reason": "stop"}]}').encode()
@@ -25,17 +26,9 @@ DEEP_EVENT = (b'data: {"choices": [{"index": 0, "delta": {"content": "x", "extra
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+        await serve_lifespan(receive, send)
         return
-    pieces = []
-    while True:
-        message = await receive()
-        pieces.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    body = b"".join(pieces)
+    body = await read_body(receive)
     if b"deep_sse" in body:
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
         await send({"type": "http.response.body", "body": frame("Hello ") + DEEP_EVENT + b"data: [DONE]\n\n"})

@@ -15,7 +15,7 @@ from helpers import TOOLS
 from streamparse.proxy.middleware import ToolCallMiddleware
 from streamparse.proxy.runner import ServerThread
 from streamparse.wire.sse import SSEDecoder
-from upstreams import HERMES
+from upstreams import HERMES, read_body, serve_lifespan
 from upstreams import _chunk as frame  # one SSE chunk frame: (content, finish_reason)
 
 MESSAGES = [{"role": "user", "content": "go"}]
@@ -29,17 +29,9 @@ SSE_HEADERS = [(b"content-type", b"text/event-stream")]
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Answers by the request's ``model``: fixed responses, or a failure at a chosen moment."""
     if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+        await serve_lifespan(receive, send)
         return
-    pieces = []
-    while True:
-        message = await receive()
-        pieces.append(message.get("body", b""))
-        if not message.get("more_body"):
-            break
-    mode = json.loads(b"".join(pieces))["model"]
+    mode = json.loads(await read_body(receive))["model"]
     if mode == "raise_before_start":
         raise RuntimeError("secret internals")
     if mode == "fixed_json":

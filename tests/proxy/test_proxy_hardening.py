@@ -28,7 +28,7 @@ from streamparse.proxy.config import Backend, ConfigError, ProxyConfig
 from streamparse.proxy.runner import ServerThread, free_port
 from streamparse.proxy.app import create_app
 from streamparse.wire.sse import SSEDecoder
-from upstreams import HERMES, FaultLog, faulty_upstream, scripted_upstream, wait_for
+from upstreams import HERMES, FaultLog, faulty_upstream, raw_get, scripted_upstream, wait_for
 
 MESSAGES = [{"role": "user", "content": "go"}]
 KEY = "sk-backend-0123456789"
@@ -80,17 +80,6 @@ class Recorder:
             return JSONResponse({"path": request.url.path, "auth": request.headers.get("authorization")})
 
         self.app = Starlette(routes=[Route("/{p:path}", any_path, methods=["GET", "POST"])])
-
-
-def raw_get(port: int, path: str) -> tuple[int, bytes]:
-    """A GET with the path exactly as written (clients would normalise it)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body
 
 
 TRAVERSALS = [

@@ -7,7 +7,6 @@ and talks to them with raw sockets, httpx, and the openai and anthropic clients.
 from __future__ import annotations
 
 import json
-import socket
 from typing import Any
 
 import httpx
@@ -20,7 +19,7 @@ from starlette.routing import Route
 from streamparse.proxy.app import create_app
 from streamparse.proxy.config import Backend, ProxyConfig
 from streamparse.proxy.runner import ServerThread
-from upstreams import RecordingModel
+from upstreams import RecordingModel, raw_get
 
 
 class Recorder:
@@ -34,17 +33,6 @@ class Recorder:
             return JSONResponse({"path": request.url.path})
 
         self.app = Starlette(routes=[Route("/{p:path}", any_path, methods=["GET", "POST"])])
-
-
-def raw_get(port: int, path: str) -> tuple[int, bytes]:
-    """A GET with the path exactly as written (clients would normalise it)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body
 
 
 DOUBLE_ENCODED = [
