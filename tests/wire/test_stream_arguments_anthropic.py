@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import pytest
-from anthropic.lib.streaming._messages import accumulate_event
-from anthropic.types import Message, RawMessageStreamEvent
-from pydantic import TypeAdapter
+from anthropic.types import Message
 
 from helpers import TOOLS
-from anthropic_samples import check_order  # the stream grammar, and each event by the SDK's types
+from anthropic_samples import accumulate, pieces  # accumulate checks the stream grammar, each event by the SDK's types
 from streamparse import StreamParser, ToolCall
 from streamparse.wire import anthropic as spa
 from streamparse.wire import openai as sp_openai
@@ -28,27 +26,12 @@ LONG = ("Some lines of a file that is being written.\n" * 40).strip()
 WRITE_HERMES = render("hermes", "write_file", {"path": "a.txt", "content": LONG})
 WRITE_QWEN3 = render("qwen3_coder", "write_file", {"path": "a.txt", "content": LONG})
 TEXT = "Checking both.\n" + HERMES + "\nand\n" + WRITE_QWEN3 + "\nDone."
-EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
 BASE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "qwen"}
 
 
 def ids() -> Callable[[], str]:
     counter = itertools.count()
     return lambda: f"call_{next(counter)}"
-
-
-def pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def accumulate(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The Message the anthropic SDK builds from the events (its ``input`` parsed from the partial JSON)."""
-    snapshot: Any = None
-    buffers: dict[int, bytes] = {}
-    for event in check_order(list(events)):
-        if event["type"] != "ping":
-            snapshot = accumulate_event(event=EVENT.validate_python(event), current_snapshot=snapshot, json_bufs=buffers)
-    return snapshot.model_dump(mode="json", exclude_none=True)
 
 
 def shape(events: list[dict[str, Any]]) -> list[str]:
