@@ -200,17 +200,18 @@ class ChatPipeline:
                        front: Front) -> Response:
         """A whole answer in the client's shape; sent as a stream when the client asked for one. What the parser
         refused, repaired or coerced goes in a header (or, streamed, in comment lines), masked like the body."""
-        extra = {DIAGNOSTIC_HEADER: plan.unmet} if plan.unmet and not _has_call(completion) else {}
-        notes = completion.diagnostics if isinstance(completion, Completion) else []
-        header = completion.diagnostics_header if isinstance(completion, Completion) else None
+        unmet = plan.unmet if plan.unmet and not _has_call(completion) else None
+        extra = {DIAGNOSTIC_HEADER: unmet} if unmet else {}
         redactor = self.upstream.redactor
+        masked = redactor.text if redactor else str
+        header = completion.diagnostics_header if isinstance(completion, Completion) else None
+        notes: list[dict[str, Any]] = completion.diagnostics if header and isinstance(completion, Completion) else []
         if header:
-            extra[DIAGNOSTICS_HEADER] = redactor.text(header) if redactor else header
+            extra[DIAGNOSTICS_HEADER] = masked(header)
         if stream:
-            outputs: list[Output] = [("comment", redactor.text(comment_text(d)) if redactor else comment_text(d))
-                                     for d in notes]
+            outputs: list[Output] = [("comment", masked(comment_text(d))) for d in notes]
             outputs += [("chunk", c) for c in completion_to_chunks(completion)]
-            outputs += [("comment", plan.unmet)] if plan.unmet and not _has_call(completion) else []
+            outputs += [("comment", unmet)] if unmet else []
             return EventSourceResponse(iter([front.wire().encode(outputs + [("done", None)])]), sep="\n",
                                        headers=extra)
         return front.completion_response(completion, status, extra)
