@@ -55,10 +55,10 @@ class MarkerTable:
     """Every enabled opener and span marker, compiled once per parser configuration."""
 
     def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str],
-                 ungated: bool = False, pinned: bool = False):
+                 pinned: bool = False):
         self.tool_names = tool_names  # lowercase -> as declared
-        self.ungated = ungated  # one dialect pinned, no tools: a gated name may be any name
         self.pinned = pinned  # one dialect pinned: its line-start forms are read mid-line too, as its engine reads them
+        self.ungated = pinned and not tool_names  # pinned, no tools: a gated name may be any name
         self.spans = tuple(spans)
         self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
@@ -192,7 +192,7 @@ def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = 
     ungated = pinned and not tools
     dialects = [DIALECTS[n] for n in names if tools or ungated or not DIALECTS[n].needs_tools]
     spans = [s for s in SPANS if not s.dialect or s.dialect in names]
-    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, ungated, pinned)
+    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, pinned)
 
 
 @dataclass
