@@ -71,11 +71,13 @@ class StreamParser(ItemCalls, SpanReader):
         names = tuple(resolve(dialects))
         self._table = marker_table(names, tuple(self._schemas or ()), dialects is not None and len(names) == 1)
         self._trigger = self._table.trigger.search
+        self._prose_gate = self._table.prose_gate.search
+        self._gate: Callable[[str], object] = type  # feed()'s first test: None means "prose, take it whole"
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
-        self._word_firsts = self._table.word_firsts
+        self._word_start = self._table.word_start
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
@@ -98,20 +100,25 @@ class StreamParser(ItemCalls, SpanReader):
 
     def feed(self, delta: str) -> list[Event]:
         """Consume one text delta; return the events it completes (maybe none)."""
-        # Fast path for prose: nothing held, and no character that could start markup.
-        if self._idle and type(delta) is str and delta and not self._trigger(delta):
-            if self._line_blank:
-                if delta.lstrip(" \t")[:1] in self._word_firsts:
-                    return self._run(delta, final=False)
-                self._track_line(delta)
-            elif "\n" in delta:
-                self._track_line(delta)
-            return [TextDelta(delta)]
+        # Fast path for prose: in prose mid-line with nothing held (else the gate is ``type``, never None),
+        # and no character that could start markup or a new line. One search, no other state read.
+        try:
+            if self._gate(delta) is None and delta:
+                return [TextDelta(delta)]
+        except TypeError:
+            pass  # not a str: said below
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
         if fast is not None and type(delta) is str:
             taken = fast(delta)
             if taken is not None:
                 return taken
+        # Prose with a line break, or at a line start: fast still, unless a letter-initial marker may begin.
+        if self._idle and type(delta) is str and delta and not self._trigger(delta):
+            if self._line_blank and self._word_start(delta):
+                return self._run(delta, final=False)
+            self._track_line(delta)
+            self._gate = type if self._line_blank else self._prose_gate
+            return [TextDelta(delta)]
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -158,6 +165,7 @@ class StreamParser(ItemCalls, SpanReader):
                 break
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not self._held and not final and self._resume == _TEXT
+        self._gate = self._prose_gate if self._idle and not self._line_blank else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
         b = self._block

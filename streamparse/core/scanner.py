@@ -84,12 +84,18 @@ class MarkerTable:
         self.line_prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
-        # First letters of letter-initial markers (functools): those are checked at line starts only.
-        self.word_firsts = frozenset(c for m in self.literals if m[0].isalnum() for c in (m[0], m[0].upper()))
+        # Letter-initial markers (functools, to=functions.) are checked at line starts only.
+        words = sorted(m for m in self.literals if m[0].isalnum())
+        self.word_firsts = frozenset(c for m in words for c in (m[0], m[0].upper()))
         # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
         # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
         named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
-        self.trigger = _trigger([*self.literals, *named], self.word_firsts)
+        self.trigger = _trigger([*self.literals, *named], words)
+        self.prose_gate = _trigger([*self.literals, *named], words, newline=True)  # the trigger, or any line break
+        # At a line start: may a letter-initial marker begin here (after spaces)? One trie, as in the trigger,
+        # so a line that opens with "The" or "For" stays prose while "functo", "to=f" or a cut "fun" do not.
+        self.word_start = re.compile(r"[ \t]*(?:" + _prefix_pattern(words) + ")", ASCII_NOCASE).match if words \
+            else _never
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -170,14 +176,23 @@ def _prefix_pattern(words: list[str]) -> str:
     return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
 
 
-def _trigger(markers: list[str], word_firsts: frozenset[str]) -> re.Pattern[str]:
+def _trigger(markers: list[str], words: list[str], newline: bool = False) -> re.Pattern[str]:
     """Where markup may start: a marker that begins with punctuation, checked for its first characters (a
-    ``<`` that opens ``<div>`` is prose), a backtick (fences), or a newline before a letter-initial marker
-    (``functools``: a line-start form). A character this does not match cannot begin any enabled marker."""
+    ``<`` that opens ``<div>`` is prose), a backtick (fences), or a newline before the first characters of a
+    letter-initial marker (``functools``: a line-start form; a line opening "The" is prose). A character
+    this does not match cannot begin any enabled marker (letter-initial ones: at a line start).
+    ``newline``: any line break matches too (the prose gate: a new line changes what may start)."""
     parts = [_prefix_pattern(sorted({m for m in markers if not m[0].isalnum()})), "`"]
-    if word_firsts:
-        parts.append("\n[ \t]*[" + "".join(re.escape(c) for c in sorted(word_firsts)) + "]")
+    if newline:
+        parts.append("\n")
+    elif words:
+        parts.append("\n[ \t]*(?:" + _prefix_pattern(words) + ")")
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
+
+
+def _never(text: str) -> None:
+    """The line-start check of a table with no letter-initial markers: none may begin anywhere."""
+    return None
 
 
 @functools.lru_cache(maxsize=64)
