@@ -41,6 +41,7 @@ __all__ = ["StreamParser", "ParseResult", "parse"]
 _WS_RUN = re.compile(r"\s*")
 _PUNCTUATION = " \t\r\n,;[]{}"
 SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
+_new = object.__new__  # TextDelta's one field is set by hand on the prose fast path (tests/core/test_fast_paths.py)
 
 
 class StreamParser(ItemCalls, SpanReader):
@@ -79,7 +80,7 @@ class StreamParser(ItemCalls, SpanReader):
                       _BODY: self._scan_body, _AFTER: self._scan_after}
         self._word_start = self._table.word_start
         self._mode = _SPAN if start_in_reasoning else _TEXT
-        self._idle = not start_in_reasoning  # in prose with nothing held: feed() may take its fast path
+        self._idle = not start_in_reasoning  # in prose (not in reasoning, stream open): feed() may take a fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
         enabled = self._table.spans
         # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
@@ -104,7 +105,9 @@ class StreamParser(ItemCalls, SpanReader):
         # and no character that could start markup or a new line. One search, no other state read.
         try:
             if self._gate(delta) is None and delta:
-                return [TextDelta(delta)]
+                event = _new(TextDelta)  # TextDelta(delta) without its __init__ call: a third of this path's cost
+                event.text = delta
+                return [event]
         except TypeError:
             pass  # not a str: said below
         fast = self._body_fast  # inside a long argument: no character that could end the string or the item
@@ -112,13 +115,15 @@ class StreamParser(ItemCalls, SpanReader):
             taken = fast(delta)
             if taken is not None:
                 return taken
-        # Prose with a line break, or at a line start: fast still, unless a letter-initial marker may begin.
-        if self._idle and type(delta) is str and delta and not self._trigger(delta):
-            if self._line_blank and self._word_start(delta):
-                return self._run(delta, final=False)
-            self._track_line(delta)
-            self._gate = type if self._line_blank else self._prose_gate
-            return [TextDelta(delta)]
+        # In prose, with a line break, at a line start or after a held possible marker (a "<" that ended the
+        # last delta): fast still when the held text and the delta hold no marker (or line-start marker) start.
+        if self._idle and type(delta) is str:
+            text = self._held + delta
+            if text and not self._trigger(text) and not (self._line_blank and self._word_start(text)):
+                self._held = ""
+                self._track_line(text)
+                self._gate = type if self._line_blank else self._prose_gate
+                return [TextDelta(text)]
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -164,8 +169,8 @@ class StreamParser(ItemCalls, SpanReader):
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        self._idle = self._mode == _TEXT and not self._held and not final and self._resume == _TEXT
-        self._gate = self._prose_gate if self._idle and not self._line_blank else type
+        self._idle = self._mode == _TEXT and not final and self._resume == _TEXT
+        self._gate = self._prose_gate if self._idle and not self._held and not self._line_blank else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
         b = self._block

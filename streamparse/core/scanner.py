@@ -84,17 +84,22 @@ class MarkerTable:
         self.line_prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         longest_tool = max((len(n) for n in tool_names), default=0)
         self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
-        # Letter-initial markers (functools, to=functions.) are checked at line starts only.
-        words = sorted(m for m in self.literals if m[0].isalnum())
-        self.word_firsts = frozenset(c for m in words for c in (m[0], m[0].upper()))
+        # Markers looked for at line starts only: letter-initial ones (functools, to=functions.) and those
+        # whose every opener is line_start (a bare "{" or "["); a pinned dialect's are read anywhere.
+        def line_only(m: str) -> bool:
+            return m[0].isalnum() or all(c.opener is not None and c.opener.line_start for c in self.literals[m])
+
+        starts = sorted(m for m in self.literals if not pinned and line_only(m))
+        self.word_firsts = frozenset(c for m in starts for c in (m[0], m[0].upper()))
         # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
         # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
         named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
-        self.trigger = _trigger([*self.literals, *named], words)
-        self.prose_gate = _trigger([*self.literals, *named], words, newline=True)  # the trigger, or any line break
-        # At a line start: may a letter-initial marker begin here (after spaces)? One trie, as in the trigger,
-        # so a line that opens with "The" or "For" stays prose while "functo", "to=f" or a cut "fun" do not.
-        self.word_start = re.compile(r"[ \t]*(?:" + _prefix_pattern(words) + ")", ASCII_NOCASE).match if words \
+        anywhere = [m for m in self.literals if pinned or not line_only(m)] + named
+        self.trigger = _trigger(anywhere, starts)
+        self.prose_gate = _trigger(anywhere, starts, newline=True)  # the trigger, or any line break
+        # At a line start: may a line-start marker begin here (after spaces)? One trie, as in the trigger, so
+        # a line that opens with "The" or "For" stays prose while "functo", "to=f", "{" or a cut "fun" do not.
+        self.word_start = re.compile(r"[ \t]*(?:" + _prefix_pattern(starts) + ")", ASCII_NOCASE).match if starts \
             else _never
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
@@ -176,17 +181,18 @@ def _prefix_pattern(words: list[str]) -> str:
     return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
 
 
-def _trigger(markers: list[str], words: list[str], newline: bool = False) -> re.Pattern[str]:
-    """Where markup may start: a marker that begins with punctuation, checked for its first characters (a
-    ``<`` that opens ``<div>`` is prose), a backtick (fences), or a newline before the first characters of a
-    letter-initial marker (``functools``: a line-start form; a line opening "The" is prose). A character
-    this does not match cannot begin any enabled marker (letter-initial ones: at a line start).
-    ``newline``: any line break matches too (the prose gate: a new line changes what may start)."""
-    parts = [_prefix_pattern(sorted({m for m in markers if not m[0].isalnum()})), "`"]
+def _trigger(anywhere: list[str], starts: list[str], newline: bool = False) -> re.Pattern[str]:
+    """Where markup may start: a marker read anywhere, checked for its first characters (a ``<`` that opens
+    ``<div>`` is prose), a backtick (fences), or a newline before the first characters of a line-start
+    marker (``functools``, a bare ``{``; a line opening "The" is prose). A character this does not match
+    cannot begin any enabled marker (line-start ones: after a newline; the parser checks a delta that
+    opens a line itself). ``newline``: any line break matches too (the prose gate: a new line changes
+    what may start)."""
+    parts = [_prefix_pattern(sorted(set(anywhere))), "`"]
     if newline:
         parts.append("\n")
-    elif words:
-        parts.append("\n[ \t]*(?:" + _prefix_pattern(words) + ")")
+    elif starts:
+        parts.append("\n[ \t]*(?:" + _prefix_pattern(starts) + ")")
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
 
 

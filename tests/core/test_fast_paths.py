@@ -1,0 +1,127 @@
+"""The fast paths of ``StreamParser.feed``: prose, line starts and held marker prefixes leave without the
+state machine when nothing in them can start markup, and the result is exactly what the state machine
+would have given (same events, same text, any chunking)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import TOOLS, feed_chunks, summary
+from streamparse import StreamParser, TextDelta
+
+WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+
+
+class Spy:
+    """Counts the feeds that reach the state machine (``_run``)."""
+
+    def __init__(self, parser: StreamParser) -> None:
+        self.runs: list[str] = []
+        run = parser._run
+
+        def spy(text: str, final: bool) -> Any:
+            self.runs.append(text)
+            return run(text, final)
+
+        parser._run = spy  # type: ignore[method-assign]
+
+
+def test_the_prose_fast_path_returns_an_ordinary_text_delta() -> None:
+    # The fast path fills TextDelta's one field by hand: that must stay its only field.
+    assert [f.name for f in dataclasses.fields(TextDelta)] == ["text"]
+    parser = StreamParser(TOOLS)
+    parser.feed("Hello")
+    events = parser.feed(" world")
+    assert events == [TextDelta(" world")]
+    assert type(events[0]) is TextDelta and events[0].type == "text"
+    assert repr(events[0]) == "TextDelta(text=' world')"
+
+
+@pytest.mark.parametrize("lines", [
+    ["Sure.\n", "The ", "answer", " is\n", "For ", "now.\n", "  Then", " more\n"],
+    ["A <div>", "<b>bold</b>", " and ", "<span class='x'>", "</span>\n"],
+    ["Use a {", "dict} and", " a [list]", " mid-line.\n"],
+    ["x = a < b\n", "if (a <= b) ", "return <T,>(v: T) => v;\n"],
+])
+def test_prose_and_markup_that_cannot_be_a_marker_never_reach_the_state_machine(lines: list[str]) -> None:
+    parser = StreamParser(TOOLS)
+    spy = Spy(parser)
+    out = [parser.feed(delta) for delta in lines]
+    assert spy.runs == []
+    assert out == [[TextDelta(delta)] for delta in lines]  # each delta leaves whole, at once
+
+
+def test_a_held_marker_prefix_that_turns_out_prose_leaves_without_a_scan() -> None:
+    parser = StreamParser(TOOLS)
+    spy = Spy(parser)
+    assert parser.feed("a <") == [TextDelta("a ")]  # "<" may open <tool_call>: held
+    assert parser.held_text == "<"
+    assert parser.feed("div> b") == [TextDelta("<div> b")]
+    assert parser.held_text == ""
+    assert len(spy.runs) == 1  # only the delta that ended in "<"
+
+
+def test_a_line_that_may_open_a_line_start_marker_is_held_until_it_cannot() -> None:
+    parser = StreamParser(TOOLS)
+    assert parser.feed("Ok.\nT") == [TextDelta("Ok.\n")]  # "T" may begin "to=functions."
+    assert parser.feed("o") == []
+    assert parser.feed("day") == [TextDelta("Today")]
+    assert parser.feed("\nfunc") == [TextDelta("\n")]  # may begin "functools"
+    assert parser.feed("ky") == [TextDelta("funcky")]
+
+
+def test_a_brace_mid_line_is_prose_but_at_a_line_start_may_be_a_call() -> None:
+    parser = StreamParser(TOOLS)
+    spy = Spy(parser)
+    assert parser.feed("Here is " + WEATHER + " as text.\n") == [TextDelta("Here is " + WEATHER + " as text.\n")]
+    assert spy.runs == []
+    text, found = summary(parser.feed(WEATHER + "\n") + parser.close())
+    assert found == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_pinned_dialect_reads_its_letter_initial_form_mid_line() -> None:
+    text = "Sure. functools[" + WEATHER + "] done"
+    pinned = summary(feed_chunks(text, 3, dialects=["phi4_mini"]))
+    assert pinned == ("Sure.  done", [("get_weather", {"city": "Paris"})])
+    assert summary(feed_chunks(text, len(text))) == (text, [])  # auto mode: line starts only
+
+
+# Pieces chosen around the gates: marker prefixes cut anywhere, line starts, look-alikes and real calls.
+PIECES = st.sampled_from([
+    "<", "<t", "<to", "<tool_call>", "</tool_call>", "<div>", "<T>", "<{", "<|", "<|python_tag|>", "`", "```", "```json\n",
+    "\n", "  ", "\t", "The ", "To ", "to=", "to=functions.get_weather ", "fun", "functools", "functools[", "]",
+    "{", "}", "[", "[TOOL_CALLS]", WEATHER, "[" + WEATHER + "]", "<think>", "</think>", "a < b", "prose ", "é ",
+])
+
+
+@pytest.mark.parametrize("dialects", [None, ["phi4_mini"], ["llama3_json"], ["hermes"], ["openai"]])
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(PIECES, max_size=30), data=st.data())
+def test_any_chunking_of_gate_edge_text_gives_the_whole_text_result(dialects: list[str] | None, pieces: list[str],
+                                                                     data: st.DataObject) -> None:
+    text = "".join(pieces)
+    whole = summary(feed_chunks(text, max(len(text), 1), dialects=dialects))
+    cuts = data.draw(st.lists(st.integers(min_value=1, max_value=max(len(text) - 1, 1)), max_size=20))
+    assert summary(feed_chunks(text, cuts, dialects=dialects)) == whole
+    assert summary(feed_chunks(text, 1, dialects=dialects)) == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(pieces=st.lists(PIECES.filter(lambda p: "think" not in p), max_size=30), data=st.data())
+def test_text_that_holds_no_call_comes_back_verbatim(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(p for p in pieces if WEATHER not in p)
+    cuts = data.draw(st.lists(st.integers(min_value=1, max_value=max(len(text) - 1, 1)), max_size=20))
+    content, found = summary(feed_chunks(text, cuts))
+    if not found:
+        assert content == text
+
+
+def test_arguments_are_parsed_once_into_json() -> None:
+    found = summary(feed_chunks("ok\n" + WEATHER, 4))[1]
+    assert found == [("get_weather", json.loads(WEATHER)["arguments"])]
