@@ -8,8 +8,10 @@ machine, so ratios mean something:
 - ``naive``: re-parses the whole buffer on every delta, the way the seed converters do
   (regex over everything received, ``json.loads`` per block) - quadratic, so it runs only on
   workloads up to ``NAIVE_MAX_CHARS`` (decided by size, up front) and says so;
-- the serving engines' streaming tool parsers (``streamparse.harness.engines``: vLLM, SGLang) on every
-  workload written in a dialect they parse (hermes, qwen3_coder), when installed;
+- the serving engines' streaming tool parsers (``streamparse.harness.engines``: vLLM, SGLang), when
+  installed, on the ``mixed:``, ``args:`` and ``agent:`` workloads of every format they parse (the
+  ``engines`` group: one mixed stream per format, cut in 4-character deltas that keep the model's
+  special tokens whole, see ``workloads.split_keeping``);
 - any ``--compare module:callable`` (a function ``deltas -> (text, calls)``).
 
 Every parser's output is checked against streamparse's parse of the whole text at once:
@@ -42,14 +44,16 @@ from typing import Any, Callable, Iterable, Sequence
 from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
 from ..dialects.render import RENDERERS
 from .check import Expected, check, reference
-from .report import format_table, ratios
+from .engines import engine_dialects, whole_tokens
+from .report import format_engines, format_table, ratios
 from .results import Result
-from .workloads import ENGINE_DIALECTS, KB, SCALING_KB, Workload, build_workload, split, workload_dialect
+from .workloads import (KB, SCALING_DIALECTS, SCALING_KB, Workload, build_workload, split, split_keeping,
+                        workload_dialect)
 
 __all__ = [
-    "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "ENGINE_DIALECTS", "NAIVE_MAX_CHARS",
-    "build_workload", "split", "measure", "run_suite", "format_table", "ratios", "load_compare", "skip_reason",
-    "timed_run", "Result",
+    "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "SCALING_DIALECTS", "NAIVE_MAX_CHARS",
+    "build_workload", "split", "measure", "run_suite", "format_table", "format_engines", "ratios", "load_compare",
+    "skip_reason", "timed_run", "Result", "deltas_for",
 ]
 
 
@@ -228,9 +232,10 @@ SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "prose": lambda: ["prose"],
     "tool_heavy": lambda: ["tool_heavy"],
     "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
-    "scaling": lambda: [f"args:{d}:{kb}" for d in ENGINE_DIALECTS for kb in SCALING_KB],
-    "engines": lambda: [f"agent:{d}" for d in ENGINE_DIALECTS],
+    "scaling": lambda: [f"args:{d}:{kb}" for d in SCALING_DIALECTS for kb in SCALING_KB],
+    "engines": lambda: [f"mixed:{d}" for d in engine_dialects()],
 }
+ENGINE_KINDS = ("mixed", "args", "agent")  # the workloads the engines' parsers run on (not dialect:*, prose, ...)
 NAIVE_MAX_CHARS = 20 * KB  # the quadratic baseline runs up to this size (~0.5 s a run); 64 KB would take ~10 s
 SLOW_RUN_SECONDS = 3.0  # in a series (args:DIALECT:*), a comparator whose next run would take longer is skipped
 _NEVER_SKIPPED = ("streamparse", "identity", "floor")
@@ -276,7 +281,7 @@ def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -
 
     found: dict[str, dict[str, SessionFactory]] = {}
     notes: list[str] = []
-    for dialect in dict.fromkeys(d for d in dialects if d in ENGINE_DIALECTS):
+    for dialect in dict.fromkeys(d for d in dialects if d in engines.COMPARATORS):
         sessions, lines = engines.engine_comparators(dialect)
         found[dialect] = dict(sessions)
         notes += [line for line in lines if line not in notes]
@@ -297,16 +302,17 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
     parsers = dict(parsers or PARSERS)
     names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
              if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
-    by_dialect = engine_parsers(map(workload_dialect, names), log) if engines else {}
+    by_dialect = engine_parsers([workload_dialect(n) for n in names if n.split(":")[0] in ENGINE_KINDS],
+                                log) if engines else {}
     grown: dict[tuple[str, str], list[tuple[int, float, str]]] = {}  # (args:DIALECT, parser) -> (chars, s, KB)
     results: list[Result] = []
     for name in names:
         workload = build_workload(name, size_kb=4 if quick else 64, calls=20 if quick else 200)
-        deltas = split(workload.text, chunk)
+        deltas = deltas_for(workload, chunk)
         expected = reference(workload)
         overhead = functools.cache(lambda w=workload, d=deltas: instrumentation_cost(w.tools, d))
         table: list[Result] = []
-        engine_here = by_dialect.get(workload_dialect(name) or "", {})
+        engine_here = by_dialect.get(workload_dialect(name) or "", {}) if name.split(":")[0] in ENGINE_KINDS else {}
         for pname, factory in {**parsers, **engine_here}.items():
             why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
             if why is None:
@@ -331,7 +337,18 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         results += table
         log(format_table(table))
+    summary = format_engines(results)
+    if summary:
+        log(summary)
     return results
+
+
+def deltas_for(workload: Workload, chunk: int | str = 4) -> list[str]:
+    """The deltas every parser gets: ``chunk`` characters each; a ``mixed:`` stream keeps its model's
+    special tokens whole (``engines.whole_tokens``), as a detokenizer does."""
+    if workload.name.startswith("mixed:"):
+        return split_keeping(workload.text, whole_tokens(workload_dialect(workload.name) or ""), chunk)
+    return split(workload.text, chunk)
 
 
 # ----------------------------------------------------------------------------- reporting (benchreport, benchplot)

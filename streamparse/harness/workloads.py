@@ -1,5 +1,5 @@
 """Benchmark workloads: deterministic model outputs (prose, calls of every dialect, long arguments, an
-agent's mix of both) and their cut into token-sized deltas. Each workload knows where each call
+agent's mix of both, a short mixed stream per format for the engines) and their cut into token-sized deltas. Each workload knows where each call
 completes, to measure latency, and the size of each call's arguments.
 
 Invariant: a workload is a pure function of its name and seed: the same name gives the same
@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .examples import EXAMPLE_TOOLS
 from ..dialects.render import RENDERERS
 
-__all__ = ["Workload", "build_workload", "split", "workload_dialect", "KB", "SCALING_KB", "ENGINE_DIALECTS",
-           "AGENT_TOOLS", "AGENT_CALLS"]
+__all__ = ["Workload", "build_workload", "split", "split_keeping", "workload_dialect", "KB", "SCALING_KB",
+           "SCALING_DIALECTS", "AGENT_TOOLS", "AGENT_CALLS", "MIXED_LARGE"]
 
 KB = 1024
 SCALING_KB = (1, 4, 16, 64, 256)
-ENGINE_DIALECTS = ("hermes", "qwen3_coder")  # the dialects streamparse.engines has comparators for
+SCALING_DIALECTS = ("hermes", "qwen3_coder")  # the scaling group (args:*) and its plot panels
+MIXED_LARGE = 2 * KB  # mixed:*: the written content of its large call
 
 
 _WORDS = ("the model writes prose between its calls and explains what it is doing next while a user "
@@ -56,9 +58,10 @@ class Workload:
 
 
 def workload_dialect(scenario: str) -> str | None:
-    """The one dialect a workload's calls are written in (``dialect:``, ``args:``, ``agent:``); None for mixes."""
+    """The one dialect a workload's calls are written in (``dialect:``, ``args:``, ``agent:``, ``mixed:``);
+    None for the others."""
     kind, _, rest = scenario.partition(":")
-    return rest.split(":", 1)[0] if kind in ("dialect", "args", "agent") and rest else None
+    return rest.split(":", 1)[0] if kind in ("dialect", "args", "agent", "mixed") and rest else None
 
 
 def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: int = 200) -> Workload:
@@ -67,7 +70,8 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
     ``prose``: plain text only. ``tool_heavy``: prose and ``calls`` calls of every dialect,
     in turn. ``dialect:NAME``: prose and calls of one dialect. ``args:NAME:KB``: one
     ``write_file`` call of one dialect whose content is KB kilobytes of code. ``agent:NAME``: a
-    coding agent's turn in one dialect (see ``_agent``).
+    coding agent's turn in one dialect (see ``_agent``). ``mixed:NAME``: prose, a call, several calls
+    at once, a call with large arguments, in one dialect (see ``_mixed``).
     """
     rng = random.Random(seed)
     if scenario == "prose":
@@ -100,6 +104,8 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
         return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends)
     if scenario.startswith("agent:"):
         return _agent(scenario, rng, calls=min(calls, AGENT_CALLS))
+    if scenario.startswith("mixed:"):
+        return _mixed(scenario, rng)
     raise ValueError(f"unknown scenario {scenario!r}; see streamparse.benchmark.SCENARIOS")
 
 
@@ -194,3 +200,133 @@ def split(text: str, chunk: int | str = 4, seed: int = 0) -> list[str]:
         return out
     n = int(chunk)
     return [text[i : i + n] for i in range(0, len(text), n)]
+
+
+# ----------------------------------------------------------------------------- a mixed stream per format
+
+_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>")
+
+
+def _js(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _minimax_invoke(name: str, args: dict[str, Any]) -> str:
+    params = "".join(f'<parameter name="{k}">{v if isinstance(v, str) else _js(v)}</parameter>\n' for k, v in args.items())
+    return f'<invoke name="{name}">\n{params}</invoke>\n'
+
+
+def _pythonic_item(i: int, n: str, a: dict[str, Any]) -> str:
+    return RENDERERS["pythonic"](n, a)[0][1:-1]
+
+
+def _json_item(name_key: str, args_key: str) -> Any:
+    return lambda i, n, a: _js({name_key: n, args_key: a})
+
+
+# Formats whose model writes several calls in one block: (opening, separator, closing, one call). A call is
+# complete at the end of its own piece. Every other format writes one block per call, one after the other.
+_SEVERAL: dict[str, tuple[str, str, str, Any]] = {
+    "mistral": ("[TOOL_CALLS] [", ", ", "]", _json_item("name", "arguments")),  # the space: as Mistral's models decode
+    "llama3_json": ("<|python_tag|>", "; ", "", _json_item("name", "parameters")),
+    "pythonic": ("[", ", ", "]", _pythonic_item),
+    "xlam": ("[", ", ", "]", _json_item("name", "arguments")),
+    "phi4_mini": ("functools[", ", ", "]", _json_item("name", "arguments")),
+    "granite": ("<|tool_call|>[", ", ", "]", _json_item("name", "arguments")),
+    "hunyuan": ("<tool_calls>[", ", ", "]</tool_calls>", _json_item("name", "arguments")),
+    "apertus": ("<|tools_prefix|>[", ", ", "]<|tools_suffix|>", lambda i, n, a: _js({n: a})),
+    "lfm2": ("<|tool_call_start|>[", ", ", "]<|tool_call_end|>", _pythonic_item),
+    "cohere": ("<|START_ACTION|>[", ", ", "]<|END_ACTION|>",
+               lambda i, n, a: _js({"tool_call_id": str(i), "tool_name": n, "parameters": a})),
+    "olmo3": ("<function_calls>\n", "\n", "\n</function_calls>", _pythonic_item),
+    "deepseek_v3": (_DS[0], "", _DS[4], lambda i, n, a: f"{_DS[1]}function{_DS[2]}{n}\n```json\n{_js(a)}\n```{_DS[3]}"),
+    "deepseek_v31": (_DS[0], "", _DS[4], lambda i, n, a: f"{_DS[1]}{n}{_DS[2]}{_js(a)}{_DS[3]}"),
+    "kimi_k2": ("<|tool_calls_section_begin|>", "", "<|tool_calls_section_end|>",
+                lambda i, n, a: f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_js(a)}<|tool_call_end|>"),
+    "minimax_m2": ("<minimax:tool_call>\n", "", "</minimax:tool_call>", lambda i, n, a: _minimax_invoke(n, a)),
+}
+_NEXT_MESSAGE = {"openai": "<|start|>assistant"}  # harmony: each call is its own message
+# harmony: prose is a message too (a preamble on the commentary channel); every message after the first opens
+# with _NEXT_MESSAGE, and nothing stands between messages
+_PROSE_MESSAGE = {"openai": ("<|channel|>commentary<|message|>", "<|end|>")}
+# Where a format's model writes its calls: between prose (the default), once after its prose ("end"), or as the
+# whole message ("only"), as the engines' parsers expect (vLLM's llama3_json and pythonic read a message that
+# starts with the call; Mistral's models write one [TOOL_CALLS] block, last).
+LAYOUT: dict[str, str] = {"llama3_json": "only", "pythonic": "only", "xlam": "only", "phi4_mini": "only",
+                          "mistral": "end", "granite": "end", "hunyuan": "end", "apertus": "end", "lfm2": "end",
+                          "cohere": "end", "olmo3": "end"}
+
+
+def several(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[int]]:
+    """Several calls written at once, as the format's model writes them, and where each completes."""
+    form = _SEVERAL.get(dialect)
+    ends: list[int] = []
+    if form is None:
+        text = ""
+        for i, (name, args) in enumerate(calls):
+            block, end = RENDERERS[dialect](name, args)
+            head = (_NEXT_MESSAGE.get(dialect, "\n") if i else "")
+            ends.append(len(text) + len(head) + end)
+            text += head + block
+        return text, ends
+    opening, separator, closing, one = form
+    text = opening
+    for i, (name, args) in enumerate(calls):
+        text += (separator if i else "") + one(i, name, args)
+        ends.append(len(text))
+    return text + closing, ends
+
+
+def _mixed(scenario: str, rng: random.Random) -> Workload:
+    """What a turn of one format's model looks like: prose, one call, prose, three calls at once (see
+    ``several``), prose, one ``write_file`` call with MIXED_LARGE characters of code, prose; or, for a
+    format whose model writes its calls in one block (``LAYOUT``), prose and then the five calls in one block,
+    or the block alone."""
+    dialect = scenario.split(":", 1)[1]
+    if dialect not in RENDERERS:
+        raise ValueError(f"unknown dialect in {scenario!r}")
+    made: list[tuple[str, dict[str, Any]]] = [("get_weather", {"city": "São Paulo", "days": 3})]
+    made += [("search_recipes", {"query": f"recipe with \"{rng.choice(_WORDS)}\" ✓"}),
+             ("get_weather", {"city": "Paris", "days": 2}),
+             ("search_recipes", {"query": "<b>bold</b> & {braces} [brackets]"})]
+    made.append(("write_file", {"path": "src/generated.py", "content": _code(rng, MIXED_LARGE).strip()}))
+    layout = LAYOUT.get(dialect, "between")
+    groups = [made[:1], made[1:4], made[4:]] if layout == "between" else [made]
+    pieces: list[str] = []
+    ends: list[int] = []
+    offset = 0
+    for group in groups:
+        prose = "" if layout == "only" else _message(dialect, _prose(rng, rng.randint(20, 40)), first=not pieces)
+        block, at = several(dialect, group)
+        if dialect in _PROSE_MESSAGE:
+            block, at = _NEXT_MESSAGE[dialect] + block, [end + len(_NEXT_MESSAGE[dialect]) for end in at]
+        gap = "" if layout == "only" or dialect in _PROSE_MESSAGE else "\n"
+        pieces += [prose, block, gap]
+        ends += [offset + len(prose) + end for end in at]
+        offset += len(prose) + len(block) + len(gap)
+    if layout == "between":
+        pieces.append(_message(dialect, _prose(rng, 30), first=False))
+    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends, arg_sizes=[_args_bytes(a) for _, a in made],
+                    calls=made)
+
+
+def _message(dialect: str, prose: str, *, first: bool) -> str:
+    """Prose as the format writes it between calls: as it is, or as a message of its own (``_PROSE_MESSAGE``)."""
+    if dialect not in _PROSE_MESSAGE:
+        return prose
+    opening, closing = _PROSE_MESSAGE[dialect]
+    return ("" if first else _NEXT_MESSAGE[dialect]) + opening + prose + closing
+
+
+def split_keeping(text: str, whole: tuple[str, ...], chunk: int | str = 4, seed: int = 0) -> list[str]:
+    """``split``, except that each of ``whole`` (a model's special tokens) is one delta of its own, as a
+    detokenizer hands it over: cut between deltas of ``chunk`` characters where the text holds one."""
+    if not whole:
+        return split(text, chunk, seed)
+    out: list[str] = []
+    for piece in re.split("(" + "|".join(map(re.escape, sorted(whole, key=len, reverse=True))) + ")", text):
+        if piece in whole:
+            out.append(piece)
+        elif piece:
+            out += split(piece, chunk, seed)
+    return out
