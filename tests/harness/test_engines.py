@@ -2,7 +2,8 @@
 
 The engine tests skip (one line each) where vllm / sglang are not installed, as in CI; what the
 adapters add on their own (call bookkeeping, the tokenizer stand-in, notes for a missing package,
-no engine import at module import) is tested everywhere.
+no engine import at module import) is tested everywhere. Every format's comparators on its mixed
+stream: test_engines_formats.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 import pytest
 
 from streamparse.harness import engines
-from streamparse.harness.workloads import split
+from streamparse.harness.engines_sessions import VllmSession
+from streamparse.harness.workloads import split, split_keeping
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city", "parameters": {
@@ -99,17 +101,20 @@ def test_vllm_qwen3_coder_with_token_ids_wants_special_tokens_whole() -> None:
     """With token ids, vLLM's parser engine takes <tool_call> only from its id: right for deltas cut at
     token boundaries (here: the special tokens whole, the rest in 4 characters)."""
     _factory("vllm:qwen3_coder")
-    deltas = [d for piece in re.split(r"(</?tool_call>)", QWEN3_CODER)
-              for d in ([piece] if piece in ("<tool_call>", "</tool_call>") else split(piece, 4))]
-    session = engines._VllmSession(engines._loaded["vllm"], "qwen3_coder", TOOLS, token_ids=True)
+    deltas = split_keeping(QWEN3_CODER, ("<tool_call>", "</tool_call>"))
+    assert deltas == [d for piece in re.split(r"(</?tool_call>)", QWEN3_CODER)
+                      for d in ([piece] if piece in ("<tool_call>", "</tool_call>") else split(piece, 4))]
+    vllm = engines._loaded["vllm"]
+    session = VllmSession(vllm.parser("qwen3_coder"), vllm.request, engines.StandInTokenizer("qwen3_coder"), TOOLS,
+                          token_ids=True)
     text, calls, before_close = _stream(session, deltas)
     assert calls == CALLS and before_close == 2
     assert text.strip() == "Let me check that."
 
 
-def test_other_dialects_have_no_comparators() -> None:
-    assert engines.engine_comparators("pythonic") == ({}, [])
-    assert engines.engine_comparators("mistral") == ({}, [])
+def test_formats_no_engine_parses_have_no_comparators() -> None:
+    assert engines.engine_comparators("tools_array") == ({}, [])
+    assert engines.engine_comparators("name_tag") == ({}, [])
 
 
 def test_missing_packages_give_one_note_each_and_no_exception(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,7 +148,7 @@ def test_importing_engines_imports_no_engine() -> None:
 
 
 def test_calls_leave_when_complete_when_the_next_starts_or_at_close() -> None:
-    calls = engines._Calls()
+    calls = engines.Calls()
     assert calls.add(0, "f", '{"a": ') == []
     assert calls.add(0, None, '{"b": "}"}') == []  # ends with } but is not a whole object yet
     assert calls.add(0, None, "}") == [("f", '{"a": {"b": "}"}}')]
