@@ -22,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
+from .coalesce import coalesce
 from .config import Backend
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .metrics import Metrics, StreamMeter
@@ -120,6 +121,7 @@ class Upstream:
         except BaseException:
             slot.release()
             raise
+        coalesce(resp)  # events that arrived together are read (and sent on) together
         return resp, slot, clock
 
     async def exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,

@@ -1,0 +1,153 @@
+"""The upstream body read as it arrives (``proxy.coalesce``): what arrived together comes out as one piece,
+nothing waits for bytes still on their way, and the bytes and errors are those httpx gives without it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable
+
+import anyio
+import httpx
+import pytest
+
+from streamparse.proxy.coalesce import MAX_PIECE, coalesce
+
+Writer = Callable[[asyncio.StreamWriter, "Server"], Awaitable[None]]
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n" % len(data) + data + b"\r\n"
+
+
+def event(n: int) -> bytes:
+    return b'data: {"n": %d}\n\n' % n
+
+
+class Server:
+    """A raw HTTP/1.1 server on loopback: each request is answered by ``writer``; counts connections."""
+
+    def __init__(self, writer: Writer):
+        self.writer = writer
+        self.connections = 0
+        self.handlers: list[asyncio.Task[Any]] = []
+        self.go_on = asyncio.Event()  # set by the client when the server may send its next batch
+
+    async def handle(self, reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.handlers.append(asyncio.current_task())  # type: ignore[arg-type]
+        try:
+            while (await reader.readuntil(b"\r\n\r\n")):
+                await self.writer(out, self)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            out.close()
+
+
+async def read(writer: Writer, *, coalesced: bool = True, requests: int = 1,
+               on_piece: Callable[[Server, list[bytes]], None] | None = None) -> tuple[list[list[bytes]], Any, Server]:
+    """Each request's pieces (as the proxy reads them: ``aiter_bytes``), the exception that ended the last one
+    (or None), and the server."""
+    server = Server(writer)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    results: list[list[bytes]] = []
+    error: Any = None
+    try:
+        async with httpx.AsyncClient() as client:
+            for _ in range(requests):
+                pieces: list[bytes] = []
+                results.append(pieces)
+                with anyio.fail_after(10):  # a reader that waited for more than had arrived would hang here
+                    async with client.stream("GET", f"http://127.0.0.1:{port}/") as resp:
+                        if coalesced:
+                            assert coalesce(resp)
+                        try:
+                            async for piece in resp.aiter_bytes():
+                                pieces.append(piece)
+                                if on_piece:
+                                    on_piece(server, pieces)
+                        except httpx.HTTPError as exc:
+                            error = exc
+        with anyio.fail_after(10):  # the client closed its connections: each handler sees the end and returns
+            await asyncio.gather(*server.handlers)
+    finally:
+        listener.close()
+    return results, error, server
+
+
+async def together(out: asyncio.StreamWriter, server: Server) -> None:
+    out.write(HEAD + b"".join(chunk(event(n)) for n in range(50)) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+    await out.drain()
+
+
+def test_events_that_arrive_together_come_out_as_one_piece_and_the_connection_is_kept() -> None:
+    (first, second), error, server = anyio.run(lambda: read(together, requests=2))
+    body = b"".join(event(n) for n in range(50)) + b"data: [DONE]\n\n"
+    assert error is None
+    assert b"".join(first) == b"".join(second) == body
+    assert len(first) < 5  # one socket read, maybe split by the kernel; never fifty-one
+    assert server.connections == 1  # the body was read to its end: the connection went back to the pool
+
+
+def test_without_coalescing_httpx_gives_one_piece_per_transfer_chunk() -> None:
+    async def plain() -> tuple[list[list[bytes]], Any, Server]:
+        return await read(together, coalesced=False)
+
+    (pieces,), _, _ = anyio.run(plain)
+    assert len(pieces) == 51  # what the proxy used to rewrite, and write, one by one
+
+
+async def in_two_batches(out: asyncio.StreamWriter, server: Server) -> None:
+    out.write(HEAD + chunk(event(1)) + chunk(event(2)))
+    await out.drain()
+    await server.go_on.wait()  # only once the client holds the first batch
+    out.write(chunk(event(3)) + b"0\r\n\r\n")
+    await out.drain()
+
+
+def test_a_piece_never_waits_for_bytes_still_on_their_way() -> None:
+    def release(server: Server, pieces: list[bytes]) -> None:
+        server.go_on.set()
+
+    (pieces,), error, _ = anyio.run(lambda: read(in_two_batches, on_piece=release))
+    assert error is None
+    assert pieces[0] == event(1) + event(2)  # handed over before the third event was even sent
+    assert b"".join(pieces) == event(1) + event(2) + event(3)
+
+
+def test_a_large_arrival_is_handed_over_in_bounded_pieces_with_every_byte_in_order() -> None:
+    big = [b"data: " + bytes([65 + n % 26]) * 4000 + b"\n\n" for n in range(40)]
+
+    async def large(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + b"".join(chunk(e) for e in big) + b"0\r\n\r\n")
+        await out.drain()
+
+    (pieces,), error, _ = anyio.run(lambda: read(large))
+    assert error is None
+    assert b"".join(pieces) == b"".join(big)
+    assert max(len(p) for p in pieces) < MAX_PIECE + 4100  # at most one transfer chunk past the bound
+
+
+@pytest.mark.parametrize("coalesced", [True, False])
+def test_a_body_cut_short_ends_with_the_error_httpx_raises_after_the_bytes_that_came(coalesced: bool) -> None:
+    async def cut(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + chunk(event(1)) + b"40\r\ndata: {\"n\"")  # a transfer chunk that never ends
+        await out.drain()
+        out.close()
+
+    (pieces,), error, _ = anyio.run(lambda: read(cut, coalesced=coalesced))
+    assert b"".join(pieces) == event(1) + b'data: {"n"'  # what arrived of the cut event comes too, as before
+    assert isinstance(error, httpx.RemoteProtocolError)
+
+
+def test_a_response_from_another_transport_keeps_its_own_stream() -> None:
+    async def main() -> tuple[bool, bytes]:
+        transport = httpx.MockTransport(lambda request: httpx.Response(200, content=b"data: x\n\n"))
+        async with httpx.AsyncClient(transport=transport) as client:
+            async with client.stream("GET", "http://upstream/") as resp:
+                installed = coalesce(resp)
+                return installed, b"".join([p async for p in resp.aiter_bytes()])
+
+    assert anyio.run(main) == (False, b"data: x\n\n")
