@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 
 from .block import Block
 from .events import Event, FastPath
 from .scanner import literal_pattern
 
-__all__ = ["BracketBody", "TagBody", "MAX_GAP", "closer_at", "partial_tail"]
+__all__ = ["BracketBody", "TagBody", "Hold", "MAX_GAP", "closer_at", "partial_tail"]
 
+Hold = Callable[[str], None]  # the parser's: a fast path ended on a possible tag, held for the next delta
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one
 _IN_DQ = re.compile(r'["\\]')
@@ -61,8 +63,9 @@ class BracketBody:
         self.sep_seen = False
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
-    def fast_path(self) -> FastPath | None:
-        """The fast path, when the next delta may take it (inside a double-quoted string)."""
+    def fast_path(self, hold: Hold) -> FastPath | None:
+        """The fast path, when the next delta may take it (inside a double-quoted string, where the parser
+        never holds text and nothing is held: ``hold`` is not needed)."""
         return self.fast if self.quote == '"' else None
 
     def fast(self, delta: str) -> list[Event] | None:
@@ -236,7 +239,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest")
+                 "longest", "prefixes", "hold")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -249,6 +252,8 @@ class TagBody:
         self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
         self.search = literal_pattern(self.tags).search
         self.longest = len(self.tags[0])
+        self.prefixes = _prefixes(self.tags)
+        self.hold: Hold = _no_hold
         self.depth = 0
         self.nested = 0
         self.between = False
@@ -258,16 +263,34 @@ class TagBody:
             block.open_item()
             self.depth = 1
 
-    def fast_path(self) -> FastPath | None:
-        return self.fast if not self.between else None
-
-    def fast(self, delta: str) -> list[Event] | None:
-        """Inside an item, a delta with no "<" is taken whole (no events); None: the slow path reads it."""
-        b = self.b
-        if self.between or "<" in delta or b.size + len(delta) >= self.limit:
+    def fast_path(self, hold: Hold) -> FastPath | None:
+        if self.between:
             return None
-        b.size += len(delta)
-        b.sink(delta)
+        self.hold = hold
+        return self.fast
+
+    def fast(self, text: str) -> list[Event] | None:
+        """Inside an item, ``text`` (a delta, after what the parser held) holding no tag is taken whole (no
+        events), but for a tag's prefix at its end, which goes to ``hold``: a ``<parameter=``,
+        ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
+        (the parser holds any possible one), so the search looks at it alone. None: the slow path reads it."""
+        b = self.b
+        n = len(text)
+        if self.between or b.size + n >= self.limit:
+            return None
+        if "<" in text:
+            k = text.find("<")
+            if self.search(text, k) is not None:
+                return None
+            k = text.find("<", max(k, n - self.longest + 1))
+            while k >= 0:  # as partial_tail: the earliest "<" near the end that opens a tag's prefix
+                if text[k:].lower() in self.prefixes:
+                    b.write(text[:k])
+                    self.hold(text[k:])
+                    return []
+                k = text.find("<", k + 1)
+        b.size += n
+        b.sink(text)
         return []
 
     def may_finish(self, delta: str) -> bool:
@@ -369,13 +392,23 @@ def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> in
 
 
 def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
-    """Where ``text[:end]`` ends with a proper prefix of one of ``tags`` (else ``end``): the earliest such
-    start, tried at every ``<`` in the last ``longest`` characters, since a tag may hold another ``<``
+    """Where ``text[:end]`` ends with a prefix of one of ``tags`` (else ``end``): the earliest such start,
+    tried at every ``<`` in the last ``longest`` characters, since a tag may hold another ``<``
     (``<|close|>tools<|sep|>``)."""
+    prefixes = _prefixes(tags)
     k = text.find("<", max(pos, end - longest + 1), end)
     while k >= 0:
-        tail = text[k:end].lower()
-        if any(t.startswith(tail) for t in tags):
+        if text[k:end].lower() in prefixes:
             return k
         k = text.find("<", k + 1, end)
     return end
+
+
+def _no_hold(tail: str) -> None:
+    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
+
+
+@functools.lru_cache(maxsize=256)
+def _prefixes(tags: tuple[str, ...]) -> frozenset[str]:
+    """Every prefix of every tag, lowercase (the tags are given lowercase)."""
+    return frozenset(t[:k] for t in tags for k in range(1, len(t) + 1))

@@ -74,6 +74,11 @@ class LiveCall:
         """Item text as it is written (replaced by the streamer's own ``feed`` when there is one)."""
 
     @property
+    def waiting(self) -> bool:
+        """Not started, and the item's next text may start it (its name has not been refused)."""
+        return not self.started and not self._refused
+
+    @property
     def keeps_item(self) -> bool:
         """Is the item's text needed when it closes? (XML-style items are checked against the whole decode.)"""
         return self._json is None

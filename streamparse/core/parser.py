@@ -82,6 +82,7 @@ class StreamParser(ItemCalls, SpanReader):
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose (not in reasoning, stream open): feed() may take a fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
+        self._scanner_fast: FastPath | None = None  # the body scanner's own, which _fast_after_held calls
         enabled = self._table.spans
         # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
         self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
@@ -173,12 +174,38 @@ class StreamParser(ItemCalls, SpanReader):
         self._gate = self._prose_gate if self._idle and not self._held and not self._line_blank else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
-        b = self._block
-        self._body_fast = None if self._mode != _BODY or final or self._held or b is None or b.scanner is None \
-            or self._resume == _SPAN else (
-            self._fast_live() if self._lives and self._lives[-1].started else b.scanner.fast_path())
+        self._body_fast = self._body_fast_path() if self._mode == _BODY and not final else None
         self._flush()
         return self._out
+
+    def _body_fast_path(self) -> FastPath | None:
+        """The fast path for the next delta inside a block's body, if it may take one."""
+        b = self._block
+        if b is None or b.scanner is None or self._resume == _SPAN:
+            return None
+        live = self._lives[-1] if self._lives else None
+        if live is not None and live.waiting:
+            return None  # the next text may start a streamed call: its start leaves in that feed, from here
+        if live is not None and live.started:
+            return None if self._held else self._fast_live()
+        fast = self._scanner_fast = b.scanner.fast_path(self._hold_tail)
+        return self._fast_after_held if fast is not None and self._held else fast
+
+    def _hold_tail(self, tail: str) -> None:
+        """A body's fast path ended on a possible tag: it is held, and read again in front of the next delta."""
+        self._held = tail
+        self._body_fast = self._fast_after_held
+
+    def _fast_after_held(self, delta: str) -> list[Event] | None:
+        held, fast = self._held, self._scanner_fast
+        assert fast is not None
+        self._held = ""
+        taken = fast(held + delta)  # may hold a new tail (_hold_tail)
+        if taken is None:
+            self._held = held  # the slow path reads it all
+        elif not self._held:
+            self._body_fast = fast
+        return taken
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""

@@ -5,6 +5,7 @@ would have given (same events, same text, any chunking)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from typing import Any
 
@@ -125,3 +126,77 @@ def test_text_that_holds_no_call_comes_back_verbatim(pieces: list[str], data: st
 def test_arguments_are_parsed_once_into_json() -> None:
     found = summary(feed_chunks("ok\n" + WEATHER, 4))[1]
     assert found == [("get_weather", json.loads(WEATHER)["arguments"])]
+
+
+# ------------------------------------------------------------------ inside a block's body
+
+QWEN_HEAD = "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\n"
+
+
+def test_markup_inside_an_xml_value_never_reaches_the_state_machine() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed(QWEN_HEAD)
+    spy = Spy(parser)
+    for delta in ["if a < b", " and <b>x</b>", " # <it> ", "<para", "meter=x> </param", "eter> <tool", "s> ok\n"]:
+        assert parser.feed(delta) == []
+    assert spy.runs == []
+    events = parser.feed("</parameter>\n</function>\n</tool_call>") + parser.close()
+    assert summary(events)[1] == [("get_weather", {"city": "if a < b and <b>x</b> # <it> <parameter=x> </parameter> <tools> ok"})]
+
+
+def test_a_tag_cut_by_a_delta_is_held_by_the_fast_path_and_read_whole_once_complete() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed(QWEN_HEAD + "Paris")
+    spy = Spy(parser)
+    assert parser.feed(" </fu") == []  # a possible </function>: held, without the state machine
+    assert parser.feed("nk>") == []  # not a tag after all: part of the value
+    assert parser.feed("\n</parameter>\n</fu") == []
+    assert spy.runs == []
+    events = parser.feed("nction>\n</tool_call>")  # the item closes: the state machine decodes it
+    assert len(spy.runs) == 1 and spy.runs[0].startswith("</function>")
+    assert summary(events)[1] == [("get_weather", {"city": "Paris </funk>"})]
+
+
+def test_a_streamed_xml_call_starts_in_the_feed_that_completes_its_name() -> None:
+    parser = StreamParser(TOOLS, stream_arguments=True)
+    assert parser.feed("Hi\n<tool_call>\n<function=get_wea") == [TextDelta("Hi\n")]
+    started = parser.feed("ther>\n")  # no "<" in it: once taken by the body's fast path, and the start waited
+    assert [e.type for e in started] == ["tool_call_start", "tool_call_delta"]
+
+
+# ------------------------------------------------------------------ fast paths change nothing
+
+def _counter() -> Any:
+    n = iter(range(10**9))
+    return lambda: f"call_{next(n)}"
+
+
+def _per_feed(text: str, cuts: list[int], fast: bool, **options: Any) -> list[list[Any]]:
+    """The events of each feed (and of close), through feed() or straight through the state machine."""
+    parser = StreamParser(TOOLS, id_factory=_counter(), **options)
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        delta = text[a:b]
+        out.append(parser.feed(delta) if fast else parser._run(parser._held + delta, final=False) if delta else [])
+    out.append(parser.close())
+    return out
+
+
+LT_ARGS = {"city": "a <b> </par <c </function x</tool_ <parameter=y> z"}
+SAMPLES = ["qwen3_xml", "qwen3_xml_unwrapped", "hermes", "glm45", "seed_oss", "minimax_m2", "mistral", "pythonic",
+           "bare_json", "phi4_mini", "deepseek_v31", "kimi_k3", "harmony_channel"]
+
+
+@pytest.mark.parametrize("stream_arguments", [False, True])
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), pieces=st.lists(st.one_of(PIECES, st.sampled_from(SAMPLES)), max_size=12))
+def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments: bool, data: st.DataObject,
+                                                               pieces: list[str]) -> None:
+    from samples import RENDER
+
+    text = "".join("\n" + RENDER[p]("get_weather", LT_ARGS) + "\n" if p in SAMPLES else p for p in pieces)
+    rng = data.draw(st.randoms(use_true_random=False))
+    cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))  # token-sized deltas
+    assert _per_feed(text, cuts, True, stream_arguments=stream_arguments) == \
+        _per_feed(text, cuts, False, stream_arguments=stream_arguments)
