@@ -16,7 +16,7 @@ from typing import Callable
 
 from .block import Block
 from .events import Event, FastPath
-from .scanner import literal_pattern
+from .scanner import literal_pattern, tag_or_tail
 
 __all__ = ["BracketBody", "TagBody", "Hold", "MAX_GAP", "closer_at", "partial_tail"]
 
@@ -239,7 +239,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "prefixes", "hold")
+                 "longest", "tag_or_tail", "hold")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -252,7 +252,7 @@ class TagBody:
         self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
         self.search = literal_pattern(self.tags).search
         self.longest = len(self.tags[0])
-        self.prefixes = _prefixes(self.tags)
+        self.tag_or_tail = tag_or_tail(self.tags).search
         self.hold: Hold = _no_hold
         self.depth = 0
         self.nested = 0
@@ -279,16 +279,14 @@ class TagBody:
         if self.between or b.size + n >= self.limit:
             return None
         if "<" in text:
-            k = text.find("<")
-            if self.search(text, k) is not None:
-                return None
-            k = text.find("<", max(k, n - self.longest + 1))
-            while k >= 0:  # as partial_tail: the earliest "<" near the end that opens a tag's prefix
-                if text[k:].lower() in self.prefixes:
-                    b.write(text[:k])
-                    self.hold(text[k:])
-                    return []
-                k = text.find("<", k + 1)
+            m = self.tag_or_tail(text)
+            if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
+                k = m.start()
+                if m.end() < n or text[k:].lower() in self.tags:
+                    return None
+                b.write(text[:k])
+                self.hold(text[k:])
+                return []
         b.size += n
         b.sink(text)
         return []

@@ -17,7 +17,7 @@ from typing import Any, Final, Iterable, Literal, Mapping, Sequence, Union
 from ..dialects import DIALECTS, SPANS
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 
-__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 PARTIAL: Final = "partial"  # "could still become a marker or head: wait for more text"
 Partial = Literal["partial"]
@@ -162,14 +162,14 @@ class MarkerTable:
 _TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
 
 
-def _prefix_pattern(words: list[str]) -> str:
-    """A regex for "a marker may start here": each word's first ``_TRIGGER_DEPTH`` characters, where every
+def _prefix_pattern(words: Sequence[str], depth: int = _TRIGGER_DEPTH) -> str:
+    """A regex for "a marker may start here": each word's first ``depth`` characters, where every
     proper prefix also matches at the end of the text (the rest may come with the next delta). One trie, so
     ``<div`` or ``<b>`` in prose never matches while ``<tool_call>``, ``<thi`` (end of text) and ``<`` do."""
     trie: dict[str, Any] = {}
     for word in words:
         node = trie
-        for ch in word[:_TRIGGER_DEPTH]:
+        for ch in word[:depth]:
             node = node.setdefault(ch, {})
         node[""] = {}  # a word (or its checked part) ends here
 
@@ -199,6 +199,12 @@ def _trigger(anywhere: list[str], starts: list[str], newline: bool = False) -> r
 def _never(text: str) -> None:
     """The line-start check of a table with no letter-initial markers: none may begin anywhere."""
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def tag_or_tail(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of ``tags`` or for a prefix of one that ends the text (ASCII case-insensitive)."""
+    return re.compile(_prefix_pattern(tags, max(map(len, tags))), ASCII_NOCASE)
 
 
 @functools.lru_cache(maxsize=64)
