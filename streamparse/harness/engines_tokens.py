@@ -57,10 +57,12 @@ VOCABULARIES: dict[str, tuple[dict[str, int], tuple[str, ...]]] = {
     "seed_oss": (_made_up("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>", "<seed:eos>"),
                  ("<seed:eos>",)),
     "mistral": ({"</s>": 2, "[TOOL_CALLS]": 5, "[AVAILABLE_TOOLS]": 6, "[/AVAILABLE_TOOLS]": 7}, ("</s>",)),
+    "hunyuan": (_made_up("<tool_calls>", "</tool_calls>"), ()),
     "gemma4": (_made_up("<|tool_call>", "<tool_call|>", '<|"|>', "<turn|>"), ("<turn|>",)),
     "lfm2": (_made_up("<|tool_call_start|>", "<|tool_call_end|>", "<|im_end|>"), ("<|im_end|>",)),
 }
-KEYED_ON_IDS = ("deepseek_v3", "deepseek_v31", "mistral")  # vLLM's parsers of these look for their markers in token ids
+# vLLM's parsers of these look for their markers in token ids (jamba's: hunyuan's <tool_calls>)
+KEYED_ON_IDS = ("deepseek_v3", "deepseek_v31", "mistral", "hunyuan")
 _DEFAULT: tuple[dict[str, int], tuple[str, ...]] = (_made_up("<|endoftext|>"), ("<|endoftext|>",))
 
 

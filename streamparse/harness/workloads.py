@@ -250,11 +250,11 @@ _NEXT_MESSAGE = {"openai": "<|start|>assistant"}  # harmony: each call is its ow
 # with _NEXT_MESSAGE, and nothing stands between messages
 _PROSE_MESSAGE = {"openai": ("<|channel|>commentary<|message|>", "<|end|>")}
 # Where a format's model writes its calls: between prose (the default), once after its prose ("end"), or as the
-# whole message ("only"), as the engines' parsers expect (vLLM's llama3_json and pythonic read a message that
-# starts with the call; Mistral's models write one [TOOL_CALLS] block, last).
+# whole message ("only"), as the engines' parsers expect (vLLM's llama3_json, pythonic, xlam, hunyuan_a13b and
+# olmo3 read a message that starts with the call; Mistral's models write one [TOOL_CALLS] block, last).
 LAYOUT: dict[str, str] = {"llama3_json": "only", "pythonic": "only", "xlam": "only", "phi4_mini": "only",
-                          "mistral": "end", "granite": "end", "hunyuan": "end", "apertus": "end", "lfm2": "end",
-                          "cohere": "end", "olmo3": "end"}
+                          "hunyuan": "only", "olmo3": "only", "mistral": "end", "granite": "end", "apertus": "end",
+                          "lfm2": "end", "cohere": "end"}
 
 
 def several(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[int]]:
