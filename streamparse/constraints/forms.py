@@ -45,6 +45,23 @@ class Tag:
     trigger: str
     line_start: bool = False  # the trigger counts only at the start of a line (or of the text)
     loose: bool = False  # a form small models write instead of the taught one (fence, bare object)
+    opens: int = 0  # ``begin``'s first ``opens`` characters open a list that may hold several calls…
+    closes: int = 0  # …which ``end``'s last ``closes`` characters close
+    joiner: str = ""  # what stands between two calls of that list ("" : one call per block)
+
+
+# Dialects whose block is a list of calls (the parser reads ``[f(a=1), g(b=2)]`` as two calls):
+# (the list's opener as the renderer writes it, its closer, the separator).
+LISTS: dict[str, tuple[str, str, str]] = {
+    "pythonic": ("[", "]", ", "),
+    "tools_array": ("<tools>[", "]</tools>", ", "),
+    "xlam": ("[", "]", ", "),
+    "mistral": ("[TOOL_CALLS][", "]", ", "),
+    "granite": ("<|tool_call|>[", "]", ", "),
+    "hunyuan": ("<tool_calls>[", "]</tool_calls>", ", "),
+    "nemotron": ("<TOOLCALL>[", "]</TOOLCALL>", ", "),
+    "phi4_mini": ("functools[", "]", ", "),
+}
 
 
 def supported(dialect: str) -> bool:
@@ -79,7 +96,8 @@ def _trigger(dialect: str, begin: str, name: str) -> tuple[str, bool]:
         text = opener.text.replace("{name}", name)
         if begin.startswith(text):
             if opener.line_start:  # a bare "{" or "[": trigger on the text up to the name, so prose stays free
-                head = begin[: begin.index(name)] if name in begin else text
+                at = begin.find(name, len(text))  # the name after the opener ("f" is also in "functools[")
+                head = begin[:at] if at >= 0 else text
                 return head[: head.index('"name"') + 6] if '"name"' in head else head, True
             return text, False
     return begin, False
@@ -101,7 +119,11 @@ def tags_for(dialect: str, tools: dict[str, Any], *, loose: bool = True) -> list
             return []
         begin, end, style = cut
         trigger, line_start = _trigger(dialect, begin, name)
-        tags.append(Tag(name, begin, end, style, trigger, line_start))
+        opener, closer, joiner = LISTS.get(dialect, ("", "", ""))
+        listed = bool(joiner) and begin.startswith(opener) and end.endswith(closer)
+        tags.append(Tag(name, begin, end, style, trigger, line_start,
+                        opens=len(opener) if listed else 0, closes=len(closer) if listed else 0,
+                        joiner=joiner if listed else ""))
         if dialect == "qwen3_coder":  # the <tool_call> wrapper is optional for the parser
             inner = begin[begin.index("<function="):]
             tags.append(Tag(name, inner, end[: end.index("</function>") + len("</function>")], style, "<function="))

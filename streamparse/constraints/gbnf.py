@@ -15,7 +15,7 @@ import re
 __all__ = ["Grammar", "literal", "char_class"]
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_CLASS_ESCAPES = {**_ESCAPES, "]": "\\]", "[": "\\[", "^": "\\x5E", "-": "\\-"}  # llama.cpp knows no "\\^"
+_CLASS_ESCAPES = {**_ESCAPES, "]": "\\]", "[": "\\[", "^": "\\x5E", "-": "\\x2D"}  # llama.cpp knows no "\\^"
 
 
 def _escape(char: str, table: dict[str, str]) -> str:

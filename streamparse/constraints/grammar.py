@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .forms import Tag
-from .gbnf import Grammar, literal
+from .gbnf import Grammar, char_class, literal
 from .values import Values, normalise_schema
 
 __all__ = ["build_gbnf", "args_grammar", "object_schema"]
@@ -90,25 +90,55 @@ def args_grammar(values: Values, tag: Tag, schema: Any) -> str:
     return g.rule(f"{hint}-params", f"{ws} {params} {ws}")
 
 
+def _call_rules(g: Grammar, values: Values, tags: Sequence[Tag], schemas: Mapping[str, Any],
+                parallel: bool) -> tuple[list[str], list[str]]:
+    """The rules for one block each, ``(word-triggered, line-start)``.
+
+    A dialect whose block is a list (``[f(a=1), g(b=2)]``: ``Tag.joiner``) gets one rule per list
+    form, holding one call, or with ``parallel`` any number of calls to any of the tools.
+    """
+    ws = values.ws
+    word_calls: list[str] = []
+    line_calls: list[str] = []
+    lists: dict[tuple[str, str, str, bool], list[str]] = {}
+    for tag in tags:
+        args = args_grammar(values, tag, schemas[tag.tool])
+        begin, end = tag.begin[tag.opens:], tag.end[: len(tag.end) - tag.closes]
+        body = " ".join(p for p in (_flex(ws, begin, tag, begin=True), args, _flex(ws, end, tag, begin=False)) if p)
+        call = g.rule(f"call-{tag.tool}", body)
+        if tag.joiner:
+            key = (tag.begin[: tag.opens], tag.end[len(tag.end) - tag.closes:], tag.joiner, tag.line_start)
+            lists.setdefault(key, []).append(call)
+        else:
+            (line_calls if tag.line_start else word_calls).append(call)
+    for (opener, closer, joiner, line_start), calls in lists.items():
+        item = g.rule("list-item", " | ".join(dict.fromkeys(calls)))
+        more = f" ({ws} {literal(joiner.strip())} {ws} {item})*" if parallel else ""
+        block = g.rule("call-list", f"{literal(opener)} {ws} {item}{more} {ws} {literal(closer)}")
+        (line_calls if line_start else word_calls).append(block)
+    return word_calls, line_calls
+
+
 def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: bool, parallel: bool,
                lazy: bool) -> str:
     """The grammar text (see the module's invariant)."""
     g = Grammar()
     values = Values(g)
     ws = values.ws
-    word_calls: list[str] = []
-    line_calls: list[str] = []
-    for tag in tags:
-        args = args_grammar(values, tag, schemas[tag.tool])
-        body = " ".join(p for p in (_flex(ws, tag.begin, tag, begin=True), args, _flex(ws, tag.end, tag, begin=False)) if p)
-        (line_calls if tag.line_start else word_calls).append(g.rule(f"call-{tag.tool}", body))
+    word_calls, line_calls = _call_rules(g, values, tags, schemas, parallel)
     word = g.rule("word-call", " | ".join(dict.fromkeys(word_calls))) if word_calls else None
     line = g.rule("line-call", " | ".join(dict.fromkeys(line_calls))) if line_calls else None
     any_call = " | ".join(x for x in (word, line) if x)
+    words = tuple(t.trigger for t in tags if not t.line_start)
+    lines = tuple("\n" + v for t in tags if t.line_start for v in _spacings(t))
     # A line-start form may also follow a call on the same line: the parser reads it there (after a call
     # block, only whitespace since counts as a line start), and small models write "[f(..)] [f(..)]".
     following = " | ".join(x for x in (f"{ws} {word}" if word else "", f"{ws} {line}" if line else "") if x)
-    rest = g.rule("more-calls", f"({following})* {ws}" if parallel else ws)
+    # After the last call: the end, or a line of text that cannot open another call. Without that way
+    # out, a model that wants to add a sentence is left only a new call, and writes calls until cut off.
+    firsts = "".join(sorted({c for t in tags for c in (t.trigger or t.begin)[:1]} | set(" \t\r\n")))
+    after = g.rule("after-calls", f'{ws} ({literal(chr(10))} {char_class(firsts, negate=True)} {g.avoiding("tail", words + lines)})?')
+    rest = g.rule("more-calls", f"({following})* {after}" if parallel else after)
     if lazy:
         g.define("root", f"({any_call}) {rest}")
         return g.text()
@@ -117,8 +147,6 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     if required:
         g.define("root", f"{think}? {ws} ({any_call}) {rest}")
         return g.text()
-    words = tuple(t.trigger for t in tags if not t.line_start)
-    lines = tuple("\n" + v for t in tags if t.line_start for v in _spacings(t))
     free = g.avoiding("free", words + lines, after="\n")
     options = [free]
     if word:

@@ -252,6 +252,11 @@ def _json(text: str) -> Any:
         return text
 
 
+def select(cases: list[dict[str, Any]], offset: int, limit: int | None) -> list[dict[str, Any]]:
+    """The ``limit`` cases after the first ``offset`` (a tuning slice apart from a reporting one)."""
+    return cases[offset:][:limit]
+
+
 def interleaved(cases: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     """Cases taken round-robin across categories, so a run stopped early has some of each."""
     order: list[tuple[str, dict[str, Any]]] = []
@@ -261,7 +266,8 @@ def interleaved(cases: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dict[
 
 
 def run(upstream: str, configs: list[str], categories: list[str], data: Path, out: Path, *, limit: dict[str, int],
-        max_tokens: int = 256, seed: int = 7, compare: int = 2, resume: bool = False) -> list[dict[str, Any]]:
+        max_tokens: int = 256, seed: int = 7, compare: int = 2, resume: bool = False,
+        offset: int = 0) -> list[dict[str, Any]]:
     """Ask every case under every configuration (case-major, categories interleaved, so a stopped
     run is balanced); append each record to ``out`` (JSON lines) as it comes."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
@@ -273,7 +279,7 @@ def run(upstream: str, configs: list[str], categories: list[str], data: Path, ou
     elif out.exists():
         out.unlink()
     records = list(done.values())
-    cases = {c: load_cases(data, c)[: limit.get(c)] for c in categories}
+    cases = {c: select(load_cases(data, c), offset, limit.get(c)) for c in categories}
     position = {case["id"]: i for items in cases.values() for i, case in enumerate(items)}
     with ExitStack() as stack, out.open("a") as sink:
         endpoints = {config: stack.enter_context(endpoint(config, upstream)) for config in configs}
@@ -306,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=os.environ.get("STREAMPARSE_GGUF"))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--context", type=int, default=4096)
+    p.add_argument("--offset", type=int, default=0, help="skip the first N cases of each category")
     p.add_argument("--max-tokens", type=int, default=256)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--compare", type=int, default=2, help="also ask the first N cases of each category unstreamed")
@@ -331,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
                 upstream = stack.enter_context(llama_server(args.llama_server, args.model, args.threads, args.context,
                                                             args.seed))
             records = run(upstream, configs, categories, args.data, args.out, limit=limit,
-                          max_tokens=args.max_tokens, seed=args.seed, compare=args.compare, resume=args.resume)
+                          max_tokens=args.max_tokens, seed=args.seed, compare=args.compare, resume=args.resume,
+                          offset=args.offset)
     print(report(records, cases))
     return 0
 

@@ -123,7 +123,8 @@ REPAIRS: dict[str, Callable[[str, set[str]], str]] = {
 
 def _parse_options(config: str, body: Mapping[str, Any]) -> dict[str, Any]:
     if config.startswith("prompt:"):
-        return prompt_request(body, config.split(":", 1)[1]).parser_options()
+        dialect = config.split(":", 1)[1].partition("+")[0]  # prompt:DIALECT or prompt:DIALECT+constrain
+        return prompt_request(body, dialect).parser_options()
     return {}
 
 

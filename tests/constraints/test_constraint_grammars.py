@@ -115,10 +115,38 @@ def test_reasoning_stays_free(dialect: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", COVERED)
-def test_nothing_but_whitespace_after_the_last_call(dialect: str) -> None:
-    call = render(dialect, "ping", {})
-    assert accepts(constraint(dialect).grammar, call + "\n")
-    assert not accepts(constraint(dialect).grammar, call + "\nDone, that was the call.")
+def test_after_the_last_call_the_end_or_text_that_opens_no_call(dialect: str) -> None:
+    """A model that wants a closing sentence may write it: without that way out it can only write
+    another call, and a small model then writes calls until it is cut off."""
+    call, again = render(dialect, "ping", {}), render(dialect, "get_weather", {"city": "Oslo"})
+    for grammar in (constraint(dialect).grammar, constraint(dialect, "required").grammar,
+                    constraint(dialect, parallel=False).grammar):
+        assert accepts(grammar, call + "\n")
+        assert accepts(grammar, call + "\nDone, that was the call.\nAnd a second line.")
+        wrong = render(dialect, "ping", {"unknown": 1})
+        assert not accepts(grammar, call + "\nDone.\n" + wrong)
+        if not taught_line_start(dialect):  # mid-line, a line-start form is prose to the parser too
+            assert not accepts(grammar, call + "\nDone. " + wrong)
+    assert accepts(constraint(dialect).grammar, call + "\n" + again)
+    assert not accepts(constraint(dialect, parallel=False).grammar, call + "\n" + again)
+    if not taught_line_start(dialect):
+        assert not accepts(constraint(dialect, parallel=False).grammar, call + "\nNow: " + again)
+
+
+@pytest.mark.parametrize(("dialect", "several"), [
+    ("pythonic", "[ping(), get_weather(city='Oslo')]"),
+    ("pythonic", "[get_weather(city='a'),\n get_weather(city='b', unit='celsius')]"),
+    ("xlam", '[{"name": "ping", "arguments": {}}, {"name": "get_weather", "arguments": {"city": "x"}}]'),
+    ("mistral", '[TOOL_CALLS][{"name": "ping", "arguments": {}}, {"name": "get_weather", "arguments": {"city": "x"}}]'),
+    ("tools_array", '<tools>[{"name": "ping", "arguments": {}},{"name": "get_weather", "arguments": {"city": "x"}}]</tools>'),
+])
+def test_a_list_block_holds_several_calls_when_parallel(dialect: str, several: str) -> None:
+    """The parser reads a list block as several calls, so the grammar lets a model write one (a
+    model made to close its list after one call writes the next list, or stops short)."""
+    assert accepts(constraint(dialect).grammar, several)
+    assert accepts(constraint(dialect, "required").grammar, several)
+    assert not accepts(constraint(dialect, parallel=False).grammar, several)
+    assert not accepts(constraint(dialect).grammar, several.replace("get_weather", "get_wether"))
 
 
 @pytest.mark.parametrize("dialect", ["hermes", "llama3_json"])
