@@ -65,7 +65,7 @@ def _calls(factory: Any, tools: Any, deltas: list[str]) -> list[tuple[str, Any]]
 
 
 @pytest.mark.parametrize("scenario,parser", CASES)
-def test_engine_stream(benchmark, scenario: str, parser: str) -> None:
+def test_engine_stream(benchmark: Any, scenario: str, parser: str) -> None:
     dialect = scenario.split(":", 1)[1]
     factory = _factory(parser, dialect)
     workload = build_workload(scenario, calls=40)
