@@ -10,7 +10,17 @@ from typing import Callable
 
 from .events import Event, ReasoningDelta, TextDelta
 
-__all__ = ["Output"]
+__all__ = ["Output", "blank_after"]
+
+
+def blank_after(blank: bool, s: str) -> bool:
+    """Is the line blank after ``s``, given whether it was before? Blank means spaces and tabs only, as the
+    scanner's line-start check reads it: "\r", VT, FF and U+2028 are not line breaks here, so a stream and
+    the whole text agree on where a line starts."""
+    nl = s.rfind("\n")
+    if nl >= 0:
+        return not s[nl + 1 :].strip(" \t")
+    return blank and not s.strip(" \t")
 
 
 class Output:
@@ -24,13 +34,7 @@ class Output:
         self._text: Callable[[str], None] = self._prose  # where text goes (a block inside reasoning: the reasoning)
 
     def _track_line(self, s: str) -> None:
-        # Blank means spaces and tabs only, as the scanner's line-start check reads it: "\r", VT, FF and
-        # U+2028 are not line breaks here, so a stream and the whole text agree on where a line starts.
-        nl = s.rfind("\n")
-        if nl >= 0:
-            self._line_blank = not s[nl + 1 :].strip(" \t")
-        elif self._line_blank and s.strip(" \t"):
-            self._line_blank = False
+        self._line_blank = blank_after(self._line_blank, s)
 
     def _prose(self, s: str) -> None:
         if s:

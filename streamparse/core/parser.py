@@ -32,6 +32,7 @@ from ..dialects import resolve
 from ..dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .live import LiveCall
+from .output import blank_after
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
@@ -73,6 +74,7 @@ class StreamParser(ItemCalls, SpanReader):
         self._table = marker_table(names, tuple(self._schemas or ()), dialects is not None and len(names) == 1)
         self._trigger = self._table.trigger.search
         self._prose_gate = self._table.prose_gate.search
+        self._prose_check = self._table.prose_check.search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "prose, take it whole"
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
@@ -117,14 +119,25 @@ class StreamParser(ItemCalls, SpanReader):
             if taken is not None:
                 return taken
         # In prose, with a line break, at a line start or after a held possible marker (a "<" that ended the
-        # last delta): fast still when the held text and the delta hold no marker (or line-start marker) start.
+        # last delta): fast still when the held text and the delta hold no marker (or line-start marker) start,
+        # or only one cut by the delta's end, which is held as the state machine would hold it.
         if self._idle and type(delta) is str:
             text = self._held + delta
-            if text and not self._trigger(text) and not (self._line_blank and self._word_start(text)):
-                self._held = ""
-                self._track_line(text)
-                self._gate = type if self._line_blank else self._prose_gate
-                return [TextDelta(text)]
+            if text and not (self._line_blank and self._word_start(text)):
+                m = self._prose_check(text)
+                if m is None:
+                    self._held = ""
+                    self._track_line(text)
+                    self._gate = type if self._line_blank else self._prose_gate
+                    return [TextDelta(text)]
+                j = m.start()
+                if m.end() == len(text) and text[j] != "\n" and \
+                        self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) == PARTIAL:
+                    self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
+                    if not j:
+                        return []
+                    self._track_line(text[:j])
+                    return [TextDelta(text[:j])]
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):

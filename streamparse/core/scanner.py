@@ -94,13 +94,19 @@ class MarkerTable:
         # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
         # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
         named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
-        anywhere = [m for m in self.literals if pinned or not line_only(m)] + named
-        self.trigger = _trigger(anywhere, starts)
-        self.prose_gate = _trigger(anywhere, starts, newline=True)  # the trigger, or any line break
-        # At a line start: may a line-start marker begin here (after spaces)? One trie, as in the trigger, so
-        # a line that opens with "The" or "For" stays prose while "functo", "to=f", "{" or a cut "fun" do not.
-        self.word_start = re.compile(r"[ \t]*(?:" + _prefix_pattern(starts) + ")", ASCII_NOCASE).match if starts \
-            else _never
+        any_part = _prefix_pattern(sorted({*(m for m in self.literals if pinned or not line_only(m)), *named}))
+        at_start = _prefix_pattern(starts)
+        # Where markup may start: a marker read anywhere, checked for its first characters (a "<" that opens
+        # <div> is prose), a backtick (a fence, when at a line start), or a newline before the first
+        # characters of a line-start marker (a line opening "The" is prose). A character this does not match
+        # cannot begin any enabled marker. The parser's fast paths use two narrower searches: mid-line, with
+        # no line break in the delta (prose_gate: no backtick), and from a line start on (prose_check: a
+        # backtick only after a newline; word_start checks the text's own start).
+        self.trigger = _alternation(any_part, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
+        self.prose_gate = _alternation(any_part, "\n")
+        line_part = "|".join(p for p in (at_start, "`") if p)
+        self.prose_check = _alternation(any_part, f"\n[ \t]*(?:{line_part})")
+        self.word_start = re.compile(f"[ \t]*(?:{line_part})", ASCII_NOCASE).match
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -181,24 +187,8 @@ def _prefix_pattern(words: Sequence[str], depth: int = _TRIGGER_DEPTH) -> str:
     return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
 
 
-def _trigger(anywhere: list[str], starts: list[str], newline: bool = False) -> re.Pattern[str]:
-    """Where markup may start: a marker read anywhere, checked for its first characters (a ``<`` that opens
-    ``<div>`` is prose), a backtick (fences), or a newline before the first characters of a line-start
-    marker (``functools``, a bare ``{``; a line opening "The" is prose). A character this does not match
-    cannot begin any enabled marker (line-start ones: after a newline; the parser checks a delta that
-    opens a line itself). ``newline``: any line break matches too (the prose gate: a new line changes
-    what may start)."""
-    parts = [_prefix_pattern(sorted(set(anywhere))), "`"]
-    if newline:
-        parts.append("\n")
-    elif starts:
-        parts.append("\n[ \t]*(?:" + _prefix_pattern(starts) + ")")
+def _alternation(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
-
-
-def _never(text: str) -> None:
-    """The line-start check of a table with no letter-initial markers: none may begin anywhere."""
-    return None
 
 
 @functools.lru_cache(maxsize=256)
