@@ -26,7 +26,7 @@ Stand-ins, since no model is loaded: vLLM's parsers take a tokenizer (``engines_
 model family's special tokens, with their real ids where a parser keys on them) and a request (a real
 ``ChatCompletionRequest`` with the tools; it is cheap). Token ids are passed only to the parsers that find
 their markers by id (``engines_tokens.KEYED_ON_IDS``); the others find them in the text. SGLang's detectors
-take no tokenizer; tools are its ``Tool`` models.
+take no tokenizer; tools are its ``Tool`` models. The engines' loggers are set to CRITICAL once loaded (``_quiet``).
 
 Not compared, with the reason (``NOT_COMPARED``): vLLM's ``openai`` (gpt-oss) tool parser is a stub (vLLM parses
 harmony from the real o200k tokenizer's token ids, ``HarmonyParser``, which needs the model's files), and two
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import sys
 import types
 from typing import Any, Callable
@@ -131,9 +132,17 @@ def _load(engine: str) -> Any:
     return _loaded[engine]
 
 
+def _quiet(engine: str) -> None:
+    """The engine's own log, down to CRITICAL: several parsers log a traceback for every delta they cannot place
+    (vLLM's olmo3, apertus, internlm2 on a second call), which would flood the benchmark's output and bill the
+    engine for formatting it."""
+    logging.getLogger(engine).setLevel(logging.CRITICAL)
+
+
 def _load_vllm() -> types.SimpleNamespace:
     """vLLM's parser registry (each parser's module is imported when first asked for) and its request model."""
     manager = _import("vllm.tool_parsers").ToolParserManager
+    _quiet("vllm")
     protocol = _import("vllm.entrypoints.openai.chat_completion.protocol")
     return types.SimpleNamespace(parser=manager.get_tool_parser, request=protocol.ChatCompletionRequest)
 
@@ -164,6 +173,7 @@ def _load_sglang() -> types.SimpleNamespace:
         if added:
             sys.modules.pop("sglang", None)
         raise
+    _quiet("sglang")
     return types.SimpleNamespace(FunctionCallParser=parser.FunctionCallParser, Tool=protocol.Tool)
 
 
