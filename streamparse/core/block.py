@@ -26,6 +26,7 @@ class BodyScanner(Protocol):
 
     pending: str  # text after a value not yet known to be the block's
     has_end: bool  # the body has an end marker of its own
+    tags: tuple[str, ...]  # the tags it reads inside an item (a tag body's, lowercase; none for bracket bodies)
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int: ...
     def may_finish(self, delta: str) -> bool: ...

@@ -44,6 +44,7 @@ class BracketBody:
     """JSON values (or one Python list): strings and depth tracked; top-level ``{`` and the ``{``
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
+    tags: tuple[str, ...] = ()  # no tags inside items: their ends are brackets
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
                  "esc", "top", "state", "pending", "sep_seen", "struct")
 

@@ -106,8 +106,10 @@ class ItemCalls(Output):
     def _fast_live(self) -> FastPath | None:
         """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
         b, live, limit = self._block, self._lives[-1], self._max_block
-        piece_of = live.fast_path()
-        if b is None or piece_of is None:
+        if b is None or b.scanner is None:
+            return None
+        piece_of = live.fast_path(b.scanner.tags)  # a tag body's tags: on this path the scanner is not asked
+        if piece_of is None:
             return None
         write = b.cur.write if live.keeps_item else None
         sent, index, delta_event = live._sent.append, live.index, ToolCallDelta

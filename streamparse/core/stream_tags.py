@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 from ..arguments.schema import declared_types, coerce_xml_value, strip_layout
 from ..dialects.spec import TagParams
 from .json_lexis import ESCAPES, escaped as _escaped
+from .scanner import tag_or_tail
 
 __all__ = ["TagStream"]
 
@@ -83,16 +84,12 @@ class _LayoutValue:
         if not self.confirmed and not self.sent and (self.pend[0] if self.pend else s)[:1].isspace():
             self.pend.append(s)
             return ""  # leading whitespace stays only if the value ends up with several lines
-        return self._release(s)
+        return self.release(s)
 
-    def add_fast(self, s: str) -> str | None:
-        """``add`` for a value past its first line, when ``s`` has no ``<`` (else None: the slow path reads it).
-        Past the first line the raw text is no longer needed: only the held trailing whitespace can change."""
-        return None if "<" in s else self._release(s)
-
-    def _release(self, s: str) -> str:
+    def release(self, s: str) -> str:
         """Send what is held and ``s``, except a trailing whitespace run (layout, maybe). A piece of
-        whitespace only is held as it is: a long run costs one join when something follows it."""
+        whitespace only is held as it is: a long run costs one join when something follows it. Past the
+        first line (``confirmed``) this is all ``add`` does: the raw text is no longer needed."""
         if not s or s.isspace():
             if s:
                 self.pend.append(s)
@@ -154,13 +151,22 @@ class TagStream:
             self.emitted = True
             self._out(s)
 
-    def fast_path(self) -> Callable[[str], str | None] | None:
-        """Inside a streamed string value past its first line: a delta with no ``<`` gives its escaped text
-        (maybe "", held as layout); None: the slow path must read it."""
+    def fast_path(self, tags: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
+        """Inside a streamed string value past its first line: a delta that holds no tag this stream reads
+        (the value's closer, a parameter head, the item's closer) nor one of ``tags`` (the body's), nor a
+        prefix of one at its end, gives its escaped text (maybe "", held as layout); None: the slow path
+        must read it. So ``a < b`` or ``<div>`` in a value stays on the fast path."""
         v = self._value
         if self._state != _VALUE or v is None or self._tail or v.lead is not None or not v.confirmed:
             return None
-        return v.add_fast
+        c = self._c
+        guard = tag_or_tail(tuple(sorted({*tags, c.close, c.param_start, c.item_close} - {""}))).search
+        release = v.release
+
+        def piece(s: str) -> str | None:
+            return None if "<" in s and guard(s) is not None else release(s)
+
+        return piece
 
     def feed(self, text: str) -> None:
         if self._state == _STOPPED:
