@@ -27,12 +27,47 @@ from lark.exceptions import LarkError, VisitError
 
 from .grammar import load_grammar
 
-__all__ = ["ArgumentError", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
+__all__ = ["ArgumentError", "Expression", "expressions_in", "refuse_expressions", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
            "strip_comments", "comments_outside_strings", "close_open_brackets", "loads_relaxed", "first_line"]
 
 
 class ArgumentError(ValueError):
     """A block body that is not a usable call (not JSON even after repair, no name, ...)."""
+
+
+class Expression:
+    """An arithmetic expression written where a value goes (``2 * math.pi``): kept as its text, never
+    evaluated, and never a JSON value (``json.dumps`` refuses it), so it cannot leave as an argument."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Expression({self.text!r})"
+
+
+def expressions_in(value: Any) -> list[str]:
+    """The texts of the expressions anywhere in a decoded value (depth-first, in order)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Expression):
+            found.append(item.text)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
+def refuse_expressions(value: Any, where: str) -> None:
+    """ArgumentError when ``value`` holds an expression (the decision: a call keeps no expression)."""
+    found = expressions_in(value)
+    if found:
+        raise ArgumentError(f"an expression ({found[0][:60]}) as a value in {where}: not evaluated, kept as text")
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -116,6 +151,15 @@ class RelaxedJsonToPython(Transformer[Token, Any]):
 
     def array(self, *items: Any) -> list[Any]:
         return list(items)
+
+    def expression(self, *parts: Any) -> Expression:
+        return Expression(" ".join(p.text if isinstance(p, Expression) else str(p) for p in parts))
+
+    def dotted(self, *names: Any) -> str:
+        return ".".join(str(n) for n in names)
+
+    def parenthesised(self, inner: Expression) -> Expression:
+        return Expression(f"({inner.text})")
 
 
 _FENCE_LABEL = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n?")
@@ -288,10 +332,12 @@ def _without_dangling_key(text: str) -> str:
     return rest[:-1] if rest.endswith(",") else rest
 
 
-def loads_relaxed(text: str) -> tuple[Any, bool]:
+def loads_relaxed(text: str, *, expressions: bool = False) -> tuple[Any, bool]:
     """Parse model-written JSON. Returns ``(value, repaired)``.
 
-    Raises ArgumentError when even the relaxed grammar cannot read it.
+    Raises ArgumentError when even the relaxed grammar cannot read it, or when it holds an arithmetic
+    expression, unless ``expressions``: then each is an :class:`Expression` in the value, and the caller
+    must refuse the ones it would use (``refuse_expressions``).
     """
     try:
         return _loads(text), False
@@ -307,7 +353,10 @@ def loads_relaxed(text: str) -> tuple[Any, bool]:
     except RecursionError:
         raise ArgumentError("nested too deeply") from None
     try:
-        return RelaxedJsonToPython().transform(load_grammar("relaxed_json").parse(candidate)), True
+        value = RelaxedJsonToPython().transform(load_grammar("relaxed_json").parse(candidate))
+        if not expressions:
+            refuse_expressions(value, "the JSON")
+        return value, True
     except VisitError as exc:  # a value the transformer refused (a number out of range)
         raise ArgumentError(str(exc.orig_exc)) from None
     except LarkError as exc:

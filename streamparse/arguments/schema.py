@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
 from typing import Any
 
-from .relaxed_json import ArgumentError, RelaxedJsonToPython, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
+from .relaxed_json import ArgumentError, RelaxedJsonToPython, refuse_expressions, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
 
 __all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
@@ -95,6 +95,7 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]
         args = {}
     if not isinstance(args, dict):
         raise ArgumentError(f"arguments of {name!r} must be an object, not {type(args).__name__}")
+    refuse_expressions(args, f"the arguments of {name.strip()!r}")  # beside them (a "response" key), ignored
     return name.strip(), args
 
 

@@ -21,6 +21,7 @@ from lark.exceptions import LarkError
 from lark.visitors import merge_transformers
 
 from ..arguments.grammar import load_grammar
+from ..arguments.relaxed_json import refuse_expressions
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed, number_value
 from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
@@ -33,10 +34,11 @@ Decoded = tuple[Calls, bool]  # (calls, repaired)
 def json_calls(text: str, head_name: str | None) -> Decoded:
     """A JSON item: a call object, an array of them, ``{"tool_calls": [...]}``, or (when the
     head gave the name) the arguments object itself."""
-    value, repaired = loads_relaxed(text)
+    value, repaired = loads_relaxed(text, expressions=True)  # refused below where they would be arguments
     if head_name is not None:
         if not isinstance(value, dict):
             raise ArgumentError(f"arguments of {head_name!r} must be an object")
+        refuse_expressions(value, f"the arguments of {head_name!r}")
         return [(head_name, value)], repaired
     if isinstance(value, dict) and "name" not in value and isinstance(value.get("tool_calls"), list):
         value = value["tool_calls"]
