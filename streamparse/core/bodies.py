@@ -77,10 +77,11 @@ class BracketBody:
             return None
         if not delta:
             return []  # an empty delta must not touch the escape state
-        j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
-        if j >= 0:
-            return None  # the string closes in this delta: the slow path reads on
-        self.esc = j == _ESCAPE_PENDING
+        if self.esc or '"' in delta or "\\" in delta:
+            j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
+            if j >= 0:
+                return None  # the string closes in this delta: the slow path reads on
+            self.esc = j == _ESCAPE_PENDING
         b.size += len(delta)
         b.sink(delta)
         return []
