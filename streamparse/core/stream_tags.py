@@ -102,6 +102,8 @@ class _LayoutValue:
         else:
             self.pend = []
         self.sent += len(s)
+        if s.isprintable() and '"' not in s and "\\" not in s:
+            return s  # nothing to escape (ESCAPES: control characters, quote, backslash): no per-character lookups
         return s.translate(ESCAPES)
 
     def end(self) -> str:
