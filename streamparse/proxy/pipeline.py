@@ -23,7 +23,6 @@ import logging
 from typing import Any, Mapping
 
 import httpx
-from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -41,6 +40,7 @@ from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
 from .replies import CLIENT_GONE
 from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
+from .sse_out import SSEResponse
 from .upstream import CREDENTIALS, Clock, Failure, Slot, forward_headers, upstream_url
 
 __all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER", "CONSTRAINT_HEADER"]
@@ -194,7 +194,7 @@ class ChatPipeline:
                                           on_events=meter.events if meter is not None else None,
                                           **plan.rewriter_options(payload))
             body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter)
-        return EventSourceResponse(body, ping=SSE_PING_SECONDS, sep="\n")
+        return SSEResponse(body, ping=SSE_PING_SECONDS)
 
     def whole_response(self, completion: dict[str, Any], status: int, stream: bool, plan: ChatPlan,
                        front: Front) -> Response:
@@ -212,14 +212,13 @@ class ChatPipeline:
             outputs: list[Output] = [("comment", masked(comment_text(d))) for d in notes]
             outputs += [("chunk", c) for c in completion_to_chunks(completion)]
             outputs += [("comment", unmet)] if unmet else []
-            return EventSourceResponse(iter([front.wire().encode(outputs + [("done", None)])]), sep="\n",
-                                       headers=extra)
+            return SSEResponse([front.wire().encode(outputs + [("done", None)])], headers=extra)
         return front.completion_response(completion, status, extra)
 
     def unusable(self, message: str, stream: bool, front: Front) -> Response:
         if stream:
             data = front.wire().encode([("error", error_body(message, code="upstream_bad_response"))])
-            return EventSourceResponse(iter([data]), sep="\n")
+            return SSEResponse([data])
         return self.replies.error(502, message, code="upstream_bad_response", front=front)
 
     async def retry(self, request: Request, url: str, payload: Mapping[str, Any], plan: ChatPlan,

@@ -1,0 +1,254 @@
+"""The proxy's own cost, side by side in one run: the same replayed upstream read directly, through
+``streamparse serve`` with tools (parsing), through it without tools (the bare pass-through on the same stack),
+and through the LiteLLM proxy when it is installed (``pip install 'litellm[proxy]'``, or ``$STREAMPARSE_LITELLM``
+naming its ``litellm`` command; skipped with one line otherwise).
+
+For each load (concurrent streams, upstream pace) and each target: CPU per upstream chunk of the proxy process
+(every thread, from ``/proc/<pid>/task/*/schedstat``, in nanoseconds), time to first byte p50/p99 and its
+excess over direct, the p99 gap between reads at the client, requests/s. Targets take turns round by round, so
+a machine that slows down mid-run slows all of them alike; figures worth quoting are the ratios.
+
+Invariant: a figure is reported only if every stream through every target arrived complete: the bare
+pass-through and LiteLLM give the direct stream's text, streamparse its own single-request reference
+(with its calls); otherwise ``LoadError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from typing import Any, Callable, Iterator
+
+import anyio
+import httpx
+
+from ..proxy.runner import free_port, port_open, started_process
+from ..wire.sse import SSEDecoder
+from .loadtest import LoadError, _payload, _pct, _process_tree
+
+__all__ = ["run_costs", "litellm_command", "cost_table", "LOADS"]
+
+LOADS: tuple[tuple[int, float], ...] = ((1, 0.002), (20, 0.002), (20, 0.0))  # (streams at once, s per token)
+LITELLM_KEY = "sk-streamparse-bench-0123456789abcdef"  # LiteLLM refuses to start without a master key
+
+
+def litellm_command() -> list[str] | None:
+    """How to start the LiteLLM proxy here, or None when it is not installed."""
+    named = os.environ.get("STREAMPARSE_LITELLM")
+    found = named or shutil.which("litellm") or shutil.which("litellm", path=os.path.dirname(sys.executable))
+    return [found] if found and os.access(found, os.X_OK) else None
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """CPU time used so far by every thread of ``pids`` (Linux schedstat, nanoseconds)."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return total
+
+
+async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str]
+                 ) -> dict[str, Any]:
+    """One streaming request: what a client accumulates, its time to first data and the gaps between reads."""
+    decoder = SSEDecoder()
+    content: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    gaps: list[float] = []
+    chunks = 0
+    first = last = None
+    start = time.perf_counter()
+    async with client.stream("POST", url, json=payload, headers=headers) as resp:
+        if resp.status_code != 200:
+            raise LoadError(f"{url}: status {resp.status_code}: {(await resp.aread())[:300]!r}")
+        async for raw in resp.aiter_bytes():
+            now = time.perf_counter()
+            data = False
+            for event in decoder.feed(raw):
+                if event.data is None or event.data == "[DONE]":
+                    continue
+                chunk = json.loads(event.data)
+                if "error" in chunk:
+                    raise LoadError(f"{url}: error event: {chunk['error']}")
+                data = True
+                chunks += 1
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    content.append(delta.get("content") or "")
+                    calls += [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                              for c in delta.get("tool_calls") or []]
+            if data:
+                if first is None:
+                    first = now - start
+                elif last is not None:
+                    gaps.append(now - last)
+                last = now
+    return {"content": "".join(content), "calls": calls, "chunks": chunks, "ttfb": first or float("nan"),
+            "gaps": gaps}
+
+
+async def _round(url: str, payload: dict[str, Any], streams: int, headers: dict[str, str]
+                 ) -> tuple[list[dict[str, Any]], float]:
+    results: list[dict[str, Any]] = []
+    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+        async def one() -> None:
+            results.append(await _timed(client, url, payload, headers))
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(streams):
+                tg.start_soon(one)
+        return results, time.perf_counter() - start
+
+
+class _Target:
+    """One way to the upstream: its URL, what it is sent, whose CPU counts, and what it must give back."""
+
+    def __init__(self, name: str, url: str, payload: dict[str, Any], pids: list[int],
+                 headers: dict[str, str] | None = None):
+        self.name, self.url, self.payload, self.pids = name, url, payload, pids
+        self.headers = headers or {}
+        self.cpu = 0
+        self.seconds = 0.0
+        self.results: list[dict[str, Any]] = []
+
+    def run(self, streams: int) -> None:
+        before = cpu_ns(self.pids)
+        results, seconds = anyio.run(_round, self.url, self.payload, streams, self.headers)
+        self.cpu += cpu_ns(self.pids) - before
+        self.seconds += seconds
+        self.results += results
+
+
+def _litellm_config(upstreams: dict[float, str], path: str) -> None:
+    lines = ["model_list:"]
+    for delay, base in upstreams.items():
+        lines += [f'  - model_name: "{_alias(delay)}"', "    litellm_params:", '      model: "openai/long"',
+                  f'      api_base: "{base}"', '      api_key: "none"']
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def _alias(delay: float) -> str:
+    return f"long-{delay * 1000:g}ms"
+
+
+def _check(target: _Target, reference: dict[str, Any], with_calls: bool) -> None:
+    for result in target.results:
+        if result["content"] != reference["content"] or (with_calls and result["calls"] != reference["calls"]):
+            raise LoadError(f"a stream through {target.name} differs from its reference")
+        if not with_calls and result["calls"]:
+            raise LoadError(f"a stream through {target.name} got tool calls it should not have")
+
+
+def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, litellm: bool = True,
+              log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Direct, bare pass-through, streamparse (and LiteLLM) on each load; returns flat figures and ratios."""
+    command = litellm_command() if litellm else None
+    if litellm and command is None:
+        log("# litellm: not installed (pip install 'litellm[proxy]' or set $STREAMPARSE_LITELLM); not compared")
+    delays = sorted({d for _, d in loads})
+    cmd = [sys.executable, "-m", "streamparse"]
+    figures: dict[str, Any] = {}
+    with ExitStack() as stack:
+        upstreams: dict[float, str] = {}
+        proxies: dict[float, tuple[str, list[int]]] = {}
+        for delay in delays:
+            port = free_port()
+            stack.enter_context(started_process([*cmd, "replay", "--port", str(port), "--delay", str(delay),
+                                                 "--log-level", "warning"], lambda p=port: port_open(p)))
+            upstreams[delay] = f"http://127.0.0.1:{port}/v1"
+            port = free_port()
+            proc = stack.enter_context(started_process([*cmd, "serve", "--upstream", upstreams[delay], "--port",
+                                                        str(port), "--log-level", "warning"],
+                                                       lambda p=port: port_open(p)))
+            proxies[delay] = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
+        lite: tuple[str, list[int]] | None = None
+        if command is not None:
+            folder = stack.enter_context(tempfile.TemporaryDirectory())
+            _litellm_config(upstreams, os.path.join(folder, "litellm.yaml"))
+            port = free_port()
+            env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": LITELLM_KEY,
+                   "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"}
+            proc = stack.enter_context(started_process(
+                [*command, "--config", os.path.join(folder, "litellm.yaml"), "--host", "127.0.0.1", "--port",
+                 str(port), "--num_workers", "1"], lambda p=port: port_open(p), timeout=120, env=env))
+            lite = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
+        for streams, delay in loads:
+            figures.update(_one_load(streams, delay, upstreams[delay], proxies[delay], lite, rounds, log))
+    return figures
+
+
+def _one_load(streams: int, delay: float, upstream: str, proxy: tuple[str, list[int]],
+              lite: tuple[str, list[int]] | None, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
+    path = "/chat/completions"
+    tools, bare = _payload("long"), _payload("long", tools=False)
+    targets = [_Target("direct", upstream + path, tools, []),
+               _Target("bare", proxy[0] + path, bare, proxy[1]),
+               _Target("streamparse", proxy[0] + path, tools, proxy[1])]
+    if lite is not None:
+        targets.append(_Target("litellm", lite[0] + path, {**tools, "model": _alias(delay)}, lite[1],
+                               {"authorization": f"Bearer {LITELLM_KEY}"}))
+    references = {t.name: anyio.run(_round, t.url, t.payload, 1, t.headers)[0][0] for t in targets}  # warm-up too
+    for _ in range(rounds):
+        for target in targets:
+            target.run(streams)
+    direct = targets[0]
+    for target in targets[1:]:
+        _check(target, references["streamparse"] if target.name == "streamparse" else references["direct"],
+               with_calls=target.name == "streamparse")
+    if not references["streamparse"]["calls"]:
+        raise LoadError("streamparse found no calls in the replayed stream")
+    upstream_chunks = sum(r["chunks"] for r in direct.results)
+    label = f"c{streams}_{'paced' if delay else 'unpaced'}"
+    out: dict[str, Any] = {}
+    for target in targets:
+        ttfb = [r["ttfb"] for r in target.results]
+        gaps = [g for r in target.results for g in r["gaps"]]
+        if target.pids:
+            out[f"{label}_{target.name}_cpu_us_per_chunk"] = target.cpu / 1e3 / max(upstream_chunks, 1)
+        out[f"{label}_{target.name}_ttfb_ms_p50"] = _pct(ttfb, 0.5) * 1e3
+        out[f"{label}_{target.name}_ttfb_ms_p99"] = _pct(ttfb, 0.99) * 1e3
+        out[f"{label}_{target.name}_gap_ms_p99"] = _pct(gaps, 0.99) * 1e3
+        out[f"{label}_{target.name}_requests_per_s"] = len(target.results) / target.seconds
+        if target is not direct:
+            for q in ("p50", "p99"):
+                out[f"{label}_{target.name}_added_ttfb_ms_{q}"] = (out[f"{label}_{target.name}_ttfb_ms_{q}"]
+                                                                   - out[f"{label}_direct_ttfb_ms_{q}"])
+    ours = out[f"{label}_streamparse_cpu_us_per_chunk"]
+    out[f"{label}_cpu_ratio_streamparse_to_bare"] = ours / out[f"{label}_bare_cpu_us_per_chunk"]
+    if lite is not None:
+        out[f"{label}_cpu_ratio_streamparse_to_litellm"] = ours / out[f"{label}_litellm_cpu_us_per_chunk"]
+    log(f"# proxy cost {label}: " + ", ".join(f"{t.name} {out.get(f'{label}_{t.name}_cpu_us_per_chunk', 0):.0f} µs"
+                                              for t in targets[1:]) + " CPU per upstream chunk")
+    return out
+
+
+def cost_table(figures: dict[str, Any]) -> Iterator[str]:
+    """``figures`` as one table: a row per load and target."""
+    columns = ("cpu_us_per_chunk", "ttfb_ms_p50", "added_ttfb_ms_p50", "added_ttfb_ms_p99", "gap_ms_p99",
+               "requests_per_s")
+    yield f"{'load':<14}{'target':<13}" + "".join(f"{c:>19}" for c in columns)
+    rows = sorted({k.rsplit("_", 3)[0] for k in figures if k.endswith("_requests_per_s")},
+                  key=lambda k: list(figures).index(f"{k}_requests_per_s"))
+    for row in rows:
+        load, _, target = row.rpartition("_")
+        yield f"{load:<14}{target:<13}" + "".join(
+            f"{figures[f'{row}_{c}']:>19.2f}" if f"{row}_{c}" in figures else f"{'':>19}" for c in columns)
+    for key, value in figures.items():
+        if "_ratio_" in key:
+            yield f"{key:<60}{value:>8.3f}"

@@ -1,0 +1,99 @@
+"""The proxy's SSE response: each piece its body yields is one ASGI send, and nothing more per piece.
+
+sse-starlette's ``EventSourceResponse`` opened a cancel scope, logged and copied every piece; its shutdown
+watcher is of no use here (the ``drain`` ends streams). This response keeps what the proxy relies on: the
+same headers, a ``: ping`` comment after ``ping`` seconds without a write, the stream stopped (and its body
+closed) as soon as the client goes away, HEAD answered with headers only.
+
+Invariants: pieces go out whole, in order, one send each; a ping is only written between two events (never
+inside an event a relayed body left open) and never while a piece is being sent; the response ends with one
+empty final body message unless the client has gone.
+"""
+
+from __future__ import annotations
+
+from time import monotonic
+from typing import AsyncIterable, AsyncIterator, Iterable, Mapping
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+__all__ = ["SSEResponse", "PING"]
+
+PING = b": ping\n\n"
+_HEADERS = {"cache-control": "no-store", "connection": "keep-alive", "x-accel-buffering": "no"}
+_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+
+
+async def _pieces(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
+    for piece in pieces:
+        yield piece
+
+
+class SSEResponse(Response):
+    """``text/event-stream`` from encoded pieces (bytes): an async iterable, or an iterable of pieces at hand
+    (read in the event loop: no thread)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, body: AsyncIterable[bytes] | Iterable[bytes], *, ping: float = 0,
+                 headers: Mapping[str, str] | None = None, status_code: int = 200):  # noqa: super not called
+        self.body_iterator = body if isinstance(body, AsyncIterable) else _pieces(body)
+        self.status_code = status_code
+        self.background = None
+        self.ping = ping
+        self.init_headers({**_HEADERS, **(headers or {})})
+        self._last = monotonic()  # when the last piece was sent (a ping is due ``ping`` s after it)
+        self._between = True  # the last piece sent ended an event
+        self._sending = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        if scope.get("method", "GET").upper() == "HEAD":
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        error: BaseException | None = None
+        gone = False
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            if self.ping > 0:
+                tg.start_soon(self._pings, send)
+            try:
+                async for piece in self.body_iterator:
+                    if piece:
+                        self._sending = True
+                        await send({"type": "http.response.body", "body": piece, "more_body": True})
+                        self._sending = False
+                        self._last = monotonic()
+                        self._between = piece.endswith(_ENDS)
+                if not gone:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except Exception as exc:  # raised after the task group, unwrapped, as from any response
+                error = exc
+            finally:
+                close = getattr(self.body_iterator, "aclose", None)
+                if close is not None:
+                    with anyio.CancelScope(shield=True):
+                        await close()
+            tg.cancel_scope.cancel()
+        if error is not None:
+            raise error
+
+    async def _pings(self, send: Send) -> None:
+        while True:
+            idle = monotonic() - self._last
+            if idle < self.ping or not self._between or self._sending:
+                await anyio.sleep(max(self.ping - idle, self.ping / 10))
+                continue
+            self._sending = True
+            await send({"type": "http.response.body", "body": PING, "more_body": True})
+            self._sending = False
+            self._last = monotonic()
