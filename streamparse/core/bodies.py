@@ -65,24 +65,52 @@ class BracketBody:
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
 
     def fast_path(self, hold: Hold) -> FastPath | None:
-        """The fast path, when the next delta may take it (inside a double-quoted string, where the parser
-        never holds text and nothing is held: ``hold`` is not needed)."""
-        return self.fast if self.quote == '"' else None
+        """The fast path, when the next delta may take it (inside a value). It never holds text (``hold``)."""
+        return self.fast if self.state == _VALUE else None
 
     def fast(self, delta: str) -> list[Event] | None:
-        """Inside a double-quoted string, a delta that does not close it is taken whole (escapes tracked):
-        no events (``[]``). None: the slow path must read it."""
+        """Inside a value, a delta that opens or closes no item, reaches no end marker and does not end the
+        value is taken whole (strings, escapes and depth tracked as ``scan`` tracks them): no events
+        (``[]``). None: the slow path must read it (nothing was changed)."""
         b = self.b
-        if self.quote != '"' or b.size + len(delta) >= self.limit:
+        n = len(delta)
+        if self.state != _VALUE or b.size + n >= self.limit:
             return None
-        if not delta:
-            return []  # an empty delta must not touch the escape state
-        if self.esc or '"' in delta or "\\" in delta:
-            j = _string_end(delta, 1 if self.esc else 0, len(delta), _IN_DQ)
-            if j >= 0:
-                return None  # the string closes in this delta: the slow path reads on
-            self.esc = j == _ESCAPE_PENDING
-        b.size += len(delta)
+        quote = self.quote
+        if quote and not self.esc and quote not in delta and "\\" not in delta:  # the common case: in a string
+            b.size += n
+            b.sink(delta)
+            return []
+        esc, depth, i = self.esc, self.depth, 0
+        search = self.struct.search
+        while i < n:
+            if quote:
+                j = _string_end(delta, i + 1 if esc else i, n, _IN_DQ if quote == '"' else _IN_SQ)
+                esc = j == _ESCAPE_PENDING
+                if j < 0:
+                    break
+                quote, i = "", j + 1
+                continue
+            m = search(delta, i)
+            if m is None:
+                break
+            j = m.start()
+            ch = delta[j]
+            i = j + 1
+            if ch == '"' or ch == "'":
+                quote = ch
+            elif ch in "{[(":
+                depth += 1
+                if depth == 2 and self.top == "[" and ch == "{" and not self.python:
+                    return None  # an element opens: an item
+            elif ch in "}])":
+                depth -= 1
+                if depth <= 1:
+                    return None  # an item or the value may close here
+            else:
+                return None  # "<" or "`": an end marker may start
+        self.quote, self.esc, self.depth = quote, esc, depth
+        b.size += n
         b.sink(delta)
         return []
 

@@ -306,15 +306,21 @@ class StreamParser(ItemCalls, SpanReader):
     # ------------------------------------------------------------------ HEAD: which dialect owns the block?
 
     def _scan_head(self, text: str, pos: int, final: bool) -> int:
-        waiting = False
+        waiting: list[Candidate] = []  # candidates that need more text, in order (one that failed never revives)
         for cand in self._cands:
             assert cand.opener is not None  # a span's marker never opens a block (_begin)
             r = match_head(cand.opener, text, pos, final, self._table)
             if r == PARTIAL:
-                waiting = True
+                waiting.append(cand)
             elif isinstance(r, HeadMatch):
-                return pos if waiting else self._open_body(text, pos, cand, r)
-        return pos if waiting else self._abort_head(pos)
+                if not waiting:
+                    return self._open_body(text, pos, cand, r)
+                waiting.append(cand)  # an earlier candidate may still take the block: this one waits behind it
+                break
+        if not waiting:
+            return self._abort_head(pos)
+        self._cands = waiting
+        return pos
 
     def _abort_head(self, resume: int = 0) -> int:
         """No dialect wants it: the marker is text, and scanning resumes right after it."""

@@ -184,18 +184,25 @@ def _per_feed(text: str, cuts: list[int], fast: bool, **options: Any) -> list[li
 
 
 LT_ARGS = {"city": "a <b> </par <c </function x</tool_ <parameter=y> z"}
+NESTED_ARGS = {"city": 'q "x" \\ y\n', "days": [1, {"a": ["b", {"c": None}]}, "]}"], "o": {"k": "{[<"}}
 SAMPLES = ["qwen3_xml", "qwen3_xml_unwrapped", "hermes", "glm45", "seed_oss", "minimax_m2", "mistral", "pythonic",
            "bare_json", "phi4_mini", "deepseek_v31", "kimi_k3", "harmony_channel"]
 
 
 @pytest.mark.parametrize("stream_arguments", [False, True])
 @settings(max_examples=80, deadline=None)
-@given(data=st.data(), pieces=st.lists(st.one_of(PIECES, st.sampled_from(SAMPLES)), max_size=12))
+@given(data=st.data(), pieces=st.lists(st.one_of(PIECES, st.sampled_from(SAMPLES), st.sampled_from(SAMPLES).map(
+    lambda style: (style,))), max_size=12))
 def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments: bool, data: st.DataObject,
-                                                               pieces: list[str]) -> None:
+                                                               pieces: list[Any]) -> None:
     from samples import RENDER
 
-    text = "".join("\n" + RENDER[p]("get_weather", LT_ARGS) + "\n" if p in SAMPLES else p for p in pieces)
+    def block(piece: Any) -> str:  # a sample's name: a call with markup in its value; (name,): nested arguments
+        if isinstance(piece, tuple):
+            return "\n" + RENDER[piece[0]]("get_weather", NESTED_ARGS) + "\n"
+        return "\n" + RENDER[piece]("get_weather", LT_ARGS) + "\n" if piece in SAMPLES else piece
+
+    text = "".join(map(block, pieces))
     rng = data.draw(st.randoms(use_true_random=False))
     cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))  # token-sized deltas
     assert _per_feed(text, cuts, True, stream_arguments=stream_arguments) == \
