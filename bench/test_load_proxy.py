@@ -15,10 +15,11 @@ from typing import Any, Callable
 import pytest
 
 from streamparse.harness.loadtest import run_fairness, run_load, run_workers
+from streamparse.harness.proxycost import cost_table, run_costs
 
 
 def _record(benchmark: Any, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-    figures = benchmark.pedantic(fn, args=args, rounds=1, iterations=1)
+    figures: dict[str, Any] = benchmark.pedantic(fn, args=args, rounds=1, iterations=1)
     benchmark.extra_info.update({k: round(v, 2) if isinstance(v, float) else v for k, v in figures.items()})
     print(json.dumps(benchmark.extra_info, indent=1))
     return figures
@@ -41,3 +42,12 @@ def test_one_worker_against_two(benchmark: Any) -> None:
     """Throughput of --workers 1 and --workers 2 with an unpaced upstream."""
     figures = _record(benchmark, run_workers, 200)
     assert figures["workers_2_processes"] >= 3  # the supervisor and its two workers (and any helper process)
+
+
+def test_proxy_cost_beside_the_bare_pass_through_and_litellm(benchmark: Any) -> None:
+    """CPU per upstream chunk, added time to first byte, per-chunk latency and throughput for direct, the bare
+    pass-through, streamparse and (when installed) the LiteLLM proxy, on the same upstream and loads, turn by
+    turn in one run (``STREAMPARSE_LITELLM`` may name a ``litellm`` installed in another environment)."""
+    figures = _record(benchmark, run_costs)
+    print("\n".join(cost_table(figures)))
+    assert all(v > 0 for k, v in figures.items() if k.endswith("_cpu_us_per_chunk"))

@@ -34,6 +34,7 @@ from .loadtest import LoadError, _payload, _pct, _process_tree
 __all__ = ["run_costs", "litellm_command", "cost_table", "LOADS"]
 
 LOADS: tuple[tuple[int, float], ...] = ((1, 0.002), (20, 0.002), (20, 0.0))  # (streams at once, s per token)
+ALONE = 4  # requests in turn per round when the load is one stream
 LITELLM_KEY = "sk-streamparse-bench-0123456789abcdef"  # LiteLLM refuses to start without a master key
 
 
@@ -68,6 +69,7 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
     content: list[str] = []
     calls: list[tuple[str, Any]] = []
     gaps: list[float] = []
+    latencies: list[float] = []
     chunks = 0
     first = last = None
     start = time.perf_counter()
@@ -75,7 +77,7 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
         if resp.status_code != 200:
             raise LoadError(f"{url}: status {resp.status_code}: {(await resp.aread())[:300]!r}")
         async for raw in resp.aiter_bytes():
-            now = time.perf_counter()
+            now, wall = time.perf_counter(), time.time()
             data = False
             for event in decoder.feed(raw):
                 if event.data is None or event.data == "[DONE]":
@@ -85,6 +87,8 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
                     raise LoadError(f"{url}: error event: {chunk['error']}")
                 data = True
                 chunks += 1
+                if "x_sent" in chunk:  # the upstream's send time (same machine, same clock)
+                    latencies.append(wall - chunk["x_sent"])
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     content.append(delta.get("content") or "")
@@ -97,7 +101,7 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
                     gaps.append(now - last)
                 last = now
     return {"content": "".join(content), "calls": calls, "chunks": chunks, "ttfb": first or float("nan"),
-            "gaps": gaps}
+            "gaps": gaps, "latencies": latencies}
 
 
 async def _round(url: str, payload: dict[str, Any], streams: int, headers: dict[str, str]
@@ -127,11 +131,13 @@ class _Target:
         self.results: list[dict[str, Any]] = []
 
     def run(self, streams: int) -> None:
-        before = cpu_ns(self.pids)
-        results, seconds = anyio.run(_round, self.url, self.payload, streams, self.headers)
-        self.cpu += cpu_ns(self.pids) - before
-        self.seconds += seconds
-        self.results += results
+        """``streams`` requests at once (one alone: several in turn, so its percentiles have samples)."""
+        for _ in range(max(1, ALONE // streams)):
+            before = cpu_ns(self.pids)
+            results, seconds = anyio.run(_round, self.url, self.payload, streams, self.headers)
+            self.cpu += cpu_ns(self.pids) - before
+            self.seconds += seconds
+            self.results += results
 
 
 def _litellm_config(upstreams: dict[float, str], path: str) -> None:
@@ -155,28 +161,45 @@ def _check(target: _Target, reference: dict[str, Any], with_calls: bool) -> None
             raise LoadError(f"a stream through {target.name} got tool calls it should not have")
 
 
+def _opened(port: int) -> Callable[[], bool]:
+    return lambda: port_open(port)
+
+
+def _streamparse(source: str | None) -> list[str]:
+    """``python -m streamparse``, or the same from the tree at ``source`` (another version to compare)."""
+    if source is None:
+        return [sys.executable, "-m", "streamparse"]
+    code = f"import runpy, sys; sys.path.insert(0, {source!r}); runpy.run_module('streamparse', run_name='__main__')"
+    return [sys.executable, "-c", code]
+
+
 def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, litellm: bool = True,
-              log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Direct, bare pass-through, streamparse (and LiteLLM) on each load; returns flat figures and ratios."""
+              variants: dict[str, str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Direct, bare pass-through, streamparse (and LiteLLM) on each load; returns flat figures and ratios.
+
+    ``variants``: name -> a source tree of streamparse (a checkout of another commit), served beside this one
+    on the same upstream and load: its bare pass-through and parsing proxy are targets ``bare@name`` and
+    ``streamparse@name``."""
     command = litellm_command() if litellm else None
     if litellm and command is None:
         log("# litellm: not installed (pip install 'litellm[proxy]' or set $STREAMPARSE_LITELLM); not compared")
     delays = sorted({d for _, d in loads})
-    cmd = [sys.executable, "-m", "streamparse"]
+    sources: dict[str, str | None] = {"": None, **{f"@{k}": v for k, v in (variants or {}).items()}}
     figures: dict[str, Any] = {}
     with ExitStack() as stack:
         upstreams: dict[float, str] = {}
-        proxies: dict[float, tuple[str, list[int]]] = {}
+        proxies: dict[tuple[float, str], tuple[str, list[int]]] = {}
         for delay in delays:
             port = free_port()
-            stack.enter_context(started_process([*cmd, "replay", "--port", str(port), "--delay", str(delay),
-                                                 "--log-level", "warning"], lambda p=port: port_open(p)))
+            stack.enter_context(started_process([*_streamparse(None), "replay", "--port", str(port), "--delay",
+                                                 str(delay), "--stamp", "--log-level", "warning"], _opened(port)))
             upstreams[delay] = f"http://127.0.0.1:{port}/v1"
-            port = free_port()
-            proc = stack.enter_context(started_process([*cmd, "serve", "--upstream", upstreams[delay], "--port",
-                                                        str(port), "--log-level", "warning"],
-                                                       lambda p=port: port_open(p)))
-            proxies[delay] = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
+            for suffix, source in sources.items():
+                port = free_port()
+                proc = stack.enter_context(started_process(
+                    [*_streamparse(source), "serve", "--upstream", upstreams[delay], "--port", str(port),
+                     "--log-level", "warning"], _opened(port)))
+                proxies[delay, suffix] = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
         lite: tuple[str, list[int]] | None = None
         if command is not None:
             folder = stack.enter_context(tempfile.TemporaryDirectory())
@@ -186,20 +209,22 @@ def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, lit
                    "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"}
             proc = stack.enter_context(started_process(
                 [*command, "--config", os.path.join(folder, "litellm.yaml"), "--host", "127.0.0.1", "--port",
-                 str(port), "--num_workers", "1"], lambda p=port: port_open(p), timeout=120, env=env))
+                 str(port), "--num_workers", "1"], _opened(port), timeout=120, env=env))
             lite = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
         for streams, delay in loads:
-            figures.update(_one_load(streams, delay, upstreams[delay], proxies[delay], lite, rounds, log))
+            mine = {suffix: proxies[delay, suffix] for suffix in sources}
+            figures.update(_one_load(streams, delay, upstreams[delay], mine, lite, rounds, log))
     return figures
 
 
-def _one_load(streams: int, delay: float, upstream: str, proxy: tuple[str, list[int]],
+def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tuple[str, list[int]]],
               lite: tuple[str, list[int]] | None, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
     path = "/chat/completions"
     tools, bare = _payload("long"), _payload("long", tools=False)
-    targets = [_Target("direct", upstream + path, tools, []),
-               _Target("bare", proxy[0] + path, bare, proxy[1]),
-               _Target("streamparse", proxy[0] + path, tools, proxy[1])]
+    targets = [_Target("direct", upstream + path, tools, [])]
+    for suffix, (base, pids) in proxies.items():
+        targets += [_Target("bare" + suffix, base + path, bare, pids),
+                    _Target("streamparse" + suffix, base + path, tools, pids)]
     if lite is not None:
         targets.append(_Target("litellm", lite[0] + path, {**tools, "model": _alias(delay)}, lite[1],
                                {"authorization": f"Bearer {LITELLM_KEY}"}))
@@ -209,46 +234,50 @@ def _one_load(streams: int, delay: float, upstream: str, proxy: tuple[str, list[
             target.run(streams)
     direct = targets[0]
     for target in targets[1:]:
-        _check(target, references["streamparse"] if target.name == "streamparse" else references["direct"],
-               with_calls=target.name == "streamparse")
-    if not references["streamparse"]["calls"]:
-        raise LoadError("streamparse found no calls in the replayed stream")
+        parsing = target.name.startswith("streamparse")
+        _check(target, references[target.name] if parsing else references["direct"], with_calls=parsing)
+        if parsing and not references[target.name]["calls"]:
+            raise LoadError(f"{target.name} found no calls in the replayed stream")
     upstream_chunks = sum(r["chunks"] for r in direct.results)
     label = f"c{streams}_{'paced' if delay else 'unpaced'}"
     out: dict[str, Any] = {}
     for target in targets:
         ttfb = [r["ttfb"] for r in target.results]
         gaps = [g for r in target.results for g in r["gaps"]]
+        latencies = [x for r in target.results for x in r["latencies"]]
+        name = f"{label}_{target.name}"
         if target.pids:
-            out[f"{label}_{target.name}_cpu_us_per_chunk"] = target.cpu / 1e3 / max(upstream_chunks, 1)
-        out[f"{label}_{target.name}_ttfb_ms_p50"] = _pct(ttfb, 0.5) * 1e3
-        out[f"{label}_{target.name}_ttfb_ms_p99"] = _pct(ttfb, 0.99) * 1e3
-        out[f"{label}_{target.name}_gap_ms_p99"] = _pct(gaps, 0.99) * 1e3
-        out[f"{label}_{target.name}_requests_per_s"] = len(target.results) / target.seconds
+            out[f"{name}_cpu_us_per_chunk"] = target.cpu / 1e3 / max(upstream_chunks, 1)
+        out[f"{name}_ttfb_ms_p50"] = _pct(ttfb, 0.5) * 1e3
+        out[f"{name}_ttfb_ms_p99"] = _pct(ttfb, 0.99) * 1e3
+        out[f"{name}_latency_ms_p50"] = _pct(latencies, 0.5) * 1e3
+        out[f"{name}_latency_ms_p99"] = _pct(latencies, 0.99) * 1e3
+        out[f"{name}_gap_ms_p99"] = _pct(gaps, 0.99) * 1e3
+        out[f"{name}_requests_per_s"] = len(target.results) / target.seconds
         if target is not direct:
             for q in ("p50", "p99"):
-                out[f"{label}_{target.name}_added_ttfb_ms_{q}"] = (out[f"{label}_{target.name}_ttfb_ms_{q}"]
-                                                                   - out[f"{label}_direct_ttfb_ms_{q}"])
-    ours = out[f"{label}_streamparse_cpu_us_per_chunk"]
-    out[f"{label}_cpu_ratio_streamparse_to_bare"] = ours / out[f"{label}_bare_cpu_us_per_chunk"]
-    if lite is not None:
-        out[f"{label}_cpu_ratio_streamparse_to_litellm"] = ours / out[f"{label}_litellm_cpu_us_per_chunk"]
-    log(f"# proxy cost {label}: " + ", ".join(f"{t.name} {out.get(f'{label}_{t.name}_cpu_us_per_chunk', 0):.0f} µs"
+                out[f"{name}_added_ttfb_ms_{q}"] = out[f"{name}_ttfb_ms_{q}"] - out[f"{label}_direct_ttfb_ms_{q}"]
+    for suffix in proxies:
+        ours = out[f"{label}_streamparse{suffix}_cpu_us_per_chunk"]
+        out[f"{label}_cpu_ratio_streamparse{suffix}_to_bare{suffix}"] = ours / out[f"{label}_bare{suffix}_cpu_us_per_chunk"]
+        if lite is not None:
+            out[f"{label}_cpu_ratio_streamparse{suffix}_to_litellm"] = ours / out[f"{label}_litellm_cpu_us_per_chunk"]
+    log(f"# proxy cost {label}: " + ", ".join(f"{t.name} {out[f'{label}_{t.name}_cpu_us_per_chunk']:.0f} µs"
                                               for t in targets[1:]) + " CPU per upstream chunk")
     return out
 
 
 def cost_table(figures: dict[str, Any]) -> Iterator[str]:
     """``figures`` as one table: a row per load and target."""
-    columns = ("cpu_us_per_chunk", "ttfb_ms_p50", "added_ttfb_ms_p50", "added_ttfb_ms_p99", "gap_ms_p99",
-               "requests_per_s")
-    yield f"{'load':<14}{'target':<13}" + "".join(f"{c:>19}" for c in columns)
-    rows = sorted({k.rsplit("_", 3)[0] for k in figures if k.endswith("_requests_per_s")},
-                  key=lambda k: list(figures).index(f"{k}_requests_per_s"))
+    columns = ("cpu_us_per_chunk", "added_ttfb_ms_p50", "added_ttfb_ms_p99", "latency_ms_p50", "latency_ms_p99",
+               "gap_ms_p99", "requests_per_s")
+    yield f"{'load':<14}{'target':<20}" + "".join(f"{c:>19}" for c in columns)
+    rows = [k.rsplit("_", 3)[0] for k in figures if k.endswith("_requests_per_s")]
     for row in rows:
-        load, _, target = row.rpartition("_")
-        yield f"{load:<14}{target:<13}" + "".join(
+        streams, pace, target = row.split("_", 2)  # c20_paced_streamparse@before
+        load = f"{streams}_{pace}"
+        yield f"{load:<14}{target:<20}" + "".join(
             f"{figures[f'{row}_{c}']:>19.2f}" if f"{row}_{c}" in figures else f"{'':>19}" for c in columns)
     for key, value in figures.items():
         if "_ratio_" in key:
-            yield f"{key:<60}{value:>8.3f}"
+            yield f"{key:<66}{value:>8.3f}"
