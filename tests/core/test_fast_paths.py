@@ -17,6 +17,7 @@ from helpers import TOOLS, feed_chunks, summary
 from streamparse import StreamParser, TextDelta
 
 WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+QWEN_HEAD = "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\n"
 
 
 class Spy:
@@ -42,6 +43,17 @@ def test_the_prose_fast_path_returns_an_ordinary_text_delta() -> None:
     assert events == [TextDelta(" world")]
     assert type(events[0]) is TextDelta and events[0].type == "text"
     assert repr(events[0]) == "TextDelta(text=' world')"
+
+
+@pytest.mark.parametrize("bad", [None, b"bytes", 3, ["x"]])
+def test_a_delta_that_is_not_a_str_is_refused_on_every_path(bad: Any) -> None:
+    for head in ["Hello", "Hi\n", "a <", QWEN_HEAD, QWEN_HEAD + "x </fu", 'x\n{"name": "get_weather", "arguments": {"c']:
+        parser = StreamParser(TOOLS)
+        events = parser.feed(head)
+        with pytest.raises(TypeError, match="delta must be str"):
+            parser.feed(bad)
+        assert parser.feed("") == []
+        assert summary(events + parser.feed(" ok") + parser.close()) == summary(feed_chunks(head + " ok", 100))
 
 
 @pytest.mark.parametrize("lines", [
@@ -129,9 +141,6 @@ def test_arguments_are_parsed_once_into_json() -> None:
 
 
 # ------------------------------------------------------------------ inside a block's body
-
-QWEN_HEAD = "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\n"
-
 
 def test_markup_inside_an_xml_value_never_reaches_the_state_machine() -> None:
     parser = StreamParser(TOOLS)
