@@ -26,15 +26,16 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import arguments as args_mod
 from .block import Block
-from .bodies import MAX_GAP, BracketBody, TagBody, closer_at
+from .bodies import MAX_GAP, BracketBody, closer_at
 from .calls import CallFactory, new_call_id
 from ..dialects import resolve
 from ..dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
+from .fastpaths import FastPaths
 from .live import LiveCall
-from .output import blank_after
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
+from .tag_body import TagBody
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -45,7 +46,7 @@ SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand on the prose fast path (tests/core/test_fast_paths.py)
 
 
-class StreamParser(ItemCalls, SpanReader):
+class StreamParser(ItemCalls, SpanReader, FastPaths):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -118,26 +119,10 @@ class StreamParser(ItemCalls, SpanReader):
             taken = fast(delta)
             if taken is not None:
                 return taken
-        # In prose, with a line break, at a line start or after a held possible marker (a "<" that ended the
-        # last delta): fast still when the held text and the delta hold no marker (or line-start marker) start,
-        # or only one cut by the delta's end, which is held as the state machine would hold it.
-        if self._idle and type(delta) is str:
-            text = self._held + delta
-            if text and not (self._line_blank and self._word_start(text)):
-                m = self._prose_check(text)
-                if m is None:
-                    self._held = ""
-                    self._track_line(text)
-                    self._gate = type if self._line_blank else self._prose_gate
-                    return [TextDelta(text)]
-                j = m.start()
-                if m.end() == len(text) and text[j] != "\n" and \
-                        self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) == PARTIAL:
-                    self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
-                    if not j:
-                        return []
-                    self._track_line(text[:j])
-                    return [TextDelta(text[:j])]
+        if self._idle and type(delta) is str:  # prose at a line start, with a line break, or after a held prefix
+            taken = self._prose_more(delta)
+            if taken is not None:
+                return taken
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
@@ -190,35 +175,6 @@ class StreamParser(ItemCalls, SpanReader):
         self._body_fast = self._body_fast_path() if self._mode == _BODY and not final else None
         self._flush()
         return self._out
-
-    def _body_fast_path(self) -> FastPath | None:
-        """The fast path for the next delta inside a block's body, if it may take one."""
-        b = self._block
-        if b is None or b.scanner is None or self._resume == _SPAN:
-            return None
-        live = self._lives[-1] if self._lives else None
-        if live is not None and live.waiting:
-            return None  # the next text may start a streamed call: its start leaves in that feed, from here
-        if live is not None and live.started:
-            return None if self._held else self._fast_live()
-        fast = self._scanner_fast = b.scanner.fast_path(self._hold_tail)
-        return self._fast_after_held if fast is not None and self._held else fast
-
-    def _hold_tail(self, tail: str) -> None:
-        """A body's fast path ended on a possible tag: it is held, and read again in front of the next delta."""
-        self._held = tail
-        self._body_fast = self._fast_after_held
-
-    def _fast_after_held(self, delta: str) -> list[Event] | None:
-        held, fast = self._held, self._scanner_fast
-        assert fast is not None
-        self._held = ""
-        taken = fast(held + delta)  # may hold a new tail (_hold_tail)
-        if taken is None:
-            self._held = held  # the slow path reads it all
-        elif not self._held:
-            self._body_fast = fast
-        return taken
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""

@@ -1,0 +1,92 @@
+"""The parser's fast paths past its prose gate: prose at a line start, with a line break or after a held
+possible marker, and a block body's own fast path (with the tag's prefix it may hold).
+
+Invariant: a fast path either takes the whole delta, changing the parser's state exactly as its state
+machine would and returning the same events, or changes nothing and returns None (the state machine then
+reads the delta). tests/core/test_fast_paths.py checks it feed by feed, on any chunking.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Callable
+
+from .events import Event, FastPath, TextDelta
+from .live import LiveCall
+from .output import Output, blank_after
+from .scanner import PARTIAL, MarkerTable
+from .spans import SPAN
+
+if TYPE_CHECKING:
+    from .block import Block
+
+__all__ = ["FastPaths"]
+
+
+class FastPaths(Output):
+    """The part of the parser that takes deltas without its state machine (the parser sets the attributes)."""
+
+    _held: str
+    _gate: Callable[[str], object]
+    _prose_gate: Callable[[str], re.Match[str] | None]
+    _prose_check: Callable[[str], re.Match[str] | None]
+    _word_start: Callable[[str], re.Match[str] | None]
+    _table: MarkerTable
+    _block: Block | None
+    _lives: list[LiveCall]
+    _resume: int
+    _body_fast: FastPath | None
+    _scanner_fast: FastPath | None
+    _fast_live: Callable[[], FastPath | None]
+
+    def _prose_more(self, delta: str) -> list[Event] | None:
+        """In prose, past the gate: the held text and the delta hold no marker (or line-start marker) start,
+        or only one cut by the delta's end, which is held as the state machine would hold it. None: the
+        state machine must read them."""
+        text = self._held + delta
+        if not text or (self._line_blank and self._word_start(text)):
+            return None
+        m = self._prose_check(text)
+        if m is None:
+            self._held = ""
+            self._track_line(text)
+            self._gate = type if self._line_blank else self._prose_gate
+            return [TextDelta(text)]
+        j = m.start()
+        if m.end() < len(text) or text[j] == "\n" or \
+                self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) != PARTIAL:
+            return None
+        self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
+        if not j:
+            return []
+        self._track_line(text[:j])
+        return [TextDelta(text[:j])]
+
+    def _body_fast_path(self) -> FastPath | None:
+        """The fast path for the next delta inside a block's body, if it may take one."""
+        b = self._block
+        if b is None or b.scanner is None or self._resume == SPAN:
+            return None
+        live = self._lives[-1] if self._lives else None
+        if live is not None and live.waiting:
+            return None  # the next text may start a streamed call: its start leaves in that feed, from here
+        if live is not None and live.started:
+            return None if self._held else self._fast_live()
+        fast = self._scanner_fast = b.scanner.fast_path(self._hold_tail)
+        return self._fast_after_held if fast is not None and self._held else fast
+
+    def _hold_tail(self, tail: str) -> None:
+        """A body's fast path ended on a possible tag: it is held, and read again in front of the next delta."""
+        self._held = tail
+        self._body_fast = self._fast_after_held
+
+    def _fast_after_held(self, delta: str) -> list[Event] | None:
+        held, fast = self._held, self._scanner_fast
+        assert fast is not None
+        self._held = ""
+        taken = fast(held + delta)  # may hold a new tail (_hold_tail)
+        if taken is None:
+            self._held = held  # the slow path reads it all
+        elif not self._held:
+            self._body_fast = fast
+        return taken

@@ -1,0 +1,150 @@
+"""The tag body scanner: raw text up to an end tag, items between item tags. Pure, no decoding.
+
+Invariant: as for every body scanner (see ``bodies``): each character is examined once (a held partial
+tag is at most one tag long), nothing recurses on nesting depth, complete items go to ``block.items``,
+and ``block.done`` is set at the block's end. Its fast path takes a delta inside an item whole when it
+holds no tag, handing a tag's prefix at its end to the parser to hold.
+"""
+
+from __future__ import annotations
+
+from .block import Block
+from .bodies import MAX_GAP, NON_WS, Hold, closer_at, partial_tail
+from .events import Event, FastPath
+from .scanner import literal_pattern, tag_or_tail
+
+__all__ = ["TagBody"]
+
+
+class TagBody:
+    """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
+    item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
+
+    __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
+                 "longest", "tag_or_tail", "hold")
+
+    def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
+                 nest: tuple[str, str] | None, single: bool, limit: int):
+        self.b = block
+        self.limit = limit
+        self.item = (item[0].lower(), item[1].lower()) if item else None
+        self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
+        self.ends = tuple(t.lower() for t in end_tags)
+        self.has_end = bool(self.ends)
+        self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
+        self.search = literal_pattern(self.tags).search
+        self.longest = len(self.tags[0])
+        self.tag_or_tail = tag_or_tail(self.tags).search
+        self.hold: Hold = _no_hold
+        self.depth = 0
+        self.nested = 0
+        self.between = False
+        self.pending = ""
+        self.single = single  # the block is exactly one item (opened by the item opener itself)
+        if self.item is None:
+            block.open_item()
+            self.depth = 1
+
+    def fast_path(self, hold: Hold) -> FastPath | None:
+        if self.between:
+            return None
+        self.hold = hold
+        return self.fast
+
+    def fast(self, text: str) -> list[Event] | None:
+        """Inside an item, ``text`` (a delta, after what the parser held) holding no tag is taken whole (no
+        events), but for a tag's prefix at its end, which goes to ``hold``: a ``<parameter=``,
+        ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
+        (the parser holds any possible one), so the search looks at it alone. None: the slow path reads it."""
+        b = self.b
+        n = len(text)
+        if self.between or b.size + n >= self.limit:
+            return None
+        if "<" in text:
+            m = self.tag_or_tail(text)
+            if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
+                k = m.start()
+                if m.end() < n or text[k:].lower() in self.tags:
+                    return None
+                b.write(text[:k])
+                self.hold(text[k:])
+                return []
+        b.size += n
+        b.sink(text)
+        return []
+
+    def may_finish(self, delta: str) -> bool:
+        """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""
+        return ">" in delta
+
+    def scan(self, text: str, pos: int, end: int, final: bool) -> int:
+        b = self.b
+        i = pos
+        while i < end and not b.done:
+            if self.between:
+                m = NON_WS.search(text, i, end)
+                k = m.start() if m else end
+                self.pending += text[i:k]
+                i = pos = k
+                if len(self.pending) > MAX_GAP:
+                    return self._end_without(k)
+                if m is None:
+                    if final:
+                        return self._end_without(k)
+                    return k
+                r = closer_at(text, k, end, self.tags, final)
+                if r == -1:
+                    return k
+                if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
+                    return self._end_without(k)
+                self.between = False
+                b.write(self.pending)
+                self.pending = ""
+            m = self.search(text, i, end)
+            if m is None:
+                hold = end if final else partial_tail(text, i, end, self.tags, self.longest)
+                b.write(text[pos:hold])
+                return hold
+            tag = m.group().lower()
+            i = m.end()
+            if self.item and tag == self.item[0]:
+                if self.depth == 0:
+                    b.write(text[pos : m.start()])
+                    pos = m.start()
+                    b.open_item()
+                self.depth += 1
+            elif self.item and tag == self.item[1] and self.depth > 0:
+                self.depth -= 1
+                if self.depth == 0:
+                    b.write(text[pos:i])
+                    pos = i
+                    self.b.close_item()
+                    if self.single:
+                        b.end()
+                        return i
+                    self.between = True
+            elif self.nest and tag == self.nest[0] and self.depth > 0:
+                self.nested += 1
+            elif self.nest and tag == self.nest[1] and self.nested > 0:
+                self.nested -= 1
+            elif tag in self.ends:
+                b.write(text[pos : m.start()])
+                self.b.close_item()  # an item left open is ended by the block's end (lenient)
+                b.end(m.group())
+                return i
+        b.write(text[pos:i])
+        return i
+
+    def _end_without(self, k: int) -> int:
+        self.b.end("", self.pending)
+        self.pending = ""
+        return k
+
+    def finish(self) -> None:
+        b = self.b
+        if not b.done:
+            b.end("", self.pending)
+
+
+def _no_hold(tail: str) -> None:
+    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
