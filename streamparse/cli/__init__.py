@@ -183,7 +183,7 @@ def _known_scenario(name: str) -> bool:
 
     kind, _, rest = name.partition(":")
     dialect, _, kb = rest.partition(":")
-    if kind in ("dialect", "agent"):
+    if kind in ("dialect", "agent", "mixed"):
         return rest in RENDERERS
     if kind == "args":
         return dialect in RENDERERS and kb.isdecimal() and int(kb) > 0
@@ -257,8 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="speed, latency and scaling of the parser next to baselines and the "
                                      "serving engines' parsers")
     b.add_argument("--scenario", action="append",
-                   help="prose, tool_heavy, dialects, scaling, engines, or one workload such as dialect:qwen3_coder, "
-                        "agent:hermes or args:hermes:64 (repeatable; default: all five groups)")
+                   help="prose, tool_heavy, dialects, scaling, engines (every format an engine parses: one mixed "
+                        "stream each), or one workload such as dialect:qwen3_coder, mixed:glm45, agent:hermes or "
+                        "args:hermes:64 (repeatable; default: all five groups)")
     b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
     b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
                    help="another parser: a callable taking the list of deltas, returning (text, calls)")
