@@ -155,9 +155,11 @@ def instructions(tools: Sequence[Mapping[str, Any]] | None, dialect: str,
         specs = [s for s in specs if s[0] == choice.name]
         if not specs:
             raise PromptError(f"tool_choice names {choice.name!r}, which is not in tools")
-    first, second = specs[0], specs[1 if len(specs) > 1 else 0]
+    first = specs[0]
     example = render(dialect, first[0], example_arguments(first[2]))
-    several = example + "\n" + render(dialect, second[0], example_arguments(second[2]))
+    # Several calls: the same tool twice, with other values (a second tool's call with made-up values is
+    # what a small model copied into its answer, in a measured BFCL run).
+    several = example + "\n" + render(dialect, first[0], _another(example_arguments(first[2])))
     t = _templates(dialect)
     leaves = {"tools": _tool_list(specs), "example": example, "several_example": several, "name": first[0],
               "result_example": render_tool_result("call_1", first[0], "(what the tool returned)"),
@@ -193,6 +195,17 @@ def _example_object(schema: Mapping[str, Any], root: Any, depth: int) -> dict[st
     keys = [k for k in required if isinstance(k, str)] if isinstance(required, list) else []
     keys = (keys or [k for k in props if isinstance(k, str)])[:_MAX_KEYS]
     return {k: _example_value(props.get(k), root, depth + 1, k) for k in keys}
+
+
+def _another(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Example arguments made different (a second call with the same values would teach duplicates)."""
+    def other(value: Any) -> Any:
+        if isinstance(value, str):
+            return "another " + value[len("example "):] if value.startswith("example ") else value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value + 1
+        return value
+    return {k: other(v) for k, v in arguments.items()}
 
 
 def _deref(schema: Mapping[str, Any], root: Any) -> Any:

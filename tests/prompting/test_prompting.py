@@ -77,8 +77,8 @@ def test_instructions_list_every_tool(dialect: str) -> None:
         if schema is not None:
             assert json.dumps(schema, ensure_ascii=False) in text
     assert not re.search(r"\$\w", text), "a placeholder was left unfilled"
-    assert '<tool_response id="..." name="...">' in text and "never write one yourself" in text
-    assert text.rstrip().endswith("and write no call.")  # the last word is when (not) to call
+    assert '<tool_response id="..." name="...">' in text and "Never write one yourself" in text
+    assert text.rstrip().endswith("no available tool can do it.")  # the last word is when not to call
 
 
 @pytest.mark.parametrize("dialect", PROMPT_DIALECTS)
@@ -88,6 +88,11 @@ def test_the_example_taught_is_what_the_parser_reads(dialect: str) -> None:
     first = render(dialect, "get_weather", example_arguments(WEATHER))
     assert first in text
     assert got(sp.parse(first, TOOLS, dialects=[dialect])) == [("get_weather", example_arguments(WEATHER))]
+    calls = got(sp.parse(text[text.index(first):], TOOLS, dialects=[dialect]))
+    assert calls[:1] == [("get_weather", example_arguments(WEATHER))]
+    # the several-calls example: the same tool again, with other values (never a second tool's made-up call,
+    # which a small model copied into its answer)
+    assert len(calls) == 3 and calls[1] == calls[0] and calls[2][0] == "get_weather" and calls[2] != calls[0]
     several = first + "\n" + render(dialect, "search_web", example_arguments(SEARCH))  # "one after the other"
     assert got(sp.parse("Sure.\n" + several, TOOLS, dialects=[dialect])) == [
         ("get_weather", example_arguments(WEATHER)), ("search_web", example_arguments(SEARCH))]
@@ -119,15 +124,15 @@ def test_tool_choice_shapes_the_instructions() -> None:
     assert instructions(TOOLS, "hermes", ToolChoice("none")) is None
     assert instructions([], "hermes") is None and instructions(None, "hermes") is None
     auto = instructions(TOOLS, "hermes")
-    assert auto and "only when you need one" in auto
+    assert auto and "only when it does what the user asks" in auto and "call nothing" in auto
     required = instructions(TOOLS, "hermes", ToolChoice("required"))
     assert required and "must call at least one" in required
     named = instructions(TOOLS, "hermes", ToolChoice("named", "search_web"))
     assert named and 'must call the tool "search_web"' in named
     assert "search_web" in named and all(n not in named for n in ("get_weather", "filter_rows", "list_files"))
     single = instructions(TOOLS, "hermes", ToolChoice(parallel=False))
-    assert single and "at most one call per reply" in single and "several calls" not in single
-    assert auto and "several calls" in auto and "at most one" not in auto
+    assert single and "at most one call per reply" in single and "several things" not in single
+    assert auto and "make one call for each of them" in auto and "at most one" not in auto
     with pytest.raises(PromptError, match="not in tools"):
         instructions(TOOLS, "hermes", ToolChoice("named", "nope"))
 

@@ -283,7 +283,7 @@ def test_claude_code_style_request(proxies: dict[str, ServerThread], model: Reco
     deltas = [json.loads(line[6:])["delta"] for line in resp.text.splitlines() if '"content_block_delta"' in line]
     assert "".join(d["text"] for d in deltas) == "Done."
     sent = model.requests[0]
-    assert sent["messages"][0]["content"].startswith("You are Claude Code.\n\n# Tools")
+    assert sent["messages"][0]["content"].startswith("You are Claude Code.\n\nYou can call the tools listed below.")
     assert model.headers[0]["authorization"] == "Bearer local" and "anthropic-beta" not in model.headers[0]
 
 
