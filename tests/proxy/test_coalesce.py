@@ -151,3 +151,71 @@ def test_a_response_from_another_transport_keeps_its_own_stream() -> None:
                 return installed, b"".join([p async for p in resp.aiter_bytes()])
 
     assert anyio.run(main) == (False, b"data: x\n\n")
+
+
+# The chunked transfer coding, decoded by the reader itself (h11 only sees an empty terminal chunk).
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from streamparse.proxy.coalesce import _Chunks  # noqa: E402
+
+
+def encode_chunked(parts: list[bytes], *, extension: bytes = b"", trailer: bytes = b"") -> bytes:
+    return b"".join(b"%x%s\r\n%s\r\n" % (len(p), extension, p) for p in parts if p) + b"0\r\n" + trailer + b"\r\n"
+
+
+def decode_in_pieces(wire: bytes, cuts: list[int]) -> tuple[bytes, bool, bytes]:
+    """``wire`` fed in pieces cut at ``cuts``: (the data, whether the end was seen, what was left unread)."""
+    chunks, buf, out = _Chunks(), bytearray(), []
+    points = sorted({c % (len(wire) + 1) for c in cuts} | {0, len(wire)})
+    for start, end in zip(points, points[1:]):
+        buf += wire[start:end]
+        out += chunks.feed(buf)
+        if chunks.done:
+            buf += wire[end:]  # (nothing should follow; kept to check it is left alone)
+            break
+    return b"".join(out), chunks.done, bytes(buf)
+
+
+@settings(max_examples=100)
+@given(st.lists(st.binary(max_size=70), max_size=8), st.lists(st.integers(min_value=0), max_size=12),
+       st.sampled_from([b"", b";name=value", b" ; x"]), st.sampled_from([b"", b"X-Tail: 1\r\n"]))
+def test_a_chunked_body_decodes_the_same_however_its_bytes_arrive(parts: list[bytes], cuts: list[int],
+                                                                   extension: bytes, trailer: bytes) -> None:
+    data, done, rest = decode_in_pieces(encode_chunked(parts, extension=extension, trailer=trailer), cuts)
+    assert data == b"".join(parts)
+    assert done and rest == b""
+
+
+@pytest.mark.parametrize("wire", [b"zz\r\nab\r\n0\r\n\r\n", b"+2\r\nab\r\n0\r\n\r\n", b"1_0\r\n", b"\r\n",
+                                  b"2\r\nabXY0\r\n\r\n", b"2" * 5000])
+def test_a_malformed_chunk_header_or_footer_is_a_protocol_error(wire: bytes) -> None:
+    import httpcore
+
+    chunks, buf = _Chunks(), bytearray(wire)
+    with pytest.raises(httpcore.RemoteProtocolError):
+        data = chunks.feed(buf)  # data before the fault comes first; the error with the next call
+        assert data == [b"ab"]
+        chunks.feed(buf)
+
+
+def test_a_malformed_chunk_from_the_network_reaches_the_caller_as_httpx_raises_it() -> None:
+    async def bad(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + chunk(event(1)) + b"nothex\r\n")
+        await out.drain()
+
+    (pieces,), error, _ = anyio.run(lambda: read(bad))
+    assert b"".join(pieces) == event(1)
+    assert isinstance(error, httpx.RemoteProtocolError)
+
+
+def test_a_content_length_body_is_read_through_h11_and_keeps_the_connection() -> None:
+    body = b"".join(event(n) for n in range(30))
+
+    async def sized(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+        await out.drain()
+
+    (first, second), error, server = anyio.run(lambda: read(sized, requests=2))
+    assert error is None and b"".join(first) == b"".join(second) == body
+    assert len(first) < 5 and server.connections == 1
