@@ -5,7 +5,8 @@ event per transfer chunk, so a socket read holding fifty events became fifty pie
 rewriter and fifty writes to the client. ``coalesce`` gives the response a body stream that drains
 what the connection has already received (up to ``MAX_PIECE`` bytes) into one piece before it waits for more.
 
-Invariants: the pieces, joined, are exactly the body httpx would have given, in order; a piece never waits
+Invariants: the pieces, joined, are exactly the body httpx would have given, in order; the first transfer
+chunk is a piece of its own (a client's first byte waits for no other event); a piece never waits
 for a byte that has not arrived (no timer, no read-ahead: the next network read starts only when
 nothing received is left to hand over); errors are those httpx raises (``httpx.ReadTimeout``,
 ``httpx.RemoteProtocolError``, ...), and closing the response closes the connection as before. A response
@@ -63,8 +64,12 @@ class _Arrived(httpx.AsyncByteStream):
         buf = bytearray(parser.trailing_data[0])
         parser._receive_buffer = type(parser._receive_buffer)()  # its bytes are ours now
         chunks = _Chunks()
+        first = True
         while True:
             parts = chunks.feed(buf)
+            if parts and first:  # the first transfer chunk leaves alone: the client's first byte waits for nothing
+                first = False
+                yield parts.pop(0)
             if parts:
                 for piece in _bounded(parts):
                     yield piece
@@ -89,6 +94,7 @@ class _Arrived(httpx.AsyncByteStream):
         """Any other body, read through h11's events, all that arrived per piece."""
         parts: list[bytes] = []
         size = 0
+        first = True
         while True:
             try:
                 event = parser.next_event()
@@ -106,7 +112,8 @@ class _Arrived(httpx.AsyncByteStream):
             elif type(event) is h11.Data:
                 parts.append(bytes(event.data))
                 size += len(event.data)
-                if size >= MAX_PIECE:
+                if size >= MAX_PIECE or first:
+                    first = False
                     yield b"".join(parts)
                     parts, size = [], 0
             elif type(event) is h11.EndOfMessage or event is h11.PAUSED:
