@@ -30,6 +30,7 @@ from typing import Any
 from ..arguments.schema import loads_relaxed
 from ..dialects import DIALECTS, resolve
 from ..dialects.render import RENDERERS, render
+from .examples import example_arguments
 
 __all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "instructions", "example_arguments",
            "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
@@ -40,8 +41,6 @@ _REMOVED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "functio
 _MODES = ("auto", "none", "required", "named")
 _CHOICE_MODES = {"auto": "auto", "none": "none", "required": "required", "any": "required"}  # OpenAI and Anthropic
 _HEADER = re.compile(r"^=== ([\w.]+) ===[ \t]*$", re.M)
-_MAX_DEPTH = 4  # example values nest at most this deep
-_MAX_KEYS = 4  # properties shown in an example object
 _TEXT_PARTS = ("text", "input_text", "output_text")
 _PART_NAMES = {"image_url": "image", "input_audio": "audio"}  # other parts are shown as [their type]
 
@@ -159,12 +158,13 @@ def instructions(tools: Sequence[Mapping[str, Any]] | None, dialect: str,
     example = render(dialect, first[0], example_arguments(first[2]))
     # Several calls: the same tool twice, with other values (a second tool's call with made-up values is
     # what a small model copied into its answer, in a measured BFCL run).
-    several = example + "\n" + render(dialect, first[0], _another(example_arguments(first[2])))
+    several = example + "\n" + render(dialect, first[0], example_arguments(first[2], variant=1))
     t = _templates(dialect)
     leaves = {"tools": _tool_list(specs), "example": example, "several_example": several, "name": first[0],
               "result_example": render_tool_result("call_1", first[0], "(what the tool returned)"),
               "json_rule": t["json"]}
-    sections = {"choice_rule": "choice." + (choice.mode if choice.must_call else "auto"), "format": "format",
+    sections = {"lead": "lead." + ("must" if choice.must_call else "auto"),
+                "choice_rule": "choice." + (choice.mode if choice.must_call else "auto"), "format": "format",
                 "parallel_rule": "parallel." + ("yes" if choice.parallel else "no"), "mistakes": "mistakes",
                 "rules": "rules", "result_format": "results"}
     filled = {key: Template(t[section]).substitute(leaves) for key, section in sections.items()}
@@ -182,82 +182,6 @@ def corrective_message(choice: ToolChoice, dialect: str, tools: Sequence[Mapping
 
 
 # --------------------------------------------------------------------------- example arguments
-
-def example_arguments(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A plausible arguments object for a JSON schema (never raises, bounded depth)."""
-    return _example_object(schema, schema, 0) if isinstance(schema, Mapping) else {}
-
-
-def _example_object(schema: Mapping[str, Any], root: Any, depth: int) -> dict[str, Any]:
-    props = schema.get("properties")
-    props = props if isinstance(props, Mapping) else {}
-    required = schema.get("required")
-    keys = [k for k in required if isinstance(k, str)] if isinstance(required, list) else []
-    keys = (keys or [k for k in props if isinstance(k, str)])[:_MAX_KEYS]
-    return {k: _example_value(props.get(k), root, depth + 1, k) for k in keys}
-
-
-def _another(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Example arguments made different (a second call with the same values would teach duplicates)."""
-    def other(value: Any) -> Any:
-        if isinstance(value, str):
-            return "another " + value[len("example "):] if value.startswith("example ") else value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value + 1
-        return value
-    return {k: other(v) for k, v in arguments.items()}
-
-
-def _deref(schema: Mapping[str, Any], root: Any) -> Any:
-    ref = schema.get("$ref")
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, Mapping) else None
-    return node
-
-
-def _example_value(schema: Any, root: Any, depth: int, key: str = "") -> Any:
-    for _ in range(_MAX_DEPTH):  # follow $ref and anyOf/oneOf/allOf a bounded number of steps
-        if not isinstance(schema, Mapping):
-            return f"example {key}".strip() if schema is not False else None
-        for word in ("const", "default", "example"):
-            if word in schema:
-                return schema[word]
-        for word in ("enum", "examples"):
-            if isinstance(schema.get(word), list) and schema[word]:
-                return schema[word][0]
-        alternatives = next((schema[w] for w in ("anyOf", "oneOf", "allOf") if isinstance(schema.get(w), list)), None)
-        if "$ref" in schema:
-            schema = _deref(schema, root)
-        elif alternatives:
-            usable = [a for a in alternatives if not (isinstance(a, Mapping) and a.get("type") == "null")]
-            schema = (usable or alternatives)[0]
-        else:
-            break
-    else:
-        return None
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind is None:
-        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
-    if kind == "object":
-        return _example_object(schema, root, depth) if depth < _MAX_DEPTH else {}
-    if kind == "array":
-        items = schema.get("items")
-        deeper = depth < _MAX_DEPTH and isinstance(items, Mapping)
-        return [_example_value(items, root, depth + 1, key)] if deeper else []
-    if kind in ("integer", "number"):
-        low = schema.get("minimum")
-        number = low if isinstance(low, (int, float)) and not isinstance(low, bool) and -1e9 < low < 1e9 else 1
-        return int(number) if kind == "integer" else number + 0.5
-    formats = {"date-time": "2025-01-01T12:00:00Z", "date": "2025-01-01", "email": "user@example.com",
-               "uri": "https://example.com", "url": "https://example.com"}
-    text = formats.get(str(schema.get("format")), f"example {key}".strip())
-    return {"boolean": True, "null": None}.get(str(kind), text)
-
 
 # --------------------------------------------------------------------------- history
 
