@@ -61,6 +61,9 @@ LISTS: dict[str, tuple[str, str, str]] = {
     "hunyuan": ("<tool_calls>[", "]</tool_calls>", ", "),
     "nemotron": ("<TOOLCALL>[", "]</TOOLCALL>", ", "),
     "phi4_mini": ("functools[", "]", ", "),
+    "lfm2": ("<|tool_call_start|>[", "]<|tool_call_end|>", ", "),
+    "cohere": ("<|START_ACTION|>[", "]<|END_ACTION|>", ", "),
+    "apertus": ("<|tools_prefix|>[", "]<|tools_suffix|>", ", "),
 }
 
 

@@ -15,7 +15,9 @@ import re
 __all__ = ["Grammar", "literal", "char_class"]
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_CLASS_ESCAPES = {**_ESCAPES, "]": "\\]", "[": "\\[", "^": "\\x5E", "-": "\\x2D"}  # llama.cpp knows no "\\^"
+# In a class, "]", "[" and "\\" are escaped; "-" stands last and "^" never first, so both are literal
+# without an escape (xgrammar reads "\\x" hex digits greedily, llama.cpp knows no "\\^" or "\\-").
+_CLASS_ESCAPES = {**_ESCAPES, "]": "\\]", "[": "\\["}
 
 
 def _escape(char: str, table: dict[str, str]) -> str:
@@ -33,20 +35,32 @@ def literal(text: str) -> str:
 
 def char_class(chars: str, *, negate: bool = False) -> str:
     """A character class holding (or, negated, excluding) exactly ``chars``."""
-    body = "".join(_escape(c, _CLASS_ESCAPES) for c in sorted(set(chars)))
-    return f"[{'^' if negate else ''}{body}]"
+    chosen = set(chars)
+    dash, caret = "-" in chosen, "^" in chosen
+    body = "".join(_escape(c, _CLASS_ESCAPES) for c in sorted(chosen - {"-", "^"}))
+    if caret:
+        if not body and not negate:
+            return literal("^")  # "[^]" would read as an empty negation
+        body = body + "^" if body else "^" if negate else body
+    return f"[{'^' if negate else ''}{body}{'-' if dash else ''}]"
+
+
+def _fold(text: str) -> str:
+    """ASCII letters in lower case (the parser matches markers ignoring ASCII case)."""
+    return "".join(c.lower() if c.isascii() else c for c in text)
 
 
 @functools.lru_cache(maxsize=64)
 def _automaton(words: tuple[str, ...], after: str) -> tuple[list[str], dict[str, list[tuple[str, str | None]]], str]:
-    """The Aho-Corasick automaton of ``words``: its states (partial matches, "" first), each state's
-    transitions that do not lead back to "" (None: a word is complete), and the state after ``after``."""
+    """The Aho-Corasick automaton of ``words`` (already case-folded), read ignoring ASCII case: its states
+    (partial matches, "" first), each state's transitions that do not lead back to "" (None: a word is
+    complete), and the state after ``after``."""
     known = {w[:i] for w in words for i in range(len(w))}
     prefixes = sorted(known, key=lambda p: (len(p), p))
-    alphabet = sorted({c for w in words for c in w})
+    alphabet = sorted({v for w in words for c in w for v in (c, c.upper() if c.isascii() else c)})
 
     def step(state: str, char: str) -> str | None:
-        seen = state + char
+        seen = state + _fold(char)
         if any(seen.endswith(w) for w in words):
             return None
         return next((seen[i:] for i in range(len(seen) + 1) if seen[i:] in known), "")
@@ -103,13 +117,13 @@ class Grammar:
     # ----------------------------------------------------------------- text that avoids words
 
     def avoiding(self, hint: str, words: tuple[str, ...], *, after: str = "") -> str:
-        """A rule for any text (the empty one too) in which none of ``words`` occurs.
+        """A rule for any text (the empty one too) in which none of ``words`` occurs, in any ASCII letter case.
 
         ``after`` is text taken as already read: ``after="\\n"`` makes a word that starts with
         a newline count at the very start too (``"\\n{"`` then also forbids a ``{`` first).
         The rule is the words' Aho-Corasick automaton, one GBNF rule per partial match.
         """
-        words = tuple(sorted({w for w in words if w}))
+        words = tuple(sorted({_fold(w) for w in words if w}))
         if not words:
             return self.rule("any-text", "[^\\x00]*")  # every character a model writes
         prefixes, table, start = _automaton(words, after)

@@ -2,10 +2,11 @@
 
 Invariant: the grammar accepts exactly: an optional leading ``<think>…</think>`` span (anything
 inside), then — unless a call is required — free text in which no trigger occurs, then (optionally,
-or at least once when required) calls written as the dialect's tags, one after another, and
-nothing but whitespace after the last one. A line-start trigger counts at the start of the text,
-after a newline, and right after a call (as the parser reads it), so a bare ``[`` or ``{"name"`` in
-the middle of prose stays free text.
+or at least once when required) calls written as the dialect's tags, one after another, then
+whitespace, or one line of text in which no call can stand (no line break, none of ``< [ { ```).
+A line-start trigger counts at the start of the text, after a newline, and right after a call (as
+the parser reads it), so a bare ``[`` or ``{"name"`` in the middle of prose stays free text; free
+text avoids triggers in any letter case, as the parser matches them.
 With ``lazy``, the grammar starts at a trigger (llama.cpp feeds it from there) and holds the
 calls only. With ``parallel`` off, it holds one call.
 """
@@ -21,6 +22,8 @@ from .gbnf import Grammar, char_class, literal
 from .values import Values, normalise_schema
 
 __all__ = ["build_gbnf", "args_grammar", "object_schema"]
+
+_TAIL_BANNED = "\n\r\t<[{`"  # the text after the last call: no line break, and no character a call needs
 
 
 
@@ -134,10 +137,12 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     # A line-start form may also follow a call on the same line: the parser reads it there (after a call
     # block, only whitespace since counts as a line start), and small models write "[f(..)] [f(..)]".
     following = " | ".join(x for x in (f"{ws} {word}" if word else "", f"{ws} {line}" if line else "") if x)
-    # After the last call: the end, or a line of text that cannot open another call. Without that way
-    # out, a model that wants to add a sentence is left only a new call, and writes calls until cut off.
-    firsts = "".join(sorted({c for t in tags for c in (t.trigger or t.begin)[:1]} | set(" \t\r\n")))
-    after = g.rule("after-calls", f'{ws} ({literal(chr(10))} {char_class(firsts, negate=True)} {g.avoiding("tail", words + lines)})?')
+    # After the last call: the end, or one line of text. Without that way out, a model that wants to add a
+    # sentence is left only a new call, and writes calls until it is cut off. The line holds none of
+    # < [ { ` (every opener of every dialect the parser reads needs one of them to complete a call) and
+    # no line break, so no call can stand in it, whatever the dialect, case or indentation.
+    after = g.rule("after-calls", f'{ws} ({literal(chr(10))} {char_class(_TAIL_BANNED + " ", negate=True)} '
+                                  f'{char_class(_TAIL_BANNED, negate=True)}*)?')
     rest = g.rule("more-calls", f"({following})* {after}" if parallel else after)
     if lazy:
         g.define("root", f"({any_call}) {rest}")

@@ -115,22 +115,25 @@ def test_reasoning_stays_free(dialect: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", COVERED)
-def test_after_the_last_call_the_end_or_text_that_opens_no_call(dialect: str) -> None:
+def test_after_the_last_call_the_end_or_one_line_that_holds_no_call(dialect: str) -> None:
     """A model that wants a closing sentence may write it: without that way out it can only write
-    another call, and a small model then writes calls until it is cut off."""
+    another call, and a small model then writes calls until it is cut off. The line can hold no call
+    of any dialect, in any case or indentation, so nothing unchecked reaches the parser."""
     call, again = render(dialect, "ping", {}), render(dialect, "get_weather", {"city": "Oslo"})
+    wrong = render(dialect, "get_weather", {"unit": "kelvin"})
+    named = {"type": "function", "function": {"name": "ping"}}
     for grammar in (constraint(dialect).grammar, constraint(dialect, "required").grammar,
-                    constraint(dialect, parallel=False).grammar):
+                    constraint(dialect, named).grammar, constraint(dialect, parallel=False).grammar):
         assert accepts(grammar, call + "\n")
-        assert accepts(grammar, call + "\nDone, that was the call.\nAnd a second line.")
-        wrong = render(dialect, "ping", {"unknown": 1})
-        assert not accepts(grammar, call + "\nDone.\n" + wrong)
-        if not taught_line_start(dialect):  # mid-line, a line-start form is prose to the parser too
-            assert not accepts(grammar, call + "\nDone. " + wrong)
+        assert accepts(grammar, call + "\nDone, that was the call.")
+        assert not accepts(grammar, call + "\nDone.\nAnd a second line.")
+        for sneaked in (wrong, " " + wrong, wrong.upper(), "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}",
+                        "<|python_start|>[get_weather(unit='kelvin')]", again):
+            assert not accepts(grammar, call + "\nDone. " + sneaked), sneaked
+            assert not accepts(grammar, call + "\nDone.\n" + sneaked), sneaked
     assert accepts(constraint(dialect).grammar, call + "\n" + again)
     assert not accepts(constraint(dialect, parallel=False).grammar, call + "\n" + again)
-    if not taught_line_start(dialect):
-        assert not accepts(constraint(dialect, parallel=False).grammar, call + "\nNow: " + again)
+    assert not accepts(constraint(dialect, named).grammar, call + "\n" + again)
 
 
 @pytest.mark.parametrize(("dialect", "several"), [

@@ -126,3 +126,20 @@ def test_xgrammar_reads_escaped_odd_values(dialect: str) -> None:
     for value in odd:
         assert matcher_accepts(grammar, render(dialect, "svc.get-item_2", {"v": value})), value
     assert not matcher_accepts(grammar, render(dialect, "svc.get-item_2", {"v": "caret^[x]-z"}))
+
+
+def test_a_dash_and_a_caret_in_a_class_mean_themselves_in_xgrammar() -> None:
+    """xgrammar reads "\\x" hex digits greedily ("\\x2Dc" is U+02DC), so "-" and "^" are written unescaped."""
+    tools = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+             for n in ("list-files", "list2", "caret^name")]
+    grammar = xgr.Grammar.from_ebnf(build_constraint("name_tag", tools).grammar)
+    assert matcher_accepts(grammar, "Sure. <list-files>{}</function>")
+    assert not matcher_accepts(grammar, 'Sure. <list-files>{"zzz": 1}</function>')
+    assert not matcher_accepts(grammar, 'Sure. <caret^name>{"zzz": 1}</function>')
+
+
+def test_free_text_avoids_a_trigger_in_any_letter_case_in_xgrammar() -> None:
+    grammar = ebnf("hermes")
+    assert matcher_accepts(grammar, "Plain words, <b>bold</b> too.")
+    for opener in ("<tool_call>", "<TOOL_CALL>", "<Tool_Call>"):
+        assert not matcher_accepts(grammar, f'Sure. {opener}\n{{"name": "get_wether", "arguments": {{}}}}\n</tool_call>')
