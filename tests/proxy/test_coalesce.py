@@ -220,3 +220,56 @@ def test_a_content_length_body_is_read_through_h11_and_keeps_the_connection() ->
     (first, second), error, server = anyio.run(lambda: read(sized, requests=2))
     assert error is None and b"".join(first) == b"".join(second) == body
     assert first[0].startswith(event(0)) and len(first) < 6 and server.connections == 1
+
+
+# The socket read directly: no timer per read, but a wait still ends at the read timeout.
+
+async def read_with_timeout(writer: Writer, timeout: float) -> tuple[list[bytes], Any, bool]:
+    server = Server(writer)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    pieces: list[bytes] = []
+    error: Any = None
+    direct = False
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5)) as client:
+            with anyio.fail_after(20):
+                async with client.stream("GET", f"http://127.0.0.1:{port}/") as resp:
+                    assert coalesce(resp)
+                    try:
+                        async for piece in resp.aiter_bytes():
+                            pieces.append(piece)
+                    except httpx.HTTPError as exc:
+                        error = exc
+                    direct = getattr(resp.stream, "_wire", None) is not None
+        with anyio.fail_after(10):
+            await asyncio.gather(*server.handlers)
+    finally:
+        listener.close()
+    return pieces, error, direct
+
+
+def test_a_silent_upstream_ends_with_httpx_read_timeout_after_what_it_sent() -> None:
+    async def silent(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + chunk(event(1)))  # and nothing more, until the client leaves
+        await out.drain()
+
+    pieces, error, direct = anyio.run(read_with_timeout, silent, 0.3)
+    assert direct  # read from the socket, not through httpcore's timed read
+    assert pieces == [event(1)]
+    assert isinstance(error, httpx.ReadTimeout)
+
+
+def test_a_stream_longer_than_the_read_timeout_is_not_cut_while_its_events_keep_coming() -> None:
+    async def steady(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD)
+        for n in range(30):  # 1.5 s of events, 50 ms apart, under a 0.5 s read timeout
+            out.write(chunk(event(n)))
+            await out.drain()
+            await asyncio.sleep(0.05)
+        out.write(b"0\r\n\r\n")
+        await out.drain()
+
+    pieces, error, direct = anyio.run(read_with_timeout, steady, 0.5)
+    assert direct and error is None
+    assert b"".join(pieces) == b"".join(event(n) for n in range(30))
