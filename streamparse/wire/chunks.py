@@ -31,7 +31,7 @@ class _Choice:
     ``"arguments": ""``), then each arguments fragment alone (``{"index", "function": {"arguments"}}``); the
     final ``ToolCall`` adds nothing. Each such piece is a chunk of its own."""
 
-    __slots__ = ("parser", "next_index", "ours", "finished", "live", "native")
+    __slots__ = ("parser", "next_index", "ours", "finished", "live", "native", "blank")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]):
         self.parser = StreamParser(tools, **options)
@@ -40,6 +40,8 @@ class _Choice:
         self.finished = False
         self.live: dict[int, int] = {}  # parser index of a started call -> its wire index
         self.native: dict[int, int] = {}  # upstream index of a native call -> its wire index
+        self.blank: str | None = ""  # a run of text that is whitespace so far (held until other text comes,
+        # dropped at a call); None once the run has other text, so its whitespace then passes at once
 
     def native_calls(self, tool_calls: Any) -> Any:
         """An upstream delta's native ``tool_calls``, each under its wire index: the upstream's own while no
@@ -96,8 +98,22 @@ class _Choice:
                 runs[-1][1].append(value)
             else:
                 runs.append((key, [value]))
-        return [values[0] if not key else {key: values if key == "tool_calls" else "".join(values)}
-                for key, values in runs]
+        pieces: list[dict[str, Any]] = []
+        for key, values in runs:
+            if key == "content":
+                # Text between calls (or before the first, or after the last) that is only whitespace is
+                # layout, not content, streamed or not (completion.py; Anthropic never opens a blank block):
+                # whitespace waits for the run's first other character, and is dropped when a call comes.
+                text = "".join(values) if self.blank is None else self.blank + "".join(values)
+                if self.blank is None or text.strip():
+                    self.blank = None
+                    pieces.append({key: text})
+                else:
+                    self.blank = text
+                continue
+            self.blank = ""
+            pieces.append(values[0] if not key else {key: values if key == "tool_calls" else "".join(values)})
+        return pieces
 
 
 class ChunkRewriter:

@@ -99,12 +99,11 @@ def _rewrite_choice(choice: dict[str, Any], message: dict[str, Any], tools: Tool
     state.next_index = len(native)  # parsed calls are numbered after the native ones
     events = state.parser.feed(message["content"]) + state.parser.close()
     pieces = state.segments(events)
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    # the text is what the pieces carry: a run of only whitespace between calls is no content (chunks.py)
+    text = "".join(piece.get("content") or "" for piece in pieces)
     reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
     calls = [e for e in events if isinstance(e, ToolCall)]
-    message["content"] = text if text.strip() else None
-    if message["content"] is None:  # blank text is no content: the deltas carry none either
-        pieces = [rest for piece in pieces if (rest := {k: v for k, v in piece.items() if k != "content"})]
+    message["content"] = text or None
     if reasoning:
         message["reasoning_content"] = (message.get("reasoning_content") or "") + reasoning
     if calls:

@@ -48,7 +48,8 @@ TOOLS_ARGUMENT: dict[str, Any] = {"no_argument": None, "empty_argument": [], "to
 # What the answer becomes: (content, reasoning, calls, finish_reason).
 UNTOUCHED = (ANSWER, None, [], "stop")
 TAGGED_ONLY = ("Let me look.\n\n" + NAME_TAG + "\nDone.", "hm", ["get_weather"], "tool_calls")
-ALL_CALLS = ("Let me look.\n\n\nDone.", "hm", ["get_weather", "search_recipes"], "tool_calls")
+# the "\n" between the two calls is a run of only whitespace: layout, not content (wire/chunks.py)
+ALL_CALLS = ("Let me look.\n\nDone.", "hm", ["get_weather", "search_recipes"], "tool_calls")
 
 
 def by_the_rule(request: Mapping[str, Any], tools: Any, parse_without_tools: bool) -> tuple[Any, ...]:
