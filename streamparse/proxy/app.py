@@ -31,7 +31,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.middleware import Middleware
 from starlette.routing import Route
-from sse_starlette.sse import AppStatus
 
 from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
@@ -116,8 +115,6 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     redactor = Redactor(s for b in config.backends for s in b.secrets())
     replies = Replies(redactor, config.max_body_bytes)
     drain = Drain(config.drain_timeout)
-    # Streams end through ``drain`` (after drain_timeout, properly), not by sse-starlette cutting them at the signal.
-    AppStatus.enable_automatic_graceful_drain = False  # what its disable_automatic_graceful_drain() does
     metrics = Metrics()
     upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys,
                         drain=drain, metrics=metrics)
