@@ -1,9 +1,11 @@
-"""The proxy's SSE response: each piece its body yields is one ASGI send, and nothing more per piece.
+"""The proxy's SSE response: sse-starlette's ``EventSourceResponse`` with a leaner send loop.
 
-sse-starlette's ``EventSourceResponse`` opened a cancel scope, logged and copied every piece; its shutdown
-watcher is of no use here (the ``drain`` ends streams). This response keeps what the proxy relies on: the
-same headers, a ``: ping`` comment after ``ping`` seconds without a write, the stream stopped (and its body
-closed) as soon as the client goes away, HEAD answered with headers only.
+sse-starlette sets the response up (its headers, media type, ping interval and ``: ping`` comment, written
+by its ``ServerSentEvent``); the send loop is ours: its own loop opened a cancel scope, logged and copied
+every piece, and could put a ping inside an event a relayed body had left open; its shutdown watcher is of
+no use here (the ``drain`` ends streams). Kept: a ``: ping`` comment after ``ping`` seconds without a
+write, the stream stopped (and its body closed) as soon as the client goes away, HEAD answered with
+headers only.
 
 Invariants: pieces go out whole, in order, one send each; a ping is only written between two events (never
 inside an event a relayed body left open) and never while a piece is being sent; the response ends with one
@@ -16,13 +18,12 @@ from time import monotonic
 from typing import AsyncIterable, AsyncIterator, Iterable, Mapping
 
 import anyio
-from starlette.responses import Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 
 __all__ = ["SSEResponse", "PING"]
 
-PING = b": ping\n\n"
-_HEADERS = {"cache-control": "no-store", "connection": "keep-alive", "x-accel-buffering": "no"}
+PING = ServerSentEvent(comment="ping", sep="\n").encode()  # b": ping\n\n"
 _ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
 
@@ -31,19 +32,17 @@ async def _pieces(pieces: Iterable[bytes]) -> AsyncIterator[bytes]:
         yield piece
 
 
-class SSEResponse(Response):
+class SSEResponse(EventSourceResponse):
     """``text/event-stream`` from encoded pieces (bytes): an async iterable, or an iterable of pieces at hand
     (read in the event loop: no thread)."""
 
-    media_type = "text/event-stream"
-
     def __init__(self, body: AsyncIterable[bytes] | Iterable[bytes], *, ping: float = 0,
-                 headers: Mapping[str, str] | None = None, status_code: int = 200):  # noqa: super not called
-        self.body_iterator = body if isinstance(body, AsyncIterable) else _pieces(body)
-        self.status_code = status_code
-        self.background = None
+                 headers: Mapping[str, str] | None = None, status_code: int = 200):
+        pieces = body if isinstance(body, AsyncIterable) else _pieces(body)
+        super().__init__(pieces, status_code=status_code, headers=headers, ping=ping or None, sep="\n",
+                         ping_message_factory=lambda: ServerSentEvent(comment="ping", sep="\n"))
+        self.body_iterator = self._body = pieces
         self.ping = ping
-        self.init_headers({**_HEADERS, **(headers or {})})
         self._last = monotonic()  # when the last piece was sent (a ping is due ``ping`` s after it)
         self._between = True  # the last piece sent ended an event
         self._sending = False
@@ -67,7 +66,7 @@ class SSEResponse(Response):
             if self.ping > 0:
                 tg.start_soon(self._pings, send)
             try:
-                async for piece in self.body_iterator:
+                async for piece in self._body:
                     if piece:
                         self._sending = True
                         await send({"type": "http.response.body", "body": piece, "more_body": True})
@@ -79,7 +78,7 @@ class SSEResponse(Response):
             except Exception as exc:  # raised after the task group, unwrapped, as from any response
                 error = exc
             finally:
-                close = getattr(self.body_iterator, "aclose", None)
+                close = getattr(self._body, "aclose", None)
                 if close is not None:
                     with anyio.CancelScope(shield=True):
                         await close()
