@@ -154,6 +154,13 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
         print("\n== proxy (streamparse serve vs direct, real processes on loopback)", file=out)
         for key, value in figures.items():
             print(f"{key:<40}{value:>12.2f}", file=out)
+        from ..harness.proxycost import cost_table, run_costs
+
+        costs = run_costs(log=lambda s: print(s, file=out, flush=True))
+        headline.update({f"proxy_cost_{k}": v for k, v in costs.items()})
+        print("\n== proxy cost (direct / bare / streamparse / litellm, same upstream and load)", file=out)
+        for line in cost_table(costs):
+            print(line, file=out)
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:
