@@ -1,22 +1,19 @@
 """The streaming core: text deltas in, events out. Pure, synchronous, no I/O.
 
-Invariant: every character is examined a bounded number of times. In prose one
-regex search per delta finds the characters that can start markup; everything
-before them leaves at once and only a possible marker prefix is held. A marker
-opens a block whose owner is decided by a short head check (dialect table, no
-per-dialect branches here); the body's scanner reads only new characters, each
-item is decoded once when it closes, and the call leaves in that same feed.
+Invariant: every character is examined a bounded number of times. In prose one regex search per delta
+finds the characters that can start markup; everything before them leaves at once and only a possible
+marker prefix is held. A marker opens a block whose owner is decided by a short head check (dialect table,
+no per-dialect branches here); the body's scanner reads only new characters, each item is decoded once
+when it closes, and the call leaves in that same feed.
 
 States (one method each, dispatched through ``self._scan``):
 TEXT (prose) -> HEAD (which dialect?) -> BODY (items, end) -> AFTER (optional closers) -> TEXT,
 and TEXT -> SPAN (reasoning / content channel) -> TEXT.
 
-Whitespace rule: text outside blocks is emitted verbatim. A block runs from its
-first marker character (or opening fence) to its last closer; whitespace between
-a body and its optional closers is the block's, up to ``MAX_GAP`` characters.
-
-Limits are positional, so any chunking gives the same result: a block longer than
-``max_block_chars`` is released as text at exactly that length.
+Whitespace rule: text outside blocks is emitted verbatim. A block runs from its first marker character (or
+opening fence) to its last closer; whitespace between a body and its optional closers is the block's, up
+to ``MAX_GAP`` characters. Limits are positional, so any chunking gives the same result: a block longer
+than ``max_block_chars`` is released as text at exactly that length.
 """
 
 from __future__ import annotations
