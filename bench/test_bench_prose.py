@@ -16,15 +16,14 @@ The markup answer is checked to come back verbatim with no call.
 
 from __future__ import annotations
 
-import gc
 import random
-import time
 from typing import Any, Callable
 
 import pytest
 
 from streamparse import StreamParser, TextDelta
 from streamparse.harness.baselines import PARSERS, raw_api
+from streamparse.harness.benchmark import timed_loop
 from streamparse.harness.examples import EXAMPLE_TOOLS
 from streamparse.harness.workloads import build_workload, split
 
@@ -69,18 +68,6 @@ def markup_answer(n_lt: int = MARKUP_LT, seed: int = 0) -> str:
     return "".join(out)
 
 
-def _loop(feed: Callable[[str], Any], close: Callable[[], Any], deltas: list[str]) -> float:
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for delta in deltas:
-            feed(delta)
-        close()
-        return time.perf_counter() - start
-    finally:
-        gc.enable()
-
-
 def _item_deltas(pieces: list[str], n: int = 40_000) -> tuple[str, list[str]]:
     head = "Sure.\n<tool_call>\n<function=write_file>\n<parameter=content>\n"
     return head, (pieces * (n // len(pieces) + 1))[:n]
@@ -103,13 +90,13 @@ def _runs() -> tuple[dict[str, Callable[[], float]], dict[str, int]]:
     assert all(type(e) is TextDelta for e in events) and "".join(e.text for e in events) == markup_text
 
     def floor(deltas: list[str]) -> Callable[[], float]:
-        return lambda: _loop(*raw_api(PARSERS["floor"](EXAMPLE_TOOLS)), deltas)
+        return lambda: timed_loop(*raw_api(PARSERS["floor"](EXAMPLE_TOOLS)), deltas)
 
     def ours(deltas: list[str], head: str = "") -> Callable[[], float]:
         def go() -> float:
             parser = StreamParser(EXAMPLE_TOOLS)
             parser.feed(head)
-            return _loop(parser.feed, parser.close, deltas)
+            return timed_loop(parser.feed, parser.close, deltas)
         return go
 
     runs = {"floor:prose": floor(prose), "streamparse:prose": ours(prose), "floor:markup": floor(markup),

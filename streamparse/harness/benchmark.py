@@ -65,6 +65,11 @@ def timed_run(factory: SessionFactory, tools: Any, deltas: Sequence[str]) -> flo
     (as a consumer would, once read). A session's ``raw()`` is what gets called (see baselines), so an
     adapter that turns a parser's output into ``(text, calls)`` is not timed."""
     feed, close = raw_api(factory(tools))
+    return timed_loop(feed, close, deltas)
+
+
+def timed_loop(feed: Callable[[str], Any], close: Callable[[], Any], deltas: Sequence[str]) -> float:
+    """Seconds to feed every delta and close, with the collector off (the loop every figure is timed by)."""
     gc.disable()
     try:
         start = time.perf_counter()
