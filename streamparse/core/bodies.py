@@ -17,6 +17,7 @@ from typing import Callable
 
 from .block import Block
 from .events import Event, FastPath
+from .json_lexis import comment_end
 
 __all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
 
@@ -74,8 +75,8 @@ class BracketBody:
         (``[]``). None: the slow path must read it (nothing was changed)."""
         b = self.b
         n = len(delta)
-        if self.state != _VALUE or b.size + n >= self.limit:
-            return None
+        if self.state != _VALUE or b.size + n >= self.limit or self.quote[:1] == "/":
+            return None  # (inside a comment: the slow path reads it)
         quote = self.quote
         if quote and not self.esc and quote not in delta and "\\" not in delta:  # the common case: in a string
             b.size += n
@@ -117,6 +118,8 @@ class BracketBody:
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? False only when it surely cannot:
         inside a string, the string must close first (or a marker may begin)."""
+        if self.quote[:1] == "/":
+            return True  # inside a comment: its end may come, then anything
         if self.quote:
             return self.quote in delta or "<" in delta
         return any(c in delta for c in "}])<`;")
@@ -125,6 +128,9 @@ class BracketBody:
         b = self.b
         i = pos
         while i < end and not b.done:
+            if self.quote[:1] == "/":  # in a // or /* */ comment (JSON bodies): its quotes and brackets are text
+                self.quote, i = comment_end(self.quote, text, i, end)
+                continue
             if self.quote:
                 j = _string_end(text, i + 1 if self.esc else i, end, _IN_DQ if self.quote == '"' else _IN_SQ)
                 self.esc = j == _ESCAPE_PENDING
@@ -150,6 +156,12 @@ class BracketBody:
             i = j + 1
             if ch == '"' or ch == "'":
                 self.quote = ch
+            elif ch == "/":  # a comment opens only with "//" or "/*" (a "/" at the end waits for the next text)
+                if i == end and not final:
+                    b.write(text[pos:j])
+                    return j
+                if i < end and text[i] in "/*":
+                    self.quote, i = "/" + text[i], i + 1
             elif ch in "{[(":
                 self.depth += 1
                 if self.depth == 2 and self.top == "[" and ch == "{" and not self.python:
@@ -267,7 +279,7 @@ class BracketBody:
 @functools.lru_cache(maxsize=None)
 def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]:
     """The characters that matter outside strings in a bracket body."""
-    chars = "\"'{}\\[\\]" + ("()" if python else "") + ("<" if tagged else "") + ("`" if fenced else "")
+    chars = "\"'{}\\[\\]" + ("()" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
     return re.compile(f"[{chars}]")
 
 

@@ -244,3 +244,22 @@ def test_an_expression_in_the_json_arguments_keeps_the_block_as_text(value: str,
     assert calls == [] and content == text
     diags = sp.ParseResult(feed_chunks(text, 7, [DENSITY])).diagnostics
     assert any(d.code == "rejected" and "expression" in d.message and "not evaluated" in d.message for d in diags)
+
+
+# --------------------------------------------------------------------------- comments the body scanner skips
+
+AB: dict[str, Any] = {"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("text", [
+    '<tool_call>\n{"name": "f", "arguments": {"a": 1, // don\'t change\n "b": 2}}\n</tool_call>',
+    '```json\n{"name": "f", "arguments": {"a": 1, /* it\'s } ] " */ "b": 2}}\n```',
+    '[{"name": "f", "arguments": {"a": 1, // keep } and ] and \'\n "b": 2}}]',
+], ids=["tagged-line", "fenced-block", "bare-array-line"])
+def test_quotes_and_brackets_inside_a_comment_do_not_end_the_block(text: str, stream: bool) -> None:
+    """A comment's apostrophe or bracket is not JSON: the body scanner skips comments as the repair does."""
+    dialects = ["xlam"] if text.startswith("[") else None
+    content, calls = assert_chunking_invariant(text, [AB], stream_arguments=stream, dialects=dialects)
+    assert calls == [("f", {"a": 1, "b": 2})] and content == ""
