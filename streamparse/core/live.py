@@ -152,6 +152,10 @@ class LiveCall:
                                         f"{self._json.removed}", self.dialect.name,
                                         {"name": self.name, "removed": self._json.removed}))
             notes += [value_note(self.dialect, self.name, fix) for fix in self._json.fixes]
+            for key in self._json.expressions:
+                notes.append(Diagnostic("rejected", f"{self.name}: the value of {key!r} was an expression: left out "
+                                        "of the streamed arguments, not evaluated", self.dialect.name,
+                                        {"name": self.name, "parameter": key}))
             if self._json.too_deep:
                 notes.append(Diagnostic("too_deep", f"{self.name}: a value nested more than {MAX_DEPTH} deep was "
                                         "left out of the streamed arguments", self.dialect.name, {"name": self.name}))

@@ -8,7 +8,8 @@ Repaired as it passes: single quotes, raw control characters, ``True``/``False``
 (keys become strings; values numbers or strings), a comma before a closer, a missing comma or colon, a
 closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are left out (kept in ``removed``).
 Nothing is invented: a member whose value was never written is left out (its key waits, unsent, until its
-value begins), and a value deeper than ``MAX_DEPTH`` is left out whole (``too_deep``), so ``json.loads``
+value begins), so is a member whose value turns out to be an arithmetic expression (a bare value is held
+until what follows it shows it is complete; never evaluated; ``expressions`` names it), and a value deeper than ``MAX_DEPTH`` is left out whole (``too_deep``), so ``json.loads``
 reads whatever leaves. Values are typed as whole-call mode types them (``echo_schema``): a scalar whose
 schema type differs, or whose schema has an enum, is held until complete and written typed (changes noted
 in ``fixes``, array members named ``tags[]``); a string the schema wants as a string streams as it arrives.
@@ -20,16 +21,19 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..arguments.schema import Note, declared_types
+from .echo_strings import StringEcho
 from .echo_schema import COLON as _COLON, KEY as _KEY, NEXT as _NEXT, VALUE as _VALUE, Frame as _Frame, SchemaPosition
-from .json_lexis import HEX, IN_STRING, JSON_WS, PLAIN, SIMPLE_ESCAPES, TOKEN, WORD_END, comment_end, escaped, scalar
+from .json_lexis import JSON_WS, PLAIN, TOKEN, WORD_END, comment_end, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
+
+_OPERATORS = frozenset("*/%+-")  # after a complete value, one of these starts an arithmetic expression
 
 MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads recurses once per level)
 
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
-class JsonEcho(SchemaPosition):
+class JsonEcho(StringEcho, SchemaPosition):
     """One JSON value in, the same value out as valid JSON, in pieces through ``out``.
 
     ``route`` decides what leaves: ``"all"`` (the value is the arguments object) or ``"call"``
@@ -64,6 +68,10 @@ class JsonEcho(SchemaPosition):
         self._comment_text: list[str] = []  # the comment being skipped, as written
         self.removed: list[str] = []  # the comments left out, as written
         self.fixes: list[Note] = []  # values typed or spelled by the schema: ("coerced", parameter path, details)
+        self._scalar: str | None = None  # a bare value written, held until what follows shows it is not an operand
+        self._scalar_filled = False  # its frame's ``filled`` before it
+        self._in_expression = False  # skipping the rest of an arithmetic expression (left out, never evaluated)
+        self.expressions: list[str] = []  # the keys whose value was an expression, left out
 
     # ------------------------------------------------------------------ input
 
@@ -131,6 +139,8 @@ class JsonEcho(SchemaPosition):
             self._word = ""
         elif self._word:
             self._end_word()
+        self._in_expression = False
+        self._release()
         while self._stack and not self.done:
             self._close()
 
@@ -143,63 +153,6 @@ class JsonEcho(SchemaPosition):
         return lambda delta: delta if plain(delta) else None
 
     # ------------------------------------------------------------------ strings
-
-    def _string(self, text: str, i: int, n: int) -> int:
-        if self._esc:  # an escape: "\\" and one character, or "\\u" and up to four hex digits
-            while i < n:
-                if len(self._esc) == 1:
-                    self._esc += text[i]
-                    i += 1
-                    if self._esc[1] != "u":
-                        break
-                elif len(self._esc) < 6 and text[i] in HEX:
-                    self._esc += text[i]
-                    i += 1
-                else:
-                    break
-            if i == n and len(self._esc) < 6 and (len(self._esc) == 1 or self._esc[1] == "u"):
-                return n  # the escape may go on in the next chunk
-            esc, self._esc = self._esc, ""
-            self._put_escape(esc)
-            return i
-        pattern = IN_STRING[self._quote]
-        while i < n:
-            m = pattern.search(text, i)
-            j = m.start() if m else n
-            if j > i:
-                self._str(text[i:j])
-            if m is None:
-                return n
-            ch = text[j]
-            if ch == self._quote:
-                self._end_string()
-                return j + 1
-            if ch == "\\":
-                self._esc = "\\"
-                return self._string(text, j + 1, n) if j + 1 < n else n
-            self._str(escaped(ch))  # a control character, or '"' inside a single-quoted string
-            i = j + 1
-        return n
-
-    def _put_escape(self, esc: str) -> None:
-        """A complete escape (``\\x``, or ``\\u`` and what followed it, up to four hex digits)."""
-        c = esc[1]
-        if c == "u" and len(esc) == 6 and all(h in HEX for h in esc[2:]):
-            self._str(esc)
-        elif c == "u":
-            self._str("\\\\u" + escaped(esc[2:]))
-        elif c in SIMPLE_ESCAPES:
-            self._str(esc)
-        elif c == "'":
-            self._str("'")
-        else:  # an escape JSON does not know: its backslash stays text
-            self._str("\\\\" + escaped(c))
-
-    def _str(self, s: str) -> None:
-        if self._held is not None:
-            self._held.append(s)
-        elif self._live:
-            self._out(s)
 
     def _begin_string(self, quote: str) -> None:
         self._quote = quote
@@ -248,6 +201,14 @@ class JsonEcho(SchemaPosition):
 
     def _token(self, tok: str, at_end: bool) -> None:
         ch = tok[0]
+        if self._scalar is not None or self._in_expression:
+            if tok.isspace():  # after a held value it waits with it; inside an expression it goes with it
+                if self._scalar is not None:
+                    self._scalar += tok if all(c in JSON_WS for c in tok) else " "
+                return
+            if ch in "{}[]:,\"'":  # structure or a string: the value is complete, an expression over
+                self._in_expression = False
+                self._release()
         f = self._stack[-1] if self._stack else None
         if ch in "{[":
             self._open(ch)
@@ -315,8 +276,27 @@ class JsonEcho(SchemaPosition):
         self._pending = ""
         f.state = _NEXT if f.filled else _KEY if f.kind == "{" else _VALUE
 
+    def _release(self) -> None:
+        """The held value is complete (a comma, closer, string or the end follows): it leaves."""
+        if self._scalar is not None:
+            text, self._scalar = self._scalar, None
+            self._emit(text)
+
+    def _expression(self) -> None:
+        """An operator follows a value: the member is an expression, left out whole (nothing is evaluated)."""
+        f = self._stack[-1]
+        self._scalar, f.filled, self._in_expression = None, self._scalar_filled, True
+        self.expressions.append(f.key if f.kind == "{" and f.key is not None else "[]")
+        self._drop_member(f)
+
     def _end_word(self) -> None:
         word, self._word = self._word, ""
+        if self._scalar is not None and word[:1] in _OPERATORS:
+            self._expression()
+            return
+        if self._in_expression:
+            return  # the rest of an expression
+        self._release()
         if not self._stack:
             self.streamable, self.done = False, True  # a bare scalar where an object should be
             return
@@ -331,7 +311,7 @@ class JsonEcho(SchemaPosition):
         schema = self._schema_here()
         if schema:
             text = json.dumps(self._typed(json.loads(text)), ensure_ascii=False)
-        self._emit(text)
+        self._scalar, self._scalar_filled = text, self._stack[-1].filled  # held: an operator may follow
         self._value_end()
 
     def _open(self, ch: str) -> None:
