@@ -9,8 +9,8 @@ Repaired as it passes: single quotes, raw control characters, ``True``/``False``
 closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are left out (kept in ``removed``).
 Nothing is invented: a member whose value was never written is left out (its key waits, unsent, until its
 value begins), so is a member whose value turns out to be an arithmetic expression (a bare value is held
-until what follows it shows it is complete; never evaluated; ``expressions`` names it), and a value deeper than ``MAX_DEPTH`` is left out whole (``too_deep``), so ``json.loads``
-reads whatever leaves. Values are typed as whole-call mode types them (``echo_schema``): a scalar whose
+until what follows it shows it is complete; never evaluated; ``expressions`` names it), and a value deeper
+than ``MAX_DEPTH`` is left out whole (``too_deep``), so ``json.loads`` reads whatever leaves. Values are typed as whole-call mode types them (``echo_schema``): a scalar whose
 schema type differs, or whose schema has an enum, is held until complete and written typed (changes noted
 in ``fixes``, array members named ``tags[]``); a string the schema wants as a string streams as it arrives.
 """
