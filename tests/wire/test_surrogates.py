@@ -36,7 +36,8 @@ def test_split_pairs_are_joined_for_any_cut(text: str, data: st.DataObject) -> N
     for tools in (None, [{"type": "function", "function": {"name": "f"}}]):
         rewriter = ChatStreamRewriter(tools, request={"tools": tools} if tools else None)
         raw = b"".join(rewriter.feed_bytes(_event(p)) for p in pieces) + rewriter.feed_bytes(b"data: [DONE]\n\n")
-        assert _content(raw) == text and raw.endswith(b"data: [DONE]\n\n")
+        expected = text if text.strip() else ""  # text of only whitespace is no content (test_blank_runs.py)
+        assert _content(raw) == expected and raw.endswith(b"data: [DONE]\n\n")
 
 
 def test_lone_halves_become_replacement_characters() -> None:
