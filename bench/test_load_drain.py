@@ -31,6 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from streamparse import StreamParser
 from streamparse.core.events import TextDelta, ToolCall
 from streamparse.harness.examples import EXAMPLE_TOOLS, EXAMPLES
+from streamparse.harness.loadtest import _cpu_seconds, _pct, _process_tree
 from streamparse.proxy.runner import free_port, port_open, started_process
 from streamparse.wire.sse import SSEDecoder
 
@@ -57,28 +58,8 @@ def _reference() -> tuple[str, list[tuple[str, Any]]]:
 
 
 def _cpu(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
-
-
-def _tree(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [pid, *(int(c) for c in fh.read().split())]
-    except OSError:
-        return [pid]
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+    """CPU seconds of the processes that still exist."""
+    return sum(t for t in map(_cpu_seconds, pids) if t == t)
 
 
 async def _stream(client: httpx.AsyncClient, url: str, first: asyncio.Event) -> dict[str, Any]:
@@ -172,7 +153,7 @@ def test_load_with_drain_and_scraping(benchmark: Any) -> None:
                     started_process(serve(b), lambda: port_open(b)) as pb:
                 direct = asyncio.run(_direct(upstream + "/chat/completions"))
                 time.sleep(1)  # both workers of each instance up
-                pids = _tree(pa.pid) + _tree(pb.pid)
+                pids = _process_tree(pa.pid) + _process_tree(pb.pid)
                 cpu_before = _cpu(pids)
                 run = benchmark.pedantic(
                     lambda: asyncio.run(_run(front, a, b, lambda: pa.send_signal(signal.SIGTERM))), rounds=1, iterations=1)

@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, AsyncIterator, Iterator
 
 import anyio
 import httpx
@@ -44,25 +44,32 @@ def _peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
+async def sse_reads(resp: httpx.Response, where: str = "") -> AsyncIterator[tuple[float, float, list[dict[str, Any]]]]:
+    """Each network read of a streaming answer: when it came (``time.perf_counter()``, ``time.time()``: the
+    second compares with an upstream's send stamps) and the chunks it completed.
+    A status other than 200 or an error event is a LoadError (``where`` prefixes its message)."""
+    if resp.status_code != 200:
+        raise LoadError(f"{where}status {resp.status_code}: {(await resp.aread())[:300]!r}")
+    decoder = SSEDecoder()
+    async for raw in resp.aiter_bytes():
+        now, wall = time.perf_counter(), time.time()
+        chunks = [json.loads(e.data) for e in decoder.feed(raw) if e.data is not None and e.data != "[DONE]"]
+        for chunk in chunks:
+            if "error" in chunk:
+                raise LoadError(f"{where}error event: {chunk['error']}")
+        yield now, wall, chunks
+
+
 async def _stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any]) -> tuple[dict[str, Any], list[float]]:
     """One streaming request: (what a client accumulates, per-chunk latencies in seconds)."""
-    decoder = SSEDecoder()
     content: list[str] = []
     calls: list[tuple[str, str]] = []
     latencies: list[float] = []
     chunks = 0
     finish = None
     async with client.stream("POST", url, json=payload) as resp:
-        if resp.status_code != 200:
-            raise LoadError(f"status {resp.status_code}: {(await resp.aread())[:300]!r}")
-        async for raw in resp.aiter_bytes():
-            now = time.time()
-            for event in decoder.feed(raw):
-                if event.data is None or event.data == "[DONE]":
-                    continue
-                chunk = json.loads(event.data)
-                if "error" in chunk:
-                    raise LoadError(f"error event: {chunk['error']}")
+        async for _, now, read in sse_reads(resp):
+            for chunk in read:
                 chunks += 1
                 if "x_sent" in chunk:
                     latencies.append(now - chunk["x_sent"])

@@ -28,8 +28,7 @@ import anyio
 import httpx
 
 from ..proxy.runner import free_port, port_open, started_process
-from ..wire.sse import SSEDecoder
-from .loadtest import LoadError, _payload, _pct, _process_tree
+from .loadtest import LoadError, _payload, _pct, _process_tree, sse_reads
 
 __all__ = ["run_costs", "litellm_command", "cost_table", "LOADS"]
 
@@ -65,7 +64,6 @@ def cpu_ns(pids: list[int]) -> int:
 async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str]
                  ) -> dict[str, Any]:
     """One streaming request: what a client accumulates, its time to first data and the gaps between reads."""
-    decoder = SSEDecoder()
     content: list[str] = []
     calls: list[tuple[str, Any]] = []
     gaps: list[float] = []
@@ -74,18 +72,8 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
     first = last = None
     start = time.perf_counter()
     async with client.stream("POST", url, json=payload, headers=headers) as resp:
-        if resp.status_code != 200:
-            raise LoadError(f"{url}: status {resp.status_code}: {(await resp.aread())[:300]!r}")
-        async for raw in resp.aiter_bytes():
-            now, wall = time.perf_counter(), time.time()
-            data = False
-            for event in decoder.feed(raw):
-                if event.data is None or event.data == "[DONE]":
-                    continue
-                chunk = json.loads(event.data)
-                if "error" in chunk:
-                    raise LoadError(f"{url}: error event: {chunk['error']}")
-                data = True
+        async for now, wall, read in sse_reads(resp, f"{url}: "):
+            for chunk in read:
                 chunks += 1
                 if "x_sent" in chunk:  # the upstream's send time (same machine, same clock)
                     latencies.append(wall - chunk["x_sent"])
@@ -94,7 +82,7 @@ async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], h
                     content.append(delta.get("content") or "")
                     calls += [(c["function"]["name"], json.loads(c["function"]["arguments"]))
                               for c in delta.get("tool_calls") or []]
-            if data:
+            if read:
                 if first is None:
                     first = now - start
                 elif last is not None:
