@@ -104,27 +104,19 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> tuple[Any, int]:
         mapped = fn(value)
         return mapped, int(mapped != value)
     changed = 0
-    stack = [value]
+    stack: list[Any] = [value] if isinstance(value, (dict, list)) else []  # only containers ever on it
     while stack:
         node = stack.pop()
-        if isinstance(node, dict):
-            for key in list(node):
-                child = node[key]
-                if isinstance(child, str):
-                    mapped = fn(child)
-                    if mapped != child:
-                        node[key], changed = mapped, changed + 1
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
-                if isinstance(key, str) and (clean := fn(key)) != key:
-                    node[clean] = node.pop(key)
-                    changed += 1
-        elif isinstance(node, list):
-            for i, child in enumerate(node):
-                if isinstance(child, str):
-                    mapped = fn(child)
-                    if mapped != child:
-                        node[i], changed = mapped, changed + 1
-                elif isinstance(child, (dict, list)):
-                    stack.append(child)
+        slots = list(node) if isinstance(node, dict) else range(len(node))  # keys, or a list's indexes
+        for slot in slots:
+            child = node[slot]
+            if isinstance(child, str):
+                mapped = fn(child)
+                if mapped != child:
+                    node[slot], changed = mapped, changed + 1
+            elif isinstance(child, (dict, list)):
+                stack.append(child)
+            if isinstance(slot, str) and (clean := fn(slot)) != slot:
+                node[clean] = node.pop(slot)
+                changed += 1
     return value, changed
