@@ -38,19 +38,12 @@ def test_accepted_calls_parse_back_to_the_same_calls(dialect: str) -> None:
         assert content.strip() == "Let me look that up."
 
 
+@pytest.mark.parametrize("between", ["\n", " "], ids=["on_lines", "on_one_line"])
 @pytest.mark.parametrize("dialect", COVERED)
-def test_accepted_parallel_calls_parse_back_in_order(dialect: str) -> None:
+def test_accepted_parallel_calls_parse_back_in_order(dialect: str, between: str) -> None:
+    """Calls one after another, on lines of their own or, as small models write them, "[f(..)] [f(..)]"."""
     first, second = VALID[1], VALID[4]
-    text = render(dialect, *first) + "\n" + render(dialect, *second)
-    assert accepts(build_constraint(dialect, TOOLS).grammar, text)
-    assert parsed(dialect, text)[1] == [first, second]
-
-
-@pytest.mark.parametrize("dialect", COVERED)
-def test_calls_one_after_another_on_one_line_parse_back(dialect: str) -> None:
-    """A small model's parallel answer: "[f(..)] [f(..)]", one call right after another, a space between."""
-    first, second = VALID[1], VALID[4]
-    text = render(dialect, *first) + " " + render(dialect, *second)
+    text = render(dialect, *first) + between + render(dialect, *second)
     assert accepts(build_constraint(dialect, TOOLS).grammar, text)
     assert parsed(dialect, text)[1] == [first, second]
 
