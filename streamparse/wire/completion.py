@@ -18,7 +18,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..core.events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall
+from ..core.events import Diagnostic, Event, ReasoningDelta, ToolCall
 from .chunks import _Choice, _tool_call_dict
 from .diagnostics import header_value, wire_diagnostic
 from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import anthropic
 import anyio
