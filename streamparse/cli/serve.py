@@ -56,11 +56,12 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         os.environ[KEYS_ENV] = ",".join(filter(None, [os.environ.get(KEYS_ENV, ""), *args.api_key]))
     if not args.demo:
         return _serve(settings, args.log_level, out)
+    from ..harness.examples import EXAMPLES
     from ..harness.replay import create_replay_app
 
     with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
         settings["upstream"] = upstream.url + "/v1"
-        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: qwen3_xml, hermes, mixed)", file=out)
+        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: {', '.join(EXAMPLES)})", file=out)
         return _serve(settings, args.log_level, out)
 
 

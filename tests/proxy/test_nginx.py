@@ -1,5 +1,5 @@
 """Opt-in (`python -m pytest -m nginx`): nginx in front of two `streamparse serve` instances on loopback, with the
-exact snippet the README gives. 200 concurrent streams from the real openai client, each identical to parse() of
+exact snippet docs/proxy.md gives. 200 concurrent streams from the real openai client, each identical to parse() of
 the upstream's text; one instance gets SIGTERM mid-run and drains, and no client sees a cut or failed stream.
 
 Needs nginx (Debian: `apt-get install -y nginx`); skipped in one line without it."""
@@ -30,7 +30,7 @@ from streamparse.proxy.runner import ServerThread, free_port, port_open, started
 pytestmark = pytest.mark.nginx
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-README = Path(__file__).resolve().parents[2] / "README.md"
+PROXY_DOCS = Path(__file__).resolve().parents[2] / "docs" / "proxy.md"
 TEXT = ("Checking both cities. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>"
         " and <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call> done.")
 STREAMS = 200
@@ -44,11 +44,11 @@ def opted_in(request: pytest.FixtureRequest) -> None:
         pytest.skip("nginx is not installed (Debian: apt-get install -y nginx)")
 
 
-def readme_snippet() -> str:
-    """The ```nginx block of the README's "Scaling out" section."""
-    text = README.read_text(encoding="utf-8")
-    found = re.search(r"```nginx\n(.*?)```", text[text.index("### Scaling out"):], re.S)
-    assert found, "README's Scaling out section has no nginx snippet"
+def docs_snippet() -> str:
+    """The ```nginx block of the proxy docs' "Scaling out" section."""
+    text = PROXY_DOCS.read_text(encoding="utf-8")
+    found = re.search(r"```nginx\n(.*?)```", text[text.index("## Scaling out"):], re.S)
+    assert found, "docs/proxy.md's Scaling out section has no nginx snippet"
     return found.group(1)
 
 
@@ -56,7 +56,7 @@ def readme_snippet() -> str:
 def nginx(tmp_path: Path) -> Iterator[tuple[int, int, int]]:
     """nginx on a free port in front of two ports (the instances, started by the test); yields the three."""
     front, a, b = free_port(), free_port(), free_port()
-    snippet = (readme_snippet().replace("127.0.0.1:8080", f"127.0.0.1:{front}")
+    snippet = (docs_snippet().replace("127.0.0.1:8080", f"127.0.0.1:{front}")
                .replace("127.0.0.1:8081", f"127.0.0.1:{a}").replace("127.0.0.1:8082", f"127.0.0.1:{b}"))
     temp = "\n".join(f"    {kind}_temp_path {tmp_path}/{kind};" for kind in ("client_body", "proxy", "fastcgi",
                                                                              "uwsgi", "scgi"))
