@@ -23,10 +23,11 @@ tool that is not in ``tools`` raises ValueError.
   ``type`` as the server reads it) and ``preserved_tokens``, with a grammar rooted at the call.
 - ``backend="vllm"``: ``response_format`` = ``{"type": "structural_tag", "format": {"type":
   "triggered_tags", …}}`` (json_schema contents; ``qwen_xml_parameter`` for Qwen3-Coder;
-  a ``grammar`` for pythonic arguments).
+  a ``grammar`` for pythonic arguments; a list block, ``[f(a=1), g(b=2)]``, holds several calls
+  joined as the renderer joins them, or one with ``parallel_tool_calls`` false).
 - ``backend="sglang"``: the legacy ``response_format`` ``{"type": "structural_tag", "structures",
-  "triggers"}`` when it can say it all (JSON arguments, ``tool_choice`` auto, parallel calls);
-  otherwise ``ebnf`` with the whole-answer grammar.
+  "triggers"}`` when it can say it all (JSON arguments, no list block, ``tool_choice`` auto,
+  parallel calls); otherwise ``ebnf`` with the whole-answer grammar.
 
 What the constraint holds: tool names from ``tools`` only (the named one for a named
 ``tool_choice``); arguments following each schema (types, ``required``, ``enum``/``const``,

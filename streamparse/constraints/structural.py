@@ -2,13 +2,17 @@
 
 Invariant: every tag's ``begin`` starts with exactly one of the listed triggers, and its content
 holds the tool's parameters schema as written (``json_schema``; ``qwen_xml_parameter`` for
-Qwen3-Coder bodies; a ``grammar`` for pythonic keyword arguments). Two shapes:
+Qwen3-Coder bodies; a ``grammar`` for pythonic keyword arguments). A list block (``Tag.joiner``:
+``[f(a=1), g(b=2)]``) holds one call with ``parallel`` off and any number of calls to the
+declared tools, joined by the joiner as the renderer writes it, with ``parallel`` on. Two shapes:
 
 - the current one (vLLM ``response_format``, xgrammar ``StructuralTag``):
   ``{"type": "structural_tag", "format": {"type": "triggered_tags", "triggers", "tags",
-  "at_least_one", "stop_after_first"}}``;
+  "at_least_one", "stop_after_first"}}``; list blocks use only the formats every xgrammar with
+  this shape compiles (``tag``, ``sequence``, ``const_string``, ``tags_with_separator``);
 - the legacy one (SGLang, older vLLM): ``{"type": "structural_tag", "structures": [{"begin",
-  "schema", "end"}], "triggers"}``, which holds JSON arguments only and no tool_choice.
+  "schema", "end"}], "triggers"}``, which holds JSON arguments only, no tool_choice and no list
+  block (its structures end where a call ends, so a list would be cut after its first call).
 """
 
 from __future__ import annotations
@@ -36,6 +40,59 @@ def _content(tag: Tag, schema: Any) -> dict[str, Any]:
     return {"type": "grammar", "grammar": kwargs_ebnf(tag, schema)}
 
 
+def _tag(begin: str, content: dict[str, Any], end: str) -> dict[str, Any]:
+    return {"type": "tag", "begin": begin, "content": content, "end": end}
+
+
+def _inner(tag: Tag) -> tuple[str, str]:
+    """``begin`` and ``end`` of one call inside its list (the list's opener and closer cut off)."""
+    return tag.begin[tag.opens:], tag.end[: len(tag.end) - tag.closes]
+
+
+def _list_items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool) -> list[dict[str, Any]]:
+    """The tags of one list form (same opener, closer, joiner and line rule).
+
+    When the trigger stands inside the opener, one tag: the opener, the calls joined by the
+    joiner (one with ``parallel`` off), the closer. A line-start form waits for a declared
+    name, so each tool gets its own tag, ``begin`` up to its first call's arguments, and the
+    calls after it (``joiner`` + a call) follow inside the content.
+    """
+    opener, closer, joiner, _line_start = _list_key(tags[0])
+    calls = [(t, *_inner(t)) for t in tags]
+    if all(opener.startswith(tag_trigger(t)) for t in tags):
+        inner = [_tag(b, _content(t, schemas[t.tool]), e) for t, b, e in calls]
+        return [_tag(opener, {"type": "tags_with_separator", "tags": inner, "separator": joiner,
+                              "at_least_one": True, "stop_after_first": not parallel}, closer)]
+    if not parallel:
+        return [_tag(t.begin, _content(t, schemas[t.tool]), t.end) for t in tags]
+    following = [_tag(joiner + b, _content(t, schemas[t.tool]), e) for t, b, e in calls]
+    items = []
+    for tag, _begin, end in calls:
+        parts = [_content(tag, schemas[tag.tool])]
+        parts += [{"type": "const_string", "value": end}] if end else []
+        parts.append({"type": "tags_with_separator", "tags": following, "separator": ""})
+        items.append(_tag(tag.begin, {"type": "sequence", "elements": parts}, closer))
+    return items
+
+
+def _list_key(tag: Tag) -> tuple[str, str, str, bool]:
+    """A list form: its opener, closer, joiner, and whether it needs a line start."""
+    return tag.begin[: tag.opens], tag.end[len(tag.end) - tag.closes:], tag.joiner, tag.line_start
+
+
+def _items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool) -> list[dict[str, Any]]:
+    """Every tag, in the order of ``tags`` (a list form where its first tool stands)."""
+    items: list[dict[str, Any]] = []
+    done: set[tuple[str, str, str, bool]] = set()
+    for tag in tags:
+        if not tag.joiner:
+            items.append(_tag(tag.begin, _content(tag, schemas[tag.tool]), tag.end))
+        elif (key := _list_key(tag)) not in done:
+            done.add(key)
+            items += _list_items([t for t in tags if t.joiner and _list_key(t) == key], schemas, parallel)
+    return items
+
+
 def _triggers(tags: Sequence[Tag]) -> list[str]:
     triggers = list(dict.fromkeys(tag_trigger(t) for t in tags))
     # a trigger that starts with another one is never reached: keep the shorter
@@ -50,10 +107,10 @@ def structural_tag(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required:
     left out when a call is required or only one is allowed (the tag would count as that call):
     there, run the engine with a reasoning parser, which constrains only after the reasoning.
     """
-    items = [{"type": "tag", "begin": t.begin, "content": _content(t, schemas[t.tool]), "end": t.end} for t in tags]
+    items = _items(tags, schemas, parallel)
     triggers = _triggers(tags)
     if think and not required and parallel:
-        items.append({"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"})
+        items.append(_tag("<think>", {"type": "any_text"}, "</think>"))
         triggers.append("<think>")
     return {"type": "structural_tag",
             "format": {"type": "triggered_tags", "triggers": triggers, "tags": items,
@@ -61,8 +118,9 @@ def structural_tag(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required:
 
 
 def legacy_structural_tag(tags: Sequence[Tag], schemas: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The legacy structures/triggers form, or None when a tag's arguments are not JSON."""
-    if any(t.style != "json" for t in tags):
+    """The legacy structures/triggers form, or None when a tag's arguments are not JSON or its
+    block is a list (the caller then sends the whole-answer grammar)."""
+    if any(t.style != "json" or t.joiner for t in tags):
         return None
     return {"type": "structural_tag",
             "structures": [{"begin": t.begin, "schema": object_schema(schemas[t.tool]), "end": t.end} for t in tags],

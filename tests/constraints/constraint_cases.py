@@ -2,7 +2,8 @@
 
 Invariant: every call in ``VALID`` follows its tool's schema; every call in ``INVALID`` breaks it
 in exactly the way its label says (a wrong name, a missing required key, a wrong type, a value
-outside an enum, an undeclared key where ``additionalProperties`` is false).
+outside an enum, an undeclared key where ``additionalProperties`` is false). ``list_block`` writes
+several calls in one list block the way the dialect's renderer writes one.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from streamparse.constraints import UNSUPPORTED
-from streamparse.dialects.render import RENDERERS
+from streamparse.constraints.forms import LISTS
+from streamparse.dialects.render import RENDERERS, render
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "get_weather": {"type": "object", "properties": {
@@ -72,3 +74,15 @@ INVALID: list[tuple[str, str, dict[str, Any]]] = [
 TEXT_VALUE_DIALECTS = {"qwen3_coder", "seed_oss"}
 
 COVERED = [d for d in RENDERERS if d not in UNSUPPORTED]
+
+# Dialects whose block is a list of calls (``[f(a=1), g(b=2)]``), each with a grammar.
+LIST_DIALECTS = [d for d in COVERED if d in LISTS]
+
+
+def list_block(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """One list block holding ``calls``: each rendered alone, its list's opener and closer cut
+    off, joined by the dialect's separator inside one opener and closer."""
+    opener, closer, joiner = LISTS[dialect]
+    texts = [render(dialect, name, args) for name, args in calls]
+    assert all(t.startswith(opener) and t.endswith(closer) for t in texts), texts
+    return opener + joiner.join(t[len(opener): len(t) - len(closer)] for t in texts) + closer

@@ -1,31 +1,19 @@
 """The constraints in xgrammar, the engine under vLLM and SGLang: its EBNF reader and its structural tags.
 
-xgrammar imports torch, so it is not in the ``test`` extra (pip would pull CUDA torch); it comes
-with the engine comparators' install (bench/requirements-engines.txt, CPU torch). Skipped without it.
+Skipped without xgrammar (see xgrammar_engine). List blocks holding several calls: test_constraint_lists.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from constraint_cases import COVERED, INVALID, SCHEMAS, TOOLS, VALID
+from constraint_cases import COVERED, INVALID, LIST_DIALECTS, SCHEMAS, TOOLS, VALID
+from xgrammar_engine import accepts as matcher_accepts
+from xgrammar_engine import from_structural_tag, xgr
 
 from streamparse.constraints import build_constraint, tags_for
 from streamparse.dialects.render import render
-
-xgr = pytest.importorskip("xgrammar")
-
-_COMPILER = None
-
-
-def matcher_accepts(grammar: Any, text: str) -> bool:
-    global _COMPILER
-    if _COMPILER is None:
-        _COMPILER = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False)
-    matcher = xgr.GrammarMatcher(_COMPILER.compile_grammar(grammar), terminate_without_stop_token=True)
-    return bool(matcher.accept_string(text)) and bool(matcher.is_terminated())
 
 
 def ebnf(dialect: str, **options: Any) -> Any:
@@ -34,9 +22,7 @@ def ebnf(dialect: str, **options: Any) -> Any:
 
 def structural(dialect: str, **options: Any) -> Any:
     fields = build_constraint(dialect, TOOLS, backend="vllm", **options).request_fields()
-    tag = fields["response_format"]
-    xgr.StructuralTag.model_validate(tag)  # the pydantic model vLLM hands the "format" to
-    return xgr.Grammar.from_structural_tag(json.dumps(tag))
+    return from_structural_tag(fields["response_format"])
 
 
 @pytest.mark.parametrize("dialect", COVERED)
@@ -101,7 +87,7 @@ def test_structural_tag_leaves_reasoning_free(dialect: str) -> None:
     assert matcher_accepts(structural(dialect), text)
 
 
-@pytest.mark.parametrize("dialect", [d for d in COVERED if d not in ("qwen3_coder", "seed_oss", "pythonic", "lfm2")])
+@pytest.mark.parametrize("dialect", [d for d in COVERED if d not in ("qwen3_coder", "seed_oss", *LIST_DIALECTS)])
 def test_sglang_legacy_structural_tag_compiles_as_sglang_converts_it(dialect: str) -> None:
     legacy = build_constraint(dialect, TOOLS, backend="sglang").request_fields()["response_format"]
     items = [xgr.StructuralTagItem(begin=s["begin"], schema=s["schema"], end=s["end"]) for s in legacy["structures"]]
