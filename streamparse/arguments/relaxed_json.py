@@ -27,7 +27,8 @@ from lark.exceptions import LarkError, VisitError
 
 from .grammar import load_grammar
 
-__all__ = ["ArgumentError", "Expression", "expressions_in", "refuse_expressions", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
+__all__ = ["ArgumentError", "Expression", "ExpressionRefused", "expression_paths", "expressions_in",
+           "refuse_expressions", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
            "strip_comments", "comments_outside_strings", "close_open_brackets", "loads_relaxed", "first_line"]
 
 
@@ -48,26 +49,46 @@ class Expression:
         return f"Expression({self.text!r})"
 
 
-def expressions_in(value: Any) -> list[str]:
-    """The texts of the expressions anywhere in a decoded value (depth-first, in order)."""
-    found: list[str] = []
-    stack = [value]
+def expression_paths(value: Any) -> list[tuple[str, str]]:
+    """``(path, text)`` of each expression anywhere in a decoded value, depth-first, in order; a path
+    names the value as the ``coerced`` diagnostics do (``end``, ``options.mode``, ``tags[0]``; ``""``: the
+    value itself). Iterative: the model's nesting never costs a Python frame."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
     while stack:
-        item = stack.pop()
+        path, item = stack.pop()
         if isinstance(item, Expression):
-            found.append(item.text)
+            found.append((path, item.text))
         elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(item.items())))
         elif isinstance(item, list):
-            stack.extend(reversed(item))
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
     return found
 
 
+def expressions_in(value: Any) -> list[str]:
+    """The texts of the expressions anywhere in a decoded value (depth-first, in order)."""
+    return [text for _, text in expression_paths(value)]
+
+
+class ExpressionRefused(ArgumentError):
+    """A call's arguments hold an expression (the decision: a call keeps no expression, and none is
+    evaluated). ``parameter``: where it was written (a path, as in ``coerced`` diagnostics); ``expression``:
+    its text; ``details``: both, for the ``rejected`` diagnostic."""
+
+    def __init__(self, where: str, parameter: str, expression: str):
+        shown = f"the value of {parameter!r}" if parameter else "the value"
+        super().__init__(f"an expression ({expression[:60]}) as {shown} in {where}: not evaluated, kept as text")
+        self.parameter = parameter
+        self.expression = expression
+        self.details = {"parameter": parameter, "expression": expression[:200]}
+
+
 def refuse_expressions(value: Any, where: str) -> None:
-    """ArgumentError when ``value`` holds an expression (the decision: a call keeps no expression)."""
-    found = expressions_in(value)
+    """ExpressionRefused, naming the first one's parameter, when ``value`` holds an expression."""
+    found = expression_paths(value)
     if found:
-        raise ArgumentError(f"an expression ({found[0][:60]}) as a value in {where}: not evaluated, kept as text")
+        raise ExpressionRefused(where, *found[0])
 
 
 _INTEGER = re.compile(r"[+-]?\d+")

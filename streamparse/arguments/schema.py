@@ -16,9 +16,10 @@ import re
 from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
 from typing import Any
 
-from .relaxed_json import ArgumentError, RelaxedJsonToPython, refuse_expressions, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
+from .relaxed_json import ArgumentError, ExpressionRefused, RelaxedJsonToPython, refuse_expressions, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
 
-__all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
+__all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "UnparsedArguments", "arguments_from_text",
+           "call_from_object", "close_open_brackets", "loads_calls",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
            "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas",
            "Note", "brief", "enum_spelling", "review_values", "review_arguments"]
@@ -58,12 +59,36 @@ _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")
 _CALL_KEYS = frozenset({"name", "type", "id", "index", "call_id", "function"})  # beside the name, not arguments
 
 
+def loads_calls(text: str) -> tuple[Any, bool]:
+    """A JSON block that holds calls -> ``(value, repaired)``: every JSON-bodied decoder reads its block
+    here. An arithmetic expression stays an opaque :class:`Expression` in the value, so that one written
+    beside the arguments (a made-up ``"response"`` key) costs nothing; the arguments themselves are refused
+    when they hold one (:func:`call_from_object`, :func:`arguments_from_text`, ``refuse_expressions``)."""
+    return loads_relaxed(text, expressions=True)
+
+
+def arguments_from_text(name: str, text: str) -> tuple[dict[str, Any] | UnparsedArguments, bool]:
+    """Arguments written as JSON text (the string value of ``"arguments"``, or the text after a name in
+    Kimi, DeepSeek, harmony) -> ``(object, repaired)``. Text that is not a JSON object is kept as
+    :class:`UnparsedArguments` (the schema decides later); an object holding an expression raises
+    :class:`ExpressionRefused`, naming the parameter, as the same object written inline would."""
+    try:
+        value, repaired = loads_calls(text)
+    except ArgumentError:
+        return UnparsedArguments(text), True
+    if not isinstance(value, dict):
+        return UnparsedArguments(text), True  # a bare expression (``2 * 3``) too: text, never evaluated
+    refuse_expressions(value, f"the arguments of {name.strip()!r}")
+    return value, repaired
+
+
 def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]:
     """Read ``(name, arguments)`` out of a decoded call object.
 
     Understands ``{"name", "arguments"|"parameters"|"input"|"args"}`` and the
     OpenAI shape ``{"type": "function", "function": {"name", "arguments"}}``.
-    Arguments given as a JSON string holding an object are decoded.
+    Arguments given as a JSON string holding an object are decoded. Arguments holding an
+    expression are refused (:class:`ExpressionRefused`); one beside them is ignored with its key.
     """
     if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
         obj = obj["function"]
@@ -82,20 +107,12 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]
         if unread:  # something was written beside the name, and none of it is read as the arguments
             raise ArgumentError(f"call {name.strip()!r} has no arguments key; unread key(s) {unread[:5]}")
     if isinstance(args, str):
-        if not args.strip():
-            args = {}
-        else:
-            try:
-                args = loads_relaxed(args)[0]
-            except ArgumentError:
-                return name.strip(), UnparsedArguments(args)
-            if not isinstance(args, dict):
-                return name.strip(), UnparsedArguments(json.dumps(args))
+        return name.strip(), (arguments_from_text(name, args)[0] if args.strip() else {})
     if args is None:
         args = {}
     if not isinstance(args, dict):
         raise ArgumentError(f"arguments of {name!r} must be an object, not {type(args).__name__}")
-    refuse_expressions(args, f"the arguments of {name.strip()!r}")  # beside them (a "response" key), ignored
+    refuse_expressions(args, f"the arguments of {name.strip()!r}")
     return name.strip(), args
 
 

@@ -18,6 +18,7 @@ in ``fixes``, array members named ``tags[]``); a string the schema wants as a st
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable, Mapping
 
 from ..arguments.schema import Note, declared_types
@@ -28,6 +29,9 @@ from .json_lexis import JSON_WS, PLAIN, TOKEN, WORD_END, comment_end, scalar
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 
 _OPERATORS = frozenset("*/%+-")  # after a complete value, one of these starts an arithmetic expression
+# A bare word that is not a number or literal but holds an operator or a dotted name is an expression written
+# without spaces (as whole-call mode reads it: refused, never evaluated), not a string.
+_EXPRESSION_WORD = re.compile(r"[*/%+\-]|[A-Za-z_$]\.[A-Za-z_$]")
 
 MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads recurses once per level)
 
@@ -71,7 +75,7 @@ class JsonEcho(StringEcho, SchemaPosition):
         self._scalar: str | None = None  # a bare value written, held until what follows shows it is not an operand
         self._scalar_filled = False  # its frame's ``filled`` before it
         self._in_expression = False  # skipping the rest of an arithmetic expression (left out, never evaluated)
-        self.expressions: list[str] = []  # the keys whose value was an expression, left out
+        self.expressions: list[str] = []  # the parameter paths (``end``, ``opts.scale``) whose value was an expression, left out
 
     # ------------------------------------------------------------------ input
 
@@ -245,8 +249,8 @@ class JsonEcho(StringEcho, SchemaPosition):
         """A string, word or opener is next: write what its position owes first, and say whether it is a key.
 
         object KEY: a string/word is the key (an opener gets ``"":``); COLON: ``:`` is owed;
-        NEXT: ``,`` is owed (then as KEY). array NEXT: ``,`` is owed. A comma held since the
-        last member is written here.
+        NEXT: ``,`` is owed (then as KEY). array NEXT: ``,`` is owed. What is owed waits in ``_pending``
+        until the value's first output, so a value left out (an expression, one too deep) takes it along.
         """
         f = self._stack[-1] if self._stack else None
         if f is None:
@@ -261,8 +265,6 @@ class JsonEcho(StringEcho, SchemaPosition):
                 self._pending += '"":'
             elif f.state == _COLON:
                 self._pending += ":"
-        else:
-            self._flush_pending()
         f.state = _VALUE
         return "value"
 
@@ -286,7 +288,8 @@ class JsonEcho(StringEcho, SchemaPosition):
         """An operator follows a value: the member is an expression, left out whole (nothing is evaluated)."""
         f = self._stack[-1]
         self._scalar, f.filled, self._in_expression = None, self._scalar_filled, True
-        self.expressions.append(f.key if f.kind == "{" and f.key is not None else "[]")
+        if self._live:  # in the arguments (one beside them, in a made-up key, is ignored as whole-call mode ignores it)
+            self.expressions.append(self._path())
         self._drop_member(f)
 
     def _end_word(self) -> None:
@@ -308,6 +311,10 @@ class JsonEcho(StringEcho, SchemaPosition):
         if self._call and len(self._stack) == 1 and self._stack[-1].key in ARGUMENT_KEYS and not self.started:
             self.streamable = False
         text = scalar(word)
+        if text[0] == '"' and _EXPRESSION_WORD.search(word):  # "2*Math.PI", "1-2", "math.pi": never a string
+            self._scalar, self._scalar_filled = text, self._stack[-1].filled
+            self._expression()
+            return
         schema = self._schema_here()
         if schema:
             text = json.dumps(self._typed(json.loads(text)), ensure_ascii=False)

@@ -17,12 +17,12 @@ import re
 from typing import Any, Callable
 
 from lark import Token, Transformer, v_args
-from lark.exceptions import LarkError
+from lark.exceptions import LarkError, VisitError
 from lark.visitors import merge_transformers
 
 from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import refuse_expressions
-from ..arguments.schema import ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, decode_string_token, first_line, loads_relaxed, number_value
+from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
 from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
 
@@ -34,7 +34,7 @@ Decoded = tuple[Calls, bool]  # (calls, repaired)
 def json_calls(text: str, head_name: str | None) -> Decoded:
     """A JSON item: a call object, an array of them, ``{"tool_calls": [...]}``, or (when the
     head gave the name) the arguments object itself."""
-    value, repaired = loads_relaxed(text, expressions=True)  # refused below where they would be arguments
+    value, repaired = loads_calls(text)  # expressions: refused below where they would be arguments
     if head_name is not None:
         if not isinstance(value, dict):
             raise ArgumentError(f"arguments of {head_name!r} must be an object")
@@ -49,17 +49,13 @@ def json_calls(text: str, head_name: str | None) -> Decoded:
 
 
 def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
-    """Arguments written as JSON text after a name (Kimi, DeepSeek, harmony)."""
+    """Arguments written as JSON text after a name (Kimi, DeepSeek, harmony): read as a call object's
+    string arguments are (``arguments_from_text``), so an expression in them keeps the block as text."""
     text = text.strip()
     if not text:
         return (name, {}), True  # no arguments written: {} is assumed (and an end-of-stream cut is not a call)
-    try:
-        value, repaired = loads_relaxed(text)
-    except ArgumentError:
-        return (name, UnparsedArguments(text)), True  # resolved against the schema later
-    if not isinstance(value, dict):
-        return (name, UnparsedArguments(text)), True
-    return (name, value), repaired
+    arguments, repaired = arguments_from_text(name, text)
+    return (name, arguments), repaired
 
 
 # --------------------------------------------------------------------------- XML parameters
@@ -319,6 +315,10 @@ def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
                 return decoded
         try:
             results = transformer.transform(load_grammar(grammar).parse(text))
+        except VisitError as exc:  # a rule refused what it read: its own reason (an expression, a bytes literal)
+            if isinstance(exc.orig_exc, ArgumentError):
+                raise exc.orig_exc from None
+            raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
         except LarkError as exc:
             raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
         if not results:

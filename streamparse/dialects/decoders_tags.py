@@ -1,8 +1,8 @@
 """Decoders of the newer formats (issue 18): one item's text -> ``[(name, arguments)]``. Pure; they raise ArgumentError.
 
 Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and
-returns only the values the model wrote. JSON bodies go through ``loads_relaxed`` (``json.loads``
-first); the tag formats (Gemma 4, FunctionGemma, DeepSeek DSML, Olmo 3) are parsed by their
+returns only the values the model wrote. JSON bodies go through ``loads_calls`` (``json.loads``
+first; an expression in a call's arguments keeps the block as text, as in ``decoders.json_calls``); the tag formats (Gemma 4, FunctionGemma, DeepSeek DSML, Olmo 3) are parsed by their
 Lark grammar and a ``Transformer`` with one method per rule, so the grammar is the definition.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from lark import Token, Transformer, v_args
 
-from ..arguments.schema import ArgumentError, call_from_object, loads_relaxed, number_value
+from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
 from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
 
@@ -35,7 +35,7 @@ def _items(value: Any) -> list[Any]:
 
 def generic_calls(text: str, head_name: str | None) -> Decoded:
     """llama.cpp's generic form: ``{"tool_call": {"name", "arguments"}}`` (or its ``"tool_calls"`` list)."""
-    value, repaired = loads_relaxed(text)
+    value, repaired = loads_calls(text)
     if isinstance(value, dict) and "name" not in value:
         if isinstance(value.get("tool_call"), dict):
             value = value["tool_call"]
@@ -48,7 +48,7 @@ def generic_calls(text: str, head_name: str | None) -> Decoded:
 
 def cohere_calls(text: str, head_name: str | None) -> Decoded:
     """Cohere Command actions: ``{"tool_call_id", "tool_name", "parameters"}`` objects (a list, or one)."""
-    value, repaired = loads_relaxed(text)
+    value, repaired = loads_calls(text)
     calls = []
     for item in _items(value):
         if isinstance(item, dict) and "name" not in item and "tool_name" in item:
@@ -59,17 +59,15 @@ def cohere_calls(text: str, head_name: str | None) -> Decoded:
 
 def apertus_calls(text: str, head_name: str | None) -> Decoded:
     """Apertus: objects of one key each, the tool's name, holding the arguments: ``[{"NAME": {…}}]``."""
-    value, repaired = loads_relaxed(text)
+    value, repaired = loads_calls(text)
     calls: Calls = []
     for item in _items(value):
         if not isinstance(item, dict) or len(item) != 1:
             raise ArgumentError("an Apertus call is an object with exactly one key, the tool's name")
         (name, arguments), = item.items()
-        if not isinstance(name, str) or not name.strip():
-            raise ArgumentError("a call needs a non-empty name")
         if not isinstance(arguments, dict):
             raise ArgumentError(f"arguments of {name!r} must be an object")
-        calls.append((name.strip(), arguments))
+        calls.append(call_from_object({"name": name, "arguments": arguments}))  # its checks: name, expressions
     return calls, repaired
 
 
