@@ -4,6 +4,10 @@ Invariant: every rule body this module writes uses only the GBNF subset that lla
 xgrammar's EBNF reader and llguidance's ``gbnf_to_lark`` all read the same way: double-quoted
 literals (``\\\\``, ``\\"``, ``\\n``, ``\\r``, ``\\t``, ``\\xHH`` escapes, other characters as UTF-8),
 character classes with the same escapes, ``( )``, ``|``, ``?``, ``*``, ``+`` and ``{m,n}``.
+An ``\\xHH`` escape is never followed by a hex digit: xgrammar reads ``\\x`` digits greedily
+(``"\\x01a"`` is U+001A there, U+0001 then ``a`` in llama.cpp), so a literal is cut there into
+adjacent literals, in parentheses, and a class writes its ``\\x`` escapes last. (``\\u`` is no way
+out: llguidance's GBNF reader drops its leading zeros, ``\\u0001a`` becoming ``\\u1a``.)
 Rule names are ``[a-z][a-z0-9-]*``; the same body asked for twice gets one rule.
 """
 
@@ -28,16 +32,33 @@ def _escape(char: str, table: dict[str, str]) -> str:
     return char
 
 
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
 def literal(text: str) -> str:
-    """``text`` as a GBNF string literal (the empty string is ``""``)."""
-    return '"' + "".join(_escape(c, _ESCAPES) for c in text) + '"'
+    """``text`` as a GBNF string literal (the empty string is ``""``); where a hex digit follows
+    an ``\\xHH`` escape, adjacent literals in parentheses (one atom wherever a literal stands)."""
+    pieces: list[str] = []
+    run, after_hex = "", False
+    for char in text:
+        if after_hex and char in _HEX_DIGITS:
+            pieces.append(run)
+            run = ""
+        escaped = _escape(char, _ESCAPES)
+        run += escaped
+        after_hex = escaped.startswith("\\x")
+    pieces.append(run)
+    quoted = " ".join(f'"{p}"' for p in pieces)
+    return quoted if len(pieces) == 1 else f"({quoted})"
 
 
 def char_class(chars: str, *, negate: bool = False) -> str:
     """A character class holding (or, negated, excluding) exactly ``chars``."""
     chosen = set(chars)
     dash, caret = "-" in chosen, "^" in chosen
-    body = "".join(_escape(c, _CLASS_ESCAPES) for c in sorted(chosen - {"-", "^"}))
+    escaped = [_escape(c, _CLASS_ESCAPES) for c in sorted(chosen - {"-", "^"})]
+    # "\\xHH" escapes last: what follows each is another escape, "^", "-" or "]", never a hex digit
+    body = "".join(sorted(escaped, key=lambda e: e.startswith("\\x")))
     if caret:
         if not body and not negate:
             return literal("^")  # "[^]" would read as an empty negation
