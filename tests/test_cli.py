@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -154,7 +154,7 @@ def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeyp
     (["--scenario", "prose", "--scenario", "dialect:nope"], "unknown scenario 'dialect:nope'"),
     (["--scenario", "args:hermes:big"], "unknown scenario 'args:hermes:big'"),
     (["--chunk", "abc"], "--chunk must be a positive number of characters or 'random', not 'abc'"),
-    (["--compare", "no_such_module_here:f"], "--compare no_such_module_here:f: No module named"),
+    (["--compare", "no_such_module_here:f"], "--compare no_such_module_here:f: no module 'no_such_module_here' in "),
     (["--compare", "nocolon"], "--compare nocolon: --compare wants module:callable"),
 ])
 def test_bench_refuses_before_running(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
@@ -288,3 +288,74 @@ def test_serve_tool_prompt_options(capsys: pytest.CaptureFixture[str], tmp_path:
     single = config_from_settings({"upstream": "http://127.0.0.1:9/v1",
                                    "backend": {"tool_prompt": "hermes", "tool_prompt_retry": True}})
     assert (single.backends[0].tool_prompt, single.backends[0].tool_prompt_retry) == ("hermes", True)
+
+
+def test_bench_cut_short_by_head_ends_quietly() -> None:
+    """`streamparse bench | head -3`: the reader goes away mid-run; nothing on stderr, status 2."""
+    proc = subprocess.Popen([sys.executable, "-m", "streamparse", "bench", "--quick", "--no-engines", "--scenario",
+                             "prose", "--scenario", "tool_heavy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert [proc.stdout.readline() for _ in range(3)][1].startswith(b"== prose")
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 2
+    assert proc.stderr.read() == b""
+
+
+# ----------------------------------------------------------------------------- bench --compare and --plot
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh current directory; sys.path restored, and the modules imported from it forgotten, afterwards."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd())])
+    before = set(sys.modules)
+    yield tmp_path
+    for name in set(sys.modules) - before:
+        if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
+def test_bench_compare_finds_a_module_in_the_current_directory(here: Path) -> None:
+    (here / "my_echo_parser.py").write_text(
+        "def parse(deltas):\n    return ''.join(deltas), []\n", encoding="utf-8")
+    text = run("bench", "--quick", "--no-engines", "--scenario", "prose", "--compare", "my_echo_parser:parse")
+    row = next(line for line in text.splitlines() if line.startswith("my_echo_parser:parse"))
+    assert row.split()[-2:] == ["ok", "ok"]  # prose: no calls, the text handed back whole
+
+
+@pytest.mark.parametrize("source, spec, expected", [
+    ("x = 1\n", "my_mod_a:parse", "module 'my_mod_a' ("),
+    ("parse = 3\n", "my_mod_b:parse", "has a non-callable 'parse'"),
+    ("1 / 0\n", "my_mod_c:parse", "importing 'my_mod_c' failed: ZeroDivisionError: division by zero"),
+    ("import no_such_dependency_here\n", "my_mod_d:parse", "importing 'my_mod_d' failed: No module named"),
+    (None, "missing_mod_e:parse", "no module 'missing_mod_e' in "),
+    (None, ":parse", "--compare wants module:callable"),
+])
+def test_bench_compare_mistakes_are_one_line(here: Path, capsys: pytest.CaptureFixture[str], source: str | None,
+                                             spec: str, expected: str) -> None:
+    if source is not None:
+        (here / f"{spec.partition(':')[0]}.py").write_text(source, encoding="utf-8")
+    err = fails(capsys, "bench", "--quick", "--scenario", "prose", "--compare", spec)
+    assert "\n" not in err and err.startswith(f"streamparse bench: --compare {spec}: ") and expected in err, err
+
+
+@pytest.mark.parametrize("path, scenario, expected", [
+    ("plot.txt", "scaling", "--plot plot.txt: give a file ending in .png, .svg, .pdf"),
+    ("no/such/dir/plot.png", "scaling", "--plot no/such/dir/plot.png: no folder 'no/such/dir'"),
+    ("plot.svg", "prose", "--plot draws the scaling or engines scenario"),
+])
+def test_bench_plot_mistakes_are_refused_before_running(here: Path, capsys: pytest.CaptureFixture[str], path: str,
+                                                        scenario: str, expected: str) -> None:
+    pytest.importorskip("matplotlib")
+    assert fails(capsys, "bench", "--scenario", scenario, "--plot", path).startswith(f"streamparse bench: {expected}")
+
+
+@pytest.mark.parametrize("kind", ["png", "svg"])
+def test_bench_plot_writes_the_file_named(here: Path, kind: str) -> None:
+    pytest.importorskip("matplotlib")
+    (here / "out").mkdir()
+    text = run("bench", "--quick", "--no-engines", "--scenario", "args:hermes:1", "--plot", f"out/scaling.{kind}")
+    assert text.rstrip().endswith(f"# plot written to out/scaling.{kind}")
+    head = (here / "out" / f"scaling.{kind}").read_bytes()[:200]
+    assert head.startswith(b"\x89PNG") if kind == "png" else b"<svg" in head

@@ -2,9 +2,10 @@
 run the proxy, the replay upstream, the demo and the benchmarks.
 
 Invariant: an ordinary mistake (a missing or binary file, a bad tools file, a typo'd command,
-an unknown benchmark scenario, a taken port, a bad config) ends with one line on stderr,
-``streamparse[ COMMAND]: ...``, and exit status 2 — never a traceback. So does output cut
-short by a closed pipe (``streamparse FILE | head``), silently.
+an unknown benchmark scenario or ``--compare`` module, a taken port, a bad config) ends with one
+line on stderr, ``streamparse[ COMMAND]: ...``, and exit status 2 — never a traceback. Output cut
+short by a closed pipe (``streamparse FILE | head``, ``streamparse bench | head -3``) ends with
+exit status 2 and nothing at all on stderr.
 """
 
 from __future__ import annotations
@@ -121,8 +122,12 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+PLOT_FORMATS = ("png", "svg", "pdf")  # what --plot writes, chosen by the file's extension
+
+
 def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     from ..harness import benchmark as bm
+    from ..harness.report import format_load, format_ratios
 
     chunk = _bench_chunk(args.chunk)
     scenarios = args.scenario or list(bm.SCENARIOS)
@@ -130,36 +135,32 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     if unknown:
         raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME or "
                        f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
+    if args.plot:
+        _check_plot(args.plot, scenarios)
     parsers = dict(bm.PARSERS)
     for spec in args.compare or []:
-        try:
-            name, factory = bm.load_compare(spec)
-        except (ImportError, AttributeError, ValueError) as exc:
-            raise CliError(f"--compare {spec}: {exc}") from None
+        name, factory = _compare_parser(spec)
         parsers[name] = factory
     results = bm.run_suite(scenarios, chunk=chunk, parsers=parsers, quick=args.quick, engines=not args.no_engines,
                            log=lambda s: print(s, file=out, flush=True))
     headline = bm.ratios(results)
     if headline:
-        print("\n== ratios (same run, same machine)", file=out)
-        for key, value in headline.items():
-            print(f"{key:<50}{value:>10.3g}", file=out)
+        print(format_ratios(headline), file=out)
     if args.proxy:
         from ..harness.loadtest import run_load
 
         figures = run_load(args.proxy_concurrency, args.proxy_delay)
         headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
-        print("\n== proxy (streamparse serve vs direct, real processes on loopback)", file=out)
-        for key, value in figures.items():
-            print(f"{key:<40}{value:>12.2f}", file=out)
-        from ..harness.proxycost import cost_table, run_costs
+        print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
+              file=out)
+        for line in format_load(figures):
+            print(line, file=out)
+        from ..harness.proxycost import cost_legend, cost_table, run_costs
 
         costs = run_costs(log=lambda s: print(s, file=out, flush=True))
         headline.update({f"proxy_cost_{k}": v for k, v in costs.items()})
         print("\n== proxy cost (direct / bare / streamparse / litellm, same upstream and load)", file=out)
-        for line in cost_table(costs):
+        for line in [*cost_table(costs), *cost_legend()]:
             print(line, file=out)
     if args.json:
         try:
@@ -170,10 +171,51 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     if args.plot:
         try:
             bm.plot(results, args.plot, chunk)
-        except (RuntimeError, OSError) as exc:
+        except (RuntimeError, OSError, ValueError) as exc:
             raise CliError(f"--plot: {exc}") from None
         print(f"# plot written to {args.plot}", file=out)
     return 1 if any(r.correct is False for r in results if r.parser == "streamparse") else 0
+
+
+def _check_plot(path: str, scenarios: list[str]) -> None:
+    """Before any run: matplotlib is there, the file type is one it writes, its folder exists, and the run has
+    what the picture draws (args:* lines or mixed:* bars)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
+    kind = os.path.splitext(path)[1].lstrip(".").lower()
+    if kind not in PLOT_FORMATS:
+        raise CliError(f"--plot {path}: give a file ending in {', '.join('.' + k for k in PLOT_FORMATS)}")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise CliError(f"--plot {path}: no folder {folder!r}")
+    if not any(name in ("scaling", "engines") or name.startswith(("args:", "mixed:")) for name in scenarios):
+        raise CliError("--plot draws the scaling or engines scenario (args:* or mixed:*): add --scenario scaling")
+
+
+def _compare_parser(spec: str) -> tuple[str, Any]:
+    """``--compare module:callable``, imported as ``python -m`` would: the current directory first on the path.
+    A missing module, attribute or colon, or a module that fails to import, is one line naming it."""
+    from ..harness.benchmark import load_compare
+
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise CliError(f"--compare {spec}: --compare wants module:callable, e.g. mymodule:parse")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            raise CliError(f"--compare {spec}: no module {module!r} in {here} or on the Python path") from None
+        raise CliError(f"--compare {spec}: importing {module!r} failed: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the caller's module raised while importing: say so in one line
+        raise CliError(f"--compare {spec}: importing {module!r} failed: {type(exc).__name__}: {exc}") from None
+    if not callable(getattr(loaded, attr, None)):
+        missing = "no" if not hasattr(loaded, attr) else "a non-callable"
+        raise CliError(f"--compare {spec}: module {module!r} ({getattr(loaded, '__file__', '?')}) has {missing} "
+                       f"{attr!r}; give a function taking the list of deltas, returning (text, calls)")
+    return load_compare(spec)
 
 
 def _bench_chunk(value: str) -> int | str:
@@ -272,8 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="another parser: a callable taking the list of deltas, returning (text, calls)")
     b.add_argument("--json", metavar="FILE", help="write machine-readable results")
     b.add_argument("--plot", metavar="FILE.png",
-                   help="cost per delta against argument size, log-log, every parser (needs matplotlib and the "
-                        "scaling scenario)")
+                   help="draw cost per delta against argument size (log-log, every parser) and, with the engines "
+                        "group, every format's bars; .png, .svg or .pdf (needs matplotlib and the scaling or "
+                        "engines scenario)")
     b.add_argument("--no-engines", action="store_true",
                    help="leave out the serving engines' parsers (vLLM, SGLang) even when installed")
     b.add_argument("--quick", action="store_true", help="tiny workloads (a smoke run)")

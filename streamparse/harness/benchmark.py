@@ -45,7 +45,7 @@ from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
 from ..dialects.render import RENDERERS
 from .check import Expected, check, reference
 from .engines import engine_dialects, whole_tokens
-from .report import format_engines, format_table, ratios
+from .report import engines_legend, format_engines, format_table, ratios, table_legend
 from .results import Result
 from .workloads import (KB, SCALING_DIALECTS, SCALING_KB, Workload, build_workload, split, split_keeping,
                         workload_dialect)
@@ -296,15 +296,12 @@ def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -
     return found
 
 
-_BASELINE_NOTES = {"identity": "baseline: the loop alone, parses nothing",
-                   "floor": "baseline: one regex search per delta, parses nothing"}
-
-
 def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[str, SessionFactory] | None = None,
               quick: bool = False, repeat: int = 3, engines: bool = True,
               log: Callable[[str], None] = print) -> list[Result]:
     """Run every workload of ``scenarios`` (groups of SCENARIOS or single workloads) through every parser,
-    plus the engines' parsers for that workload's dialect when ``engines``; log one table per workload."""
+    plus the engines' parsers for that workload's dialect when ``engines``; log one table per workload (the
+    first with the columns' legend), then the engines table when engines ran on mixed streams."""
     parsers = dict(parsers or PARSERS)
     names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
              if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
@@ -335,7 +332,6 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                                     None, [], [], None, why, engine=pname in engine_here))
                 continue
             result.engine = pname in engine_here
-            result.note = "; ".join(n for n in (_BASELINE_NOTES.get(pname), result.note) if n)
             table.append(result)
             if name.startswith("args:"):
                 series, kb = name.rsplit(":", 1)  # a part run counts as if the rest cost as much per delta
@@ -343,11 +339,11 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         if not quick:
             _interleaved(table, {**parsers, **engine_here}, workload.tools, deltas)
+        log(format_table(table) + ("" if results else "\n" + table_legend(NAIVE_MAX_CHARS // KB)))
         results += table
-        log(format_table(table))
     summary = format_engines(results)
     if summary:
-        log(summary)
+        log(summary + "\n" + engines_legend())
     return results
 
 

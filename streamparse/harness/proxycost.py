@@ -30,7 +30,7 @@ import httpx
 from ..proxy.runner import free_port, port_open, started_process
 from .loadtest import LoadError, _payload, _pct, _process_tree, sse_reads
 
-__all__ = ["run_costs", "litellm_command", "cost_table", "LOADS"]
+__all__ = ["run_costs", "litellm_command", "cost_table", "cost_legend", "LOADS"]
 
 LOADS: tuple[tuple[int, float], ...] = ((1, 0.002), (20, 0.002), (20, 0.0))  # (streams at once, s per token)
 ALONE = 4  # requests in turn per round when the load is one stream
@@ -255,17 +255,44 @@ def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tupl
     return out
 
 
+_COST_COLUMNS = (("cpu_us_per_chunk", "CPU µs/chk", ".1f"), ("added_ttfb_ms_p50", "+TTFB50 ms", ".2f"),
+                 ("added_ttfb_ms_p99", "+TTFB99 ms", ".2f"), ("latency_ms_p50", "lat50 ms", ".2f"),
+                 ("latency_ms_p99", "lat99 ms", ".2f"), ("gap_ms_p99", "gap99 ms", ".2f"),
+                 ("requests_per_s", "req/s", ".1f"))  # (figure, header with its unit, format)
+
+
 def cost_table(figures: dict[str, Any]) -> Iterator[str]:
-    """``figures`` as one table: a row per load and target."""
-    columns = ("cpu_us_per_chunk", "added_ttfb_ms_p50", "added_ttfb_ms_p99", "latency_ms_p50", "latency_ms_p99",
-               "gap_ms_p99", "requests_per_s")
-    yield f"{'load':<14}{'target':<20}" + "".join(f"{c:>19}" for c in columns)
+    """``figures`` as one table: a header, a row per load and target, then the ratios, one a line; under 100
+    columns for the usual targets. Each column is explained by ``cost_legend``."""
     rows = [k.rsplit("_", 3)[0] for k in figures if k.endswith("_requests_per_s")]
-    for row in rows:
-        streams, pace, target = row.split("_", 2)  # c20_paced_streamparse@before
-        load = f"{streams}_{pace}"
-        yield f"{load:<14}{target:<20}" + "".join(
-            f"{figures[f'{row}_{c}']:>19.2f}" if f"{row}_{c}" in figures else f"{'':>19}" for c in columns)
+    split = [row.split("_", 2) for row in rows]  # c20_paced_streamparse@before
+    load_w = max([len("load"), *(len(f"{s}_{p}") for s, p, _ in split)])
+    target_w = max([len("target"), *(len(t) for _, _, t in split)])
+    widths = [max(len(head), 8) for _, head, _ in _COST_COLUMNS]
+    yield f"{'load':<{load_w}} {'target':<{target_w}}" + "".join(
+        f" {head:>{w}}" for (_, head, _), w in zip(_COST_COLUMNS, widths))
+    for row, (streams, pace, target) in zip(rows, split):
+        yield f"{streams + '_' + pace:<{load_w}} {target:<{target_w}}" + "".join(
+            f" {format(figures[f'{row}_{c}'], spec):>{w}}" if f"{row}_{c}" in figures else f" {'-':>{w}}"
+            for (c, _, spec), w in zip(_COST_COLUMNS, widths))
     for key, value in figures.items():
         if "_ratio_" in key:
             yield f"{key:<66}{value:>8.3f}"
+
+
+def cost_legend(loads: tuple[tuple[int, float], ...] = LOADS) -> list[str]:
+    """One line per load, target, column and ratio of ``cost_table`` (for the loads ``run_costs`` ran)."""
+    lines = [f"  c{streams}_{'paced' if delay else 'unpaced'}: {streams} stream{'s' * (streams > 1)} at once, "
+             + (f"upstream paced at {delay * 1000:g} ms per token" if delay else "upstream as fast as it can")
+             + (f" ({ALONE} in turn per round)" if streams == 1 else "") for streams, delay in loads]
+    lines += [
+        "  direct: the upstream read directly; bare: streamparse serve, request without tools (pass-through);",
+        "  streamparse: streamparse serve parsing tool calls; litellm: the LiteLLM proxy (when installed)",
+        "  CPU µs/chk   the proxy process's CPU time (all threads) per upstream chunk, microseconds",
+        "  +TTFB50/99   time to first byte minus direct's, median / 99th percentile, milliseconds",
+        "  lat50/99     upstream send to client receipt of each chunk, median / 99th percentile, ms",
+        "  gap99        99th percentile of the time between two reads at the client, milliseconds",
+        "  req/s        requests completed per second of the round (all streams of the load)",
+        "  ..._cpu_ratio_A_to_B: A's CPU µs per chunk ÷ B's, same load (below 1: A costs less)",
+    ]
+    return lines

@@ -1,18 +1,28 @@
-"""The benchmark's tables and headline ratios (``streamparse bench``); the picture is in ``plot``.
+"""The benchmark's tables, their legends and the headline ratios (``streamparse bench``); the picture is in ``plot``.
 
-Invariant: formatting only; reads ``Result`` records and measures nothing.
+Invariant: formatting only; reads ``Result`` records (or the proxy run's figures) and measures nothing. Every
+line it returns fits in ``WIDTH`` columns, legends included; a baseline that reads no calls of a format is shown
+as ``n/a``, never as a mismatch.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+import textwrap
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .workloads import SCALING_DIALECTS
 
 if TYPE_CHECKING:
     from .results import Result
 
-__all__ = ["format_table", "format_engines", "ratios", "best_engine"]
+__all__ = ["WIDTH", "BASELINES", "format_table", "table_legend", "format_engines", "engines_legend", "ratios",
+           "format_ratios", "format_load", "best_engine", "not_applicable"]
+
+WIDTH = 100  # every line printed fits in this many columns
+BASELINES = ("identity", "floor", "naive")  # parse nothing, or only the formats a regex reads
+NOT_READ = "reads no calls of this format (n/a: not a mismatch)"
+
 
 def _fmt(value: float | None, digits: int = 2) -> str:
     if value is None or value != value:  # None or NaN
@@ -20,42 +30,101 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return f"{value:,.{digits}f}"
 
 
-def _check_cell(r: Result) -> str:
+def _sig(value: float | None) -> str:
+    """About four significant figures in at most 7 characters: 0.281, 3.036, 36.17, 610.4, 6,485."""
+    if value is None or value != value:
+        return "-"
+    size = abs(value)
+    return _fmt(value, 3 if size < 10 else 2 if size < 100 else 1 if size < 1000 else 0)
+
+
+def not_applicable(r: Result) -> bool:
+    """A baseline that found no call where calls were expected: it cannot read this format (or any), which is
+    not a wrong answer. (A baseline that finds some calls and misses others is a real mismatch.)"""
+    return r.parser in BASELINES and not r.skipped and r.calls == 0 and bool(r.calls_expected)
+
+
+def _calls_cell(r: Result) -> str:
     if r.calls_ok is None:
         return "-"
-    calls = "ok" if r.calls_ok == r.calls_expected == r.calls else f"{r.calls_ok}/{r.calls_expected}"
-    return f"{calls} / {r.text_ok or '-'}"
+    if r.calls_ok == r.calls_expected == r.calls:
+        return "ok"
+    extra = r.calls - r.calls_ok if r.calls > r.calls_ok == r.calls_expected else 0
+    return f"{r.calls_ok}/{r.calls_expected}" + (f"+{extra}" if extra else "")
 
 
-def _lat(value: float | None) -> str:
-    return _fmt(value, 1 if value is not None and value < 1000 else 0)
+def _check_cell(r: Result) -> str:
+    """``calls / text`` in one cell (the engines table)."""
+    return "n/a" if not_applicable(r) else "-" if r.calls_ok is None else f"{_calls_cell(r)} / {r.text_ok or '-'}"
+
+
+_COLUMNS = (("MB/s", 6), ("µs/Δ", 7), ("×floor", 6), ("KiB", 6), ("held", 7), ("lat Δ", 5), ("p50 µs", 7),
+            ("max µs", 7), ("calls", 7), ("text", 7))
+
+
+def _row(name: str, width: int, cells: Iterable[str]) -> str:
+    return (f"{name:<{width}}" + "".join(f" {c:>{w}}" for c, (_, w) in zip(cells, _COLUMNS))).rstrip()
+
+
+def _name_width(names: Iterable[str]) -> int:
+    room = WIDTH - sum(w + 1 for _, w in _COLUMNS)
+    return min(max([len("parser"), *map(len, names)]), room)
+
+
+def _clip(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
 def format_table(results: list[Result]) -> str:
-    """One workload's table. ``calls / text``: calls equal to streamparse's whole-text parse (ok, or how
-    many of how many) and the text (ok, ``ws``: differs only in whitespace, or differs)."""
+    """One workload's table (columns: ``table_legend``), then one line per note (why a parser was skipped,
+    stopped or timed otherwise), wrapped to ``WIDTH``."""
     if not results:
         return ""
     floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
-    widths = (("parser", -20), ("MB/s", 7), ("µs/delta", 9), ("×floor", 7), ("calls", 5), ("calls/s", 8),
-              ("peak KiB", 8), ("max held", 8), ("lat Δ max", 9), ("lat µs p50", 10), ("lat µs max", 10),
-              ("calls / text", -15), ("note", 0))
-
-    def row(cells: list[str]) -> str:
-        return " ".join(f"{c:<{-w}}" if w < 0 else f"{c:>{w}}" if w else c for c, (_, w) in zip(cells, widths))
-
+    width = _name_width(r.parser for r in results)
     lines = [f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)",
-             row([name for name, _ in widths])]
+             _row("parser", width, (name for name, _ in _COLUMNS))]
+    notes: dict[str, list[str]] = {}  # note -> the parsers it is about (one line for several alike)
     for r in results:
         lat = sorted(x for x in r.latency_us if x == x)
         over = r.us_per_delta / floor.us_per_delta if floor and floor.seconds and not r.skipped else None
-        lines.append(row([
-            r.parser, _fmt(r.mb_per_s), _fmt(r.us_per_delta, 3), _fmt(over, 1), "-" if r.skipped else str(r.calls),
-            _fmt(r.calls / r.seconds if r.calls and not r.skipped else None, 0), _fmt(r.peak_kib, 0),
-            "-" if r.max_held is None else str(r.max_held), str(max(r.latency_deltas)) if r.latency_deltas else "-",
-            _lat(lat[len(lat) // 2] if lat else None), _lat(lat[-1] if lat else None), _check_cell(r), r.note,
-        ]).rstrip())
+        na = not_applicable(r)
+        lines.append(_row(_clip(r.parser, width), width, [
+            _fmt(r.mb_per_s), _sig(r.us_per_delta), _sig(over), _fmt(r.peak_kib, 0),
+            "-" if r.max_held is None else f"{r.max_held:,}",
+            str(max(r.latency_deltas)) if r.latency_deltas else "-",
+            _sig(lat[len(lat) // 2] if lat else None), _sig(lat[-1] if lat else None),
+            "n/a" if na else _calls_cell(r), "n/a" if na else r.text_ok or "-"]))
+        said = r.note[len(r.parser) + 2:] if r.note.startswith(r.parser + ": ") else r.note
+        for note in (said, NOT_READ if na and r.parser == "naive" else ""):  # identity, floor: the legend says
+            if note:
+                notes.setdefault(note, []).append(r.parser)
+    for note, who in notes.items():
+        lines += textwrap.wrap(f"{', '.join(who)}: {note}", WIDTH - 2, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
+
+
+def table_legend(naive_kb: int) -> str:
+    """One line per column of ``format_table`` (and per baseline): printed once, under the first table.
+    ``naive_kb``: the size up to which the naive baseline runs (``benchmark.NAIVE_MAX_CHARS``)."""
+    return "\n".join((
+        "  columns of every workload table:",
+        "  parser    streamparse, the baselines below, engines' own parsers (vllm:*, sglang:*), --compare",
+        "  identity  baseline: hands each delta back as text, parses nothing (the cost of the loop alone)",
+        "  floor     baseline: one regex search per delta for start markers, parses nothing",
+        f"  naive     baseline: re-parses the whole buffer per delta; runs up to {naive_kb} KB (quadratic)",
+        "  MB/s      millions of characters parsed per second (best timed run)",
+        "  µs/Δ      microseconds per delta, i.e. per feed() call (best timed run)",
+        "  ×floor    this parser's µs/Δ divided by the floor's µs/Δ in the same table",
+        "  KiB       peak memory allocated during one run (tracemalloc), KiB; - when not traced",
+        "  held      most characters held back at once (fed, not yet emitted); - when unknown",
+        "  lat Δ     most deltas between the one that completes a call and the one that emits it",
+        "  p50 µs    median µs from feeding a call's last delta to the call leaving the parser",
+        "  max µs    the same, slowest call",
+        "  calls     calls equal to streamparse's whole-text parse: ok (all, none extra), or right/expected",
+        "  text      text against that parse: ok, ws (differs only in whitespace), differs; - not checked",
+        "  n/a       a baseline that reads no calls of this format: not a mismatch",
+    ))
 
 
 def _engine_rows(results: list[Result], scenario: str) -> list[Result]:
@@ -73,17 +142,31 @@ def best_engine(results: list[Result], scenario: str) -> Result | None:
     return min(right, key=lambda r: r.us_per_delta, default=None)
 
 
-def _engine_cell(r: Result) -> str:
+def _engine_cell(r: Result, best: Result | None) -> str:
+    star = "*" if r is best else ""
     if r.skipped:
-        return f"{r.parser} -"
+        return f"{r.parser} {'failed' if ': failed' in r.note else 'skipped'}"
     stopped = "" if r.complete else " (stopped)"
-    return f"{r.parser} {r.us_per_delta:,.1f}{stopped} [{_check_cell(r)}]"
+    return f"{r.parser}{star} {r.us_per_delta:,.1f}{stopped} [{_check_cell(r)}]"
+
+
+def _packed(head: str, cells: list[str]) -> list[str]:
+    """``head`` then the cells joined by ``; ``, continued on lines indented under the first cell."""
+    lines, line = [], head
+    for i, cell in enumerate(cells):
+        joined = line + ("; " if i and line.strip() else "") + cell
+        if i and len(joined) > WIDTH and line.strip():
+            lines.append(line + ";")
+            line = " " * len(head) + cell
+        else:
+            line = joined
+    return lines + [line]
 
 
 def format_engines(results: list[Result]) -> str:
-    """One table for every format of the engines group (``mixed:*``): streamparse's µs per delta, the best
-    engine's, their ratio, and each engine's µs per delta with its check against streamparse's whole-text
-    parse (``calls / text`` as in ``format_table``). Empty when the run had no engine on a mixed stream."""
+    """One table for every format of the engines group (``mixed:*``): streamparse's µs per delta and check,
+    the ratio to the best engine (``best_engine``, starred), and each engine's µs per delta with its check
+    (``calls / text``). Empty when the run had no engine on a mixed stream. Columns: ``engines_legend``."""
     scenarios = [r.scenario for r in results if r.scenario.startswith("mixed:") and r.parser == "streamparse"]
     rows = []
     for scenario in scenarios:
@@ -93,22 +176,37 @@ def format_engines(results: list[Result]) -> str:
             continue
         best = best_engine(results, scenario)
         ratio = mine.us_per_delta / best.us_per_delta if best and best.us_per_delta else None
-        rows.append((scenario.split(":", 1)[1], _fmt(mine.us_per_delta, 2), _check_cell(mine),
-                     best.parser if best else "none right", _fmt(best.us_per_delta if best else None, 1),
-                     "-" if ratio is None else f"{ratio:.3f}×", "; ".join(_engine_cell(r) for r in engines)))
+        rows.append(((scenario.split(":", 1)[1], _sig(mine.us_per_delta), _check_cell(mine),
+                      "none right" if ratio is None else f"{ratio:.3f}×"), [_engine_cell(r, best) for r in engines]))
     if not rows:
         return ""
-    head = ("format", "streamparse µs/Δ", "check", "best engine", "µs/Δ", "ratio", "engines: µs/Δ [calls / text]")
-    widths = [max(len(str(row[i])) for row in [head, *rows]) for i in range(len(head) - 1)]
-    lines = ["\n== engines: streamparse vs the engines' own parsers, one mixed stream per format "
-             "(same run; ratio = streamparse / best engine whose calls were all right)"]
-    for row in [head, *rows]:
-        lines.append(" ".join(f"{c:<{w}}" for c, w in zip(row, widths)) + " " + row[-1])
+    head = ("format", "sp µs/Δ", "sp check", "ratio")
+    widths = [max(len(cells[i]) for cells in [head, *(r[0] for r in rows)]) for i in range(len(head))]
+
+    def start(cells: tuple[str, ...]) -> str:
+        return " ".join(f"{c:>{w}}" if i == 1 else f"{c:<{w}}" for i, (c, w) in enumerate(zip(cells, widths))) + " "
+
+    lines = ["\n== engines: streamparse vs the engines' own parsers, one mixed stream per format (same run)",
+             start(head) + "engines: µs/Δ [calls / text]"]
+    for cells, listed in rows:
+        lines += _packed(start(cells), listed)
     return "\n".join(lines)
 
 
+def engines_legend() -> str:
+    """One line per column of ``format_engines``."""
+    return "\n".join((
+        "  format    the dialect; its workload is mixed:FORMAT (one stream of text and calls, see above)",
+        "  sp µs/Δ   streamparse's microseconds per delta on it; sp check: its calls / text (see above)",
+        "  ratio     streamparse's µs/Δ ÷ the starred engine's (below 1: streamparse is faster)",
+        "  *         best engine: lowest µs/Δ among engines run to the end with every call right",
+        "  none right  no engine got every call right: no yardstick, no ratio",
+        "  engines   each engine parser's µs/Δ, [calls / text] against streamparse's whole-text parse",
+    ))
+
+
 def ratios(results: list[Result]) -> dict[str, float]:
-    """The headline ratios: same run, same machine.
+    """The headline ratios: same run, same machine (each explained by ``format_ratios``).
 
     ``<dialect>_streamparse_over_best_engine``: streamparse's per-delta cost on the mixed stream of that
     dialect (the engines group; the agent workload when only that ran) over the best engine's there
@@ -141,3 +239,65 @@ def ratios(results: list[Result]) -> dict[str, float]:
         if mine and best:
             out[f"{dialect}_streamparse_over_best_engine"] = mine.us_per_delta / best.us_per_delta
     return out
+
+
+_RATIO_MEANINGS = (  # (key pattern, one line); D stands for a dialect
+    (r"prose_streamparse_over_floor", "prose: streamparse's time ÷ the floor's (the price of parsing)"),
+    (r"tool_heavy_mb_per_s", "tool_heavy: streamparse's millions of characters per second"),
+    (r"tool_heavy_naive_over_streamparse", "tool_heavy: naive's time ÷ streamparse's"),
+    (r"scaling_.+_256kb_over_16kb", "scaling_D: streamparse's time on a 256 KB argument ÷ on 16 KB (16 = linear)"),
+    (r"scaling_.+_16kb_naive_over_streamparse", "scaling_D: naive's time ÷ streamparse's on a 16 KB argument"),
+    (r"agent_.+_streamparse_over_floor", "agent_D: streamparse's time ÷ the floor's on the agent workload"),
+    (r".+_streamparse_over_best_engine", "D: streamparse's µs/Δ ÷ the best engine's (engines table; below 1: "
+                                         "faster)"),
+)
+
+
+def format_ratios(headline: dict[str, float]) -> str:
+    """The ratio block: one line per ratio, then one line saying what the block is and one per kind of ratio
+    present. Figures in the block that are not ratios are labelled by their key (``..._mb_per_s``)."""
+    if not headline:
+        return ""
+    lines = ["\n== ratios (same run, same machine)"]
+    lines += [f"{key:<50}{value:>10.3g}" for key, value in headline.items()]
+    lines.append("  each: one figure ÷ another, both measured in this run (time: best timed run)")
+    lines += [f"  {meaning}" for pattern, meaning in _RATIO_MEANINGS
+              if any(re.fullmatch(pattern, key) for key in headline)]
+    return "\n".join(lines)
+
+
+_LOAD_LABELS = {  # figure of the proxy load test -> (unit, one line); every figure is for the whole run
+    "concurrency": ("streams", "requests in flight at once, each streamed to the end"),
+    "token_delay_s": ("s", "upstream pace: seconds between tokens of one stream"),
+    "calls_per_stream": ("calls", "tool calls in each answer"),
+    "chunks_per_stream_upstream": ("chunks", "SSE chunks per answer, read directly from the upstream"),
+    "chunks_per_stream_proxy": ("chunks", "SSE chunks per answer through the proxy"),
+    "proxy_requests_per_s": ("req/s", "answers completed per second through the proxy"),
+    "proxy_chunks_per_s": ("chunks/s", "SSE chunks delivered per second through the proxy"),
+    "direct_requests_per_s": ("req/s", "answers completed per second, upstream read directly"),
+    "direct_chunks_per_s": ("chunks/s", "SSE chunks per second, upstream read directly"),
+    "bare_requests_per_s": ("req/s", "through the proxy without tools (the bare pass-through)"),
+    "latency_ms_direct_p50": ("ms", "request to last byte, direct, median"),
+    "latency_ms_direct_p99": ("ms", "request to last byte, direct, 99th percentile"),
+    "latency_ms_proxy_p50": ("ms", "request to last byte, through the proxy, median"),
+    "latency_ms_proxy_p99": ("ms", "request to last byte, through the proxy, 99th percentile"),
+    "added_latency_ms_p50": ("ms", "proxy median latency less direct median"),
+    "added_latency_ms_p99": ("ms", "proxy p99 latency less direct p99"),
+    "proxy_peak_rss_mib": ("MiB", "the proxy process's peak resident memory"),
+    "proxy_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, parsing tool calls"),
+    "bare_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, no tools (pass-through)"),
+    "cpu_per_chunk_ratio_to_bare": ("×", "the two lines above, divided"),
+    "mean_latency_ms_proxy": ("ms", "request to last byte, through the proxy, mean"),
+}
+
+
+def format_load(figures: dict[str, Any]) -> list[str]:
+    """The proxy load test's figures (``loadtest.run_load``), one line each: name, value (counts as integers),
+    unit, and what it is."""
+    lines = []
+    for key, value in figures.items():
+        unit, meaning = _LOAD_LABELS.get(key, ("", ""))
+        shown = f"{value:,}" if isinstance(value, int) else _fmt(value, 3 if unit == "s" else 2) \
+            if isinstance(value, float) else str(value)
+        lines.append(f"{key:<32}{shown:>11} {unit:<8} {meaning}".rstrip())
+    return lines
