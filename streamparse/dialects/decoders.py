@@ -21,7 +21,7 @@ from lark.exceptions import LarkError, VisitError
 from lark.visitors import merge_transformers
 
 from ..arguments.grammar import load_grammar
-from ..arguments.relaxed_json import refuse_expressions
+from ..arguments.relaxed_json import Expression, refuse_expressions
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
 from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
@@ -188,7 +188,12 @@ class PythonCalls(Transformer[Token, Any]):
         return list(calls)
 
     def call(self, name: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
-        return (str(name), dict(args)), False
+        arguments = dict(args)
+        refuse_expressions(arguments, f"the arguments of {str(name)!r}")  # never evaluated: the element stays text
+        return (str(name), arguments), False
+
+    def expression(self, *parts: Any) -> Expression:
+        return Expression(" ".join(map(str, parts)))
 
     def arg(self, key: Any, value: Any) -> tuple[str, Any]:
         return str(key), value

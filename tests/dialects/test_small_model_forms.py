@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from helpers import assert_chunking_invariant
+import streamparse as sp
+from helpers import assert_chunking_invariant, feed_chunks
 
 FOREST: dict[str, Any] = {"type": "function", "function": {"name": "forest_growth_forecast", "parameters": {
     "type": "object", "properties": {"location": {"type": "string"}, "years": {"type": "integer"},
@@ -41,14 +42,34 @@ def test_an_expression_is_never_evaluated_the_block_stays_text(value: str) -> No
     assert calls == [] and content == text
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("value, named", [("2 * math.pi", True), ("math.pi", True), ("2*math.pi", True),
+                                          ("[0, 2 ** 10]", True), ("-x", False), ("f(1)", False)])
+def test_the_refused_expression_is_reported_naming_its_parameter(value: str, named: bool, stream: bool) -> None:
+    """Quoted: ``end_range=2 * math.pi``. A name or arithmetic is read as one opaque expression (as relaxed
+    JSON reads it), so the diagnostic says which parameter; a form that does not parse is refused all the same."""
+    text = f"[plot_sine_wave(start_range=0, end_range={value})]"
+    diags = sp.ParseResult(feed_chunks(text, 5, [PLOT], stream_arguments=stream)).diagnostics
+    assert [d.code for d in diags] == ["rejected"]
+    assert ("'end_range" in diags[0].message and "not evaluated" in diags[0].message) == named
+
+
+@pytest.mark.parametrize("text", [
+    "<function_calls>\nplot_sine_wave(start_range=0, end_range=2 * math.pi)\n</function_calls>",
+    "<|tool_call_start|>[plot_sine_wave(end_range=2 * math.pi)]<|tool_call_end|>",
+], ids=["olmo3", "lfm2"])
+def test_pythonic_relatives_refuse_an_expression_the_same_way(text: str) -> None:
+    assert assert_chunking_invariant(text, [PLOT]) == (text, [])
+    diags = sp.ParseResult(feed_chunks(text, 5, [PLOT])).diagnostics
+    assert [d.code for d in diags] == ["rejected"] and "'end_range'" in diags[0].message
+
+
 # --------------------------------------------------------------------------- comments in JSON (issue 23)
 
 import json  # noqa: E402
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-import streamparse as sp  # noqa: E402
-from helpers import feed_chunks  # noqa: E402
 
 LC: dict[str, Any] = {"type": "function", "function": {"name": "resonant_frequency", "parameters": {
     "type": "object", "properties": {"inductance": {"type": "number"}, "capacitance": {"type": "number"},
