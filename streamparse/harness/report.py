@@ -58,21 +58,23 @@ def _check_cell(r: Result) -> str:
     return "n/a" if not_applicable(r) else "-" if r.calls_ok is None else f"{_calls_cell(r)} / {r.text_ok or '-'}"
 
 
-_COLUMNS = (("MB/s", 6), ("µs/Δ", 7), ("×floor", 6), ("KiB", 6), ("held", 7), ("lat Δ", 5), ("p50 µs", 7),
-            ("max µs", 7), ("calls", 7), ("text", 7))
-
-
-def _row(name: str, width: int, cells: Iterable[str]) -> str:
-    return (f"{name:<{width}}" + "".join(f" {c:>{w}}" for c, (_, w) in zip(cells, _COLUMNS))).rstrip()
-
-
-def _name_width(names: Iterable[str]) -> int:
-    room = WIDTH - sum(w + 1 for _, w in _COLUMNS)
-    return min(max([len("parser"), *map(len, names)]), room)
+_COLUMNS = ("MB/s", "µs/Δ", "×floor", "KiB", "held", "lat Δ", "p50 µs", "max µs", "calls", "text")
+_MIN_WIDTHS = (6, 7, 6, 6, 7, 5, 7, 7, 7, 7)  # so that tables of one run line up when their figures allow
 
 
 def _clip(name: str, width: int) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _lay_out(names: list[str], rows: list[list[str]]) -> list[str]:
+    """Right-aligned figure columns as wide as their widest cell; the parser column takes what is left of
+    WIDTH (a longer name is clipped with …)."""
+    widths = [max(w, len(head), *(len(row[i]) for row in rows)) for i, (head, w) in enumerate(zip(_COLUMNS,
+                                                                                                _MIN_WIDTHS))]
+    room = max(WIDTH - sum(w + 1 for w in widths), 8)
+    name_width = min(max(map(len, names)), room)
+    return [(f"{_clip(name, name_width):<{name_width}}" + "".join(f" {c:>{w}}" for c, w in zip(row, widths))).rstrip()
+            for name, row in zip(names, rows)]
 
 
 def format_table(results: list[Result]) -> str:
@@ -81,24 +83,25 @@ def format_table(results: list[Result]) -> str:
     if not results:
         return ""
     floor = next((r for r in results if r.parser == "floor" and not r.skipped), None)
-    width = _name_width(r.parser for r in results)
-    lines = [f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)",
-             _row("parser", width, (name for name, _ in _COLUMNS))]
+    names, rows = ["parser"], [list(_COLUMNS)]
     notes: dict[str, list[str]] = {}  # note -> the parsers it is about (one line for several alike)
     for r in results:
         lat = sorted(x for x in r.latency_us if x == x)
         over = r.us_per_delta / floor.us_per_delta if floor and floor.seconds and not r.skipped else None
         na = not_applicable(r)
-        lines.append(_row(_clip(r.parser, width), width, [
+        names.append(r.parser)
+        rows.append([
             _fmt(r.mb_per_s), _sig(r.us_per_delta), _sig(over), _fmt(r.peak_kib, 0),
             "-" if r.max_held is None else f"{r.max_held:,}",
             str(max(r.latency_deltas)) if r.latency_deltas else "-",
             _sig(lat[len(lat) // 2] if lat else None), _sig(lat[-1] if lat else None),
-            "n/a" if na else _calls_cell(r), "n/a" if na else r.text_ok or "-"]))
+            "n/a" if na else _calls_cell(r), "n/a" if na else r.text_ok or "-"])
         said = r.note[len(r.parser) + 2:] if r.note.startswith(r.parser + ": ") else r.note
         for note in (said, NOT_READ if na and r.parser == "naive" else ""):  # identity, floor: the legend says
             if note:
                 notes.setdefault(note, []).append(r.parser)
+    lines = [f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)",
+             *_lay_out(names, rows)]
     for note, who in notes.items():
         lines += textwrap.wrap(f"{', '.join(who)}: {note}", WIDTH - 2, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
@@ -266,38 +269,39 @@ def format_ratios(headline: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-_LOAD_LABELS = {  # figure of the proxy load test -> (unit, one line); every figure is for the whole run
-    "concurrency": ("streams", "requests in flight at once, each streamed to the end"),
-    "token_delay_s": ("s", "upstream pace: seconds between tokens of one stream"),
+_LOAD_LABELS = {  # figure of the proxy load test -> (unit, a few words); every figure is for the whole run
+    "concurrency": ("streams", "requests in flight at once"),
+    "token_delay_s": ("s", "upstream pace: seconds between tokens"),
     "calls_per_stream": ("calls", "tool calls in each answer"),
-    "chunks_per_stream_upstream": ("chunks", "SSE chunks per answer, read directly from the upstream"),
-    "chunks_per_stream_proxy": ("chunks", "SSE chunks per answer through the proxy"),
-    "proxy_requests_per_s": ("req/s", "answers completed per second through the proxy"),
-    "proxy_chunks_per_s": ("chunks/s", "SSE chunks delivered per second through the proxy"),
-    "direct_requests_per_s": ("req/s", "answers completed per second, upstream read directly"),
-    "direct_chunks_per_s": ("chunks/s", "SSE chunks per second, upstream read directly"),
-    "bare_requests_per_s": ("req/s", "through the proxy without tools (the bare pass-through)"),
+    "chunks_per_stream_upstream": ("chunks", "SSE chunks per answer, from the upstream"),
+    "chunks_per_stream_proxy": ("chunks", "SSE chunks per answer, through the proxy"),
+    "proxy_requests_per_s": ("req/s", "answers completed per second, proxy"),
+    "proxy_chunks_per_s": ("chunks/s", "SSE chunks delivered per second, proxy"),
+    "direct_requests_per_s": ("req/s", "answers per second, upstream read directly"),
+    "direct_chunks_per_s": ("chunks/s", "SSE chunks per second, upstream directly"),
+    "bare_requests_per_s": ("req/s", "answers per second, proxy without tools"),
     "latency_ms_direct_p50": ("ms", "request to last byte, direct, median"),
-    "latency_ms_direct_p99": ("ms", "request to last byte, direct, 99th percentile"),
-    "latency_ms_proxy_p50": ("ms", "request to last byte, through the proxy, median"),
-    "latency_ms_proxy_p99": ("ms", "request to last byte, through the proxy, 99th percentile"),
-    "added_latency_ms_p50": ("ms", "proxy median latency less direct median"),
-    "added_latency_ms_p99": ("ms", "proxy p99 latency less direct p99"),
-    "proxy_peak_rss_mib": ("MiB", "the proxy process's peak resident memory"),
-    "proxy_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, parsing tool calls"),
-    "bare_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, no tools (pass-through)"),
+    "latency_ms_direct_p99": ("ms", "request to last byte, direct, p99"),
+    "latency_ms_proxy_p50": ("ms", "request to last byte, proxy, median"),
+    "latency_ms_proxy_p99": ("ms", "request to last byte, proxy, p99"),
+    "added_latency_ms_p50": ("ms", "proxy median less direct median"),
+    "added_latency_ms_p99": ("ms", "proxy p99 less direct p99"),
+    "proxy_peak_rss_mib": ("MiB", "proxy process's peak resident memory"),
+    "proxy_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, parsing"),
+    "bare_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, no tools"),
     "cpu_per_chunk_ratio_to_bare": ("×", "the two lines above, divided"),
-    "mean_latency_ms_proxy": ("ms", "request to last byte, through the proxy, mean"),
+    "mean_latency_ms_proxy": ("ms", "request to last byte, proxy, mean"),
 }
 
 
 def format_load(figures: dict[str, Any]) -> list[str]:
     """The proxy load test's figures (``loadtest.run_load``), one line each: name, value (counts as integers),
     unit, and what it is."""
+    key_width = max(map(len, figures), default=0)
     lines = []
     for key, value in figures.items():
         unit, meaning = _LOAD_LABELS.get(key, ("", ""))
         shown = f"{value:,}" if isinstance(value, int) else _fmt(value, 3 if unit == "s" else 2) \
             if isinstance(value, float) else str(value)
-        lines.append(f"{key:<32}{shown:>11} {unit:<8} {meaning}".rstrip())
+        lines.append(f"{key:<{key_width}} {shown:>10} {unit:<8} {meaning}".rstrip())
     return lines
