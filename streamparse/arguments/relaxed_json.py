@@ -28,7 +28,7 @@ from lark.exceptions import LarkError, VisitError
 from .grammar import load_grammar
 
 __all__ = ["ArgumentError", "Expression", "ExpressionRefused", "expression_paths", "expressions_in",
-           "refuse_expressions", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
+           "refuse_expressions", "refuse_in_arguments", "number_value", "decode_string_token", "RelaxedJsonToPython", "strip_fences",
            "strip_comments", "comments_outside_strings", "close_open_brackets", "loads_relaxed", "first_line"]
 
 
@@ -73,22 +73,27 @@ def expressions_in(value: Any) -> list[str]:
 
 class ExpressionRefused(ArgumentError):
     """A call's arguments hold an expression (the decision: a call keeps no expression, and none is
-    evaluated). ``parameter``: where it was written (a path, as in ``coerced`` diagnostics); ``expression``:
-    its text; ``details``: both, for the ``rejected`` diagnostic."""
+    evaluated). ``details``: ``parameter`` (a path, as in ``coerced`` diagnostics), ``expression`` (its
+    text) and the tool's ``name`` when known, for the ``rejected`` diagnostic."""
 
-    def __init__(self, where: str, parameter: str, expression: str):
+    def __init__(self, where: str, parameter: str, expression: str, name: str | None = None):
         shown = f"the value of {parameter!r}" if parameter else "the value"
         super().__init__(f"an expression ({expression[:60]}) as {shown} in {where}: not evaluated, kept as text")
-        self.parameter = parameter
-        self.expression = expression
-        self.details = {"parameter": parameter, "expression": expression[:200]}
+        self.details: dict[str, str] = {"parameter": parameter, "expression": expression[:200]}
+        if name is not None:
+            self.details = {"name": name, **self.details}
 
 
-def refuse_expressions(value: Any, where: str) -> None:
+def refuse_expressions(value: Any, where: str, name: str | None = None) -> None:
     """ExpressionRefused, naming the first one's parameter, when ``value`` holds an expression."""
     found = expression_paths(value)
     if found:
-        raise ExpressionRefused(where, *found[0])
+        raise ExpressionRefused(where, *found[0], name=name)
+
+
+def refuse_in_arguments(name: str, arguments: Any) -> None:
+    """``refuse_expressions`` for the arguments of the call ``name``: every decoder's one check."""
+    refuse_expressions(arguments, f"the arguments of {name.strip()!r}", name.strip())
 
 
 _INTEGER = re.compile(r"[+-]?\d+")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
 from typing import Any
 
-from .relaxed_json import ArgumentError, ExpressionRefused, RelaxedJsonToPython, refuse_expressions, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
+from .relaxed_json import ArgumentError, ExpressionRefused, RelaxedJsonToPython, refuse_in_arguments, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
 
 __all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "UnparsedArguments", "arguments_from_text",
            "call_from_object", "close_open_brackets", "loads_calls",
@@ -63,7 +63,7 @@ def loads_calls(text: str) -> tuple[Any, bool]:
     """A JSON block that holds calls -> ``(value, repaired)``: every JSON-bodied decoder reads its block
     here. An arithmetic expression stays an opaque :class:`Expression` in the value, so that one written
     beside the arguments (a made-up ``"response"`` key) costs nothing; the arguments themselves are refused
-    when they hold one (:func:`call_from_object`, :func:`arguments_from_text`, ``refuse_expressions``)."""
+    when they hold one (:func:`call_from_object`, :func:`arguments_from_text`, ``refuse_in_arguments``)."""
     return loads_relaxed(text, expressions=True)
 
 
@@ -78,7 +78,7 @@ def arguments_from_text(name: str, text: str) -> tuple[dict[str, Any] | Unparsed
         return UnparsedArguments(text), True
     if not isinstance(value, dict):
         return UnparsedArguments(text), True  # a bare expression (``2 * 3``) too: text, never evaluated
-    refuse_expressions(value, f"the arguments of {name.strip()!r}")
+    refuse_in_arguments(name, value)
     return value, repaired
 
 
@@ -112,7 +112,7 @@ def call_from_object(obj: Any) -> tuple[str, dict[str, Any] | UnparsedArguments]
         args = {}
     if not isinstance(args, dict):
         raise ArgumentError(f"arguments of {name!r} must be an object, not {type(args).__name__}")
-    refuse_expressions(args, f"the arguments of {name.strip()!r}")
+    refuse_in_arguments(name, args)
     return name.strip(), args
 
 

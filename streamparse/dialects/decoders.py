@@ -21,7 +21,7 @@ from lark.exceptions import LarkError, VisitError
 from lark.visitors import merge_transformers
 
 from ..arguments.grammar import load_grammar
-from ..arguments.relaxed_json import Expression, refuse_expressions
+from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
 from .fast_tags import glm_fast, minimax_fast, qwen3_fast
 from .spec import Calls
@@ -38,7 +38,7 @@ def json_calls(text: str, head_name: str | None) -> Decoded:
     if head_name is not None:
         if not isinstance(value, dict):
             raise ArgumentError(f"arguments of {head_name!r} must be an object")
-        refuse_expressions(value, f"the arguments of {head_name!r}")
+        refuse_in_arguments(head_name, value)
         return [(head_name, value)], repaired
     if isinstance(value, dict) and "name" not in value and isinstance(value.get("tool_calls"), list):
         value = value["tool_calls"]
@@ -189,7 +189,7 @@ class PythonCalls(Transformer[Token, Any]):
 
     def call(self, name: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
         arguments = dict(args)
-        refuse_expressions(arguments, f"the arguments of {str(name)!r}")  # never evaluated: the element stays text
+        refuse_in_arguments(str(name), arguments)  # never evaluated: the element stays text
         return (str(name), arguments), False
 
     def expression(self, *parts: Any) -> Expression:
