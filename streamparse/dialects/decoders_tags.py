@@ -14,6 +14,7 @@ from typing import Any
 
 from lark import Token, Transformer, v_args
 
+from ..arguments.relaxed_json import expressions_in, refuse_in_arguments
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
 from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
@@ -135,19 +136,30 @@ class _DsmlCalls(Transformer[Token, Any]):
         name = _DSML_NAME.search(str(head))
         if name is None or not name.group(1).strip():
             raise ArgumentError("empty function name")
-        return (name.group(1).strip(), dict(params)), False
+        arguments = dict(params)
+        refuse_in_arguments(name.group(1), arguments)
+        return (name.group(1).strip(), arguments), False
 
     def param(self, children: list[Any]) -> tuple[str, Any]:
         head = str(children[0])
         key = _DSML_NAME.search(head)
         raw = str(children[1]) if len(children) > 1 else ""
-        value: Any = raw
-        if _DSML_JSON.search(head):
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = raw
-        return (key.group(1).strip() if key else ""), value
+        return (key.group(1).strip() if key else ""), _json_value(raw) if _DSML_JSON.search(head) else raw
+
+
+def _json_value(raw: str) -> Any:
+    """A value declared JSON (DSML ``string="false"``, XTML's non-string types): parsed, or kept as written
+    when it does not parse; but arithmetic (``2 * math.pi``) is read as an opaque expression, which the
+    call then refuses (``refuse_in_arguments``), as every JSON-reading decoder does."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        pass
+    try:
+        value, _ = loads_calls(raw)
+    except ArgumentError:
+        return raw
+    return value if expressions_in(value) else raw
 
 
 dsml_calls = grammar_decoder("deepseek_v32", _DsmlCalls())
@@ -174,18 +186,14 @@ class _XtmlCalls(Transformer[Token, Any]):
         name = _xtml_attrs(str(head)).get("tool", "").strip()
         if not name:
             raise ArgumentError("a call needs a tool attribute")
-        return (name, dict(args)), False
+        arguments = dict(args)
+        refuse_in_arguments(name, arguments)
+        return (name, arguments), False
 
     def arg(self, children: list[Any]) -> tuple[str, Any]:
         attrs = _xtml_attrs(str(children[0]))
         raw = str(children[1]) if len(children) > 1 else ""
-        value: Any = raw
-        if attrs.get("type", "string") != "string":
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = raw
-        return attrs.get("key", ""), value
+        return attrs.get("key", ""), raw if attrs.get("type", "string") == "string" else _json_value(raw)
 
 
 kimi_k3_calls = grammar_decoder("kimi_k3", _XtmlCalls())

@@ -167,3 +167,24 @@ def test_any_expressions_anywhere_streamed_arguments_are_json_without_them(membe
     assert len([d for d in result.diagnostics if d.code == "rejected"]) == left_out
     whole = summary(feed_chunks(text, len(text), [WAVE]))
     assert whole == ((text, []) if left_out else ("", [("plot_wave", {**want_members, "points": want_points})]))
+
+
+# --------------------------------------------------------------------------- values declared JSON in tag formats
+
+@pytest.mark.parametrize("dialect", ["deepseek_v32", "kimi_k3"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_value_declared_json_holding_arithmetic_keeps_the_block_as_text(dialect: str, stream: bool) -> None:
+    """DSML ``string="false"`` and XTML's typed arguments are JSON: arithmetic there went through as the string
+    "2 * math.pi" into a number parameter, unreported. A value declared a string keeps any text."""
+    text = RENDER[dialect]("plot_wave", {"start": 0, "end": 1, "label": "2 * 3"})
+    for written, path in (("2 * math.pi", "'end'"), ("[1, 2*3]", "'end[1]'")):
+        block = text.replace(">1<", f">{written}<")
+        assert block != text
+        assert assert_chunking_invariant(block, [WAVE], stream_arguments=stream) == (block, [])
+        rejected = [d for d in _diagnostics(block, stream) if d.code == "rejected"]
+        assert len(rejected) == 1 and path in rejected[0].message
+    assert assert_chunking_invariant(text, [WAVE], stream_arguments=stream) == (
+        "", [("plot_wave", {"start": 0, "end": 1, "label": "2 * 3"})])
+    unparsed = text.replace(">1<", ">Paris<")  # not JSON and not arithmetic: kept as written, as before
+    assert assert_chunking_invariant(unparsed, [WAVE], stream_arguments=stream)[1] == [
+        ("plot_wave", {"start": 0, "end": "Paris", "label": "2 * 3"})]
