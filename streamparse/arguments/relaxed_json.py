@@ -13,7 +13,9 @@ quote-replacing regexes do.
 
 Invariant: ``loads_relaxed`` returns a value that ``json.dumps`` writes back as
 valid JSON (no NaN, no infinity, no integer Python cannot print), or raises
-``ArgumentError``; it never raises anything else, whatever the text.
+``ArgumentError``; it never raises anything else, whatever the text. With ``expressions=True``
+the value may also hold ``Expression`` objects (arithmetic, never evaluated), which ``json.dumps``
+refuses: a caller that asks for them refuses them where they would be arguments (``refuse_in_arguments``).
 """
 
 from __future__ import annotations
