@@ -339,7 +339,7 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         if not quick:
             _interleaved(table, {**parsers, **engine_here}, workload.tools, deltas)
-        log(format_table(table) + ("" if results else "\n" + table_legend(NAIVE_MAX_CHARS // KB)))
+        log(format_table(table) + ("" if results else "\n\n" + table_legend(NAIVE_MAX_CHARS // KB)))
         results += table
     summary = format_engines(results)
     if summary:
