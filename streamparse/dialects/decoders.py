@@ -220,7 +220,7 @@ class PythonCalls(Transformer[Token, Any]):
         return {k: v for k, v in pairs}
 
     def kv(self, key: Any, value: Any) -> tuple[Any, Any]:
-        if isinstance(key, (dict, list)):
+        if isinstance(key, (dict, list, Expression)):  # an expression is no key either (and never evaluated)
             raise ArgumentError("a dict key must be a literal")
         return key, value
 

@@ -54,6 +54,15 @@ def test_the_refused_expression_is_reported_naming_its_parameter(value: str, nam
     assert ("'end_range" in diags[0].message and "not evaluated" in diags[0].message) == named
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("value", ["{2 * 3: 1}", "{x: 1}", "{math.pi: [1]}"])
+def test_a_name_or_arithmetic_as_a_dict_key_is_refused_not_raised(value: str, stream: bool) -> None:
+    text = f"[plot_sine_wave(extra={value})]"
+    assert assert_chunking_invariant(text, [PLOT], stream_arguments=stream) == (text, [])
+    assert [d.code for d in sp.ParseResult(feed_chunks(text, 5, [PLOT], stream_arguments=stream)).diagnostics] == [
+        "rejected"]
+
+
 @pytest.mark.parametrize("text", [
     "<function_calls>\nplot_sine_wave(start_range=0, end_range=2 * math.pi)\n</function_calls>",
     "<|tool_call_start|>[plot_sine_wave(end_range=2 * math.pi)]<|tool_call_end|>",
