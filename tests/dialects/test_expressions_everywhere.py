@@ -188,3 +188,26 @@ def test_a_value_declared_json_holding_arithmetic_keeps_the_block_as_text(dialec
     unparsed = text.replace(">1<", ">Paris<")  # not JSON and not arithmetic: kept as written, as before
     assert assert_chunking_invariant(unparsed, [WAVE], stream_arguments=stream)[1] == [
         ("plot_wave", {"start": 0, "end": "Paris", "label": "2 * 3"})]
+
+
+_SOUP = st.lists(st.sampled_from(["f", "(", ")", "[", "]", "{", "}", ",", ":", "=", "x", "2", "-", "*", "**", "/",
+                                  "%", "+", "math.pi", "'s'", "True", "null", " ", "1e3", "(1, 2)"]),
+                 min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=_SOUP, form=st.sampled_from(["pythonic", "olmo3", "dsml", "hermes"]), stream=st.booleans(),
+       cuts=st.lists(st.integers(1, 120), max_size=4))
+def test_names_and_operators_anywhere_in_a_value_never_raise(body: str, form: str, stream: bool,
+                                                           cuts: list[int]) -> None:
+    """Names and arithmetic are values of their own now (opaque expressions): wherever they land (a dict key,
+    a nested list), the core refuses them or keeps them as written, and raises nothing."""
+    text = {"pythonic": f"[plot_wave(opts={body})]",
+            "olmo3": f"<function_calls>\nplot_wave(opts={body})\n</function_calls>",
+            "dsml": RENDER["deepseek_v32"]("plot_wave", {"end": 1}).replace(">1<", f">{body}<"),
+            "hermes": '<tool_call>{"name": "plot_wave", "arguments": {"opts": %s}}</tool_call>' % body}[form]
+    result = sp.ParseResult(feed_chunks(text, cuts, [WAVE], stream_arguments=stream))
+    for call in result.tool_calls:
+        assert isinstance(json.loads(call.arguments), dict)
+    if not result.tool_calls:
+        assert result.content == text
