@@ -137,7 +137,7 @@ class _Arrived(httpx.AsyncByteStream):
 
 
 class _Wire:
-    """Reads of one plain TCP connection (anyio on asyncio) straight from its protocol's queue.
+    """Reads of one plain TCP connection (anyio on asyncio or uvloop) straight from its protocol's queue.
 
     httpcore wraps every read in a cancel scope with its own timer, and anyio stops and restarts reading (two
     epoll changes) around every wait: on a paced stream, one event per read, that cost more than the rest of
@@ -148,7 +148,7 @@ class _Wire:
 
     HIGH = 256 * 1024
 
-    def __init__(self, protocol: Any, transport: asyncio.Transport, timeout: float | None):
+    def __init__(self, protocol: Any, transport: Any, timeout: float | None):  # asyncio or uvloop transport
         self.protocol = protocol
         self.transport = transport
         self.timeout = timeout
@@ -158,10 +158,10 @@ class _Wire:
 
     @classmethod
     def of(cls, network: Any, timeout: float | None) -> "_Wire | None":
-        """For httpcore's anyio stream over a plain asyncio socket; None for anything else (TLS, trio, …)."""
+        """For httpcore's anyio stream over a plain socket (asyncio or uvloop); None for anything else (TLS, trio, …)."""
         sock = getattr(network, "_stream", None)
         protocol, transport = getattr(sock, "_protocol", None), getattr(sock, "_transport", None)
-        if type(sock).__name__ != "SocketStream" or not isinstance(transport, asyncio.Transport) or not all(
+        if type(sock).__name__ != "SocketStream" or not _transport_like(transport) or not all(
                 hasattr(protocol, name) for name in ("read_queue", "read_event", "is_at_eof", "exception")):
             return None
         return cls(protocol, transport, timeout)
@@ -216,6 +216,12 @@ class _Wire:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+
+def _transport_like(transport: Any) -> bool:
+    """An asyncio transport, or one that reads like it (uvloop's, which the proxy runs on, is no subclass)."""
+    return isinstance(transport, asyncio.Transport) or all(callable(getattr(transport, name, None)) for name in (
+        "is_reading", "pause_reading", "resume_reading", "is_closing"))
 
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")

@@ -24,6 +24,15 @@ def event(n: int) -> bytes:
     return b'data: {"n": %d}\n\n' % n
 
 
+LOOPS = [pytest.param({}, id="asyncio"), pytest.param({"use_uvloop": True}, id="uvloop")]  # serve runs on uvloop
+
+
+def loop_options(options: dict[str, bool]) -> dict[str, bool]:
+    if options:
+        pytest.importorskip("uvloop")
+    return options
+
+
 class Server:
     """A raw HTTP/1.1 server on loopback: each request is answered by ``writer``; counts connections."""
 
@@ -108,24 +117,26 @@ async def in_two_batches(out: asyncio.StreamWriter, server: Server) -> None:
     await out.drain()
 
 
-def test_a_piece_never_waits_for_bytes_still_on_their_way() -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_piece_never_waits_for_bytes_still_on_their_way(loop: dict[str, bool]) -> None:
     def release(server: Server, pieces: list[bytes]) -> None:
         server.go_on.set()
 
-    (pieces,), error, _ = anyio.run(lambda: read(in_two_batches, on_piece=release))
+    (pieces,), error, _ = anyio.run(lambda: read(in_two_batches, on_piece=release), backend_options=loop_options(loop))
     assert error is None
     assert pieces[:2] == [event(1), event(2)]  # handed over before the third event was even sent
     assert b"".join(pieces) == event(1) + event(2) + event(3)
 
 
-def test_a_large_arrival_is_handed_over_in_bounded_pieces_with_every_byte_in_order() -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_large_arrival_is_handed_over_in_bounded_pieces_with_every_byte_in_order(loop: dict[str, bool]) -> None:
     big = [b"data: " + bytes([65 + n % 26]) * 4000 + b"\n\n" for n in range(40)]
 
     async def large(out: asyncio.StreamWriter, server: Server) -> None:
         out.write(HEAD + b"".join(chunk(e) for e in big) + b"0\r\n\r\n")
         await out.drain()
 
-    (pieces,), error, _ = anyio.run(lambda: read(large))
+    (pieces,), error, _ = anyio.run(lambda: read(large), backend_options=loop_options(loop))
     assert error is None
     assert b"".join(pieces) == b"".join(big)
     assert max(len(p) for p in pieces) < MAX_PIECE + 4100  # at most one transfer chunk past the bound
@@ -249,18 +260,20 @@ async def read_with_timeout(writer: Writer, timeout: float) -> tuple[list[bytes]
     return pieces, error, direct
 
 
-def test_a_silent_upstream_ends_with_httpx_read_timeout_after_what_it_sent() -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_silent_upstream_ends_with_httpx_read_timeout_after_what_it_sent(loop: dict[str, bool]) -> None:
     async def silent(out: asyncio.StreamWriter, server: Server) -> None:
         out.write(HEAD + chunk(event(1)))  # and nothing more, until the client leaves
         await out.drain()
 
-    pieces, error, direct = anyio.run(read_with_timeout, silent, 0.3)
+    pieces, error, direct = anyio.run(read_with_timeout, silent, 0.3, backend_options=loop_options(loop))
     assert direct  # read from the socket, not through httpcore's timed read
     assert pieces == [event(1)]
     assert isinstance(error, httpx.ReadTimeout)
 
 
-def test_a_stream_longer_than_the_read_timeout_is_not_cut_while_its_events_keep_coming() -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_stream_longer_than_the_read_timeout_is_not_cut_while_its_events_keep_coming(loop: dict[str, bool]) -> None:
     async def steady(out: asyncio.StreamWriter, server: Server) -> None:
         out.write(HEAD)
         for n in range(30):  # 1.5 s of events, 50 ms apart, under a 0.5 s read timeout
@@ -270,6 +283,6 @@ def test_a_stream_longer_than_the_read_timeout_is_not_cut_while_its_events_keep_
         out.write(b"0\r\n\r\n")
         await out.drain()
 
-    pieces, error, direct = anyio.run(read_with_timeout, steady, 0.5)
+    pieces, error, direct = anyio.run(read_with_timeout, steady, 0.5, backend_options=loop_options(loop))
     assert direct and error is None
     assert b"".join(pieces) == b"".join(event(n) for n in range(30))
