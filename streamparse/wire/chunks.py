@@ -6,6 +6,7 @@ usage, native ``tool_calls``) passes through untouched, and so does the whole st
 its own parser and call numbering; a chunk that only fed held-back text produces no chunk. Diagnostics never
 enter a chunk: they wait, as wire objects (``diagnostics.wire_diagnostic``), for ``take_diagnostics``, which a
 transport writes beside the chunks (an SSE comment); ``on_events`` sees every parser event as it is made.
+``feed_plain`` says None only for a chunk ``feed`` would give back equal to itself (so it may leave as it came).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class ChunkRewriter:
         self._options = parser_options
         self._choices: dict[int, _Choice] = {}
         self._native: dict[int, int] = {}  # not parsing: choice index -> native calls seen (for ``calls``)
-        self._template: dict[str, Any] | None = None
+        self._last: Mapping[str, Any] | None = None  # the last chunk with choices: its envelope ends the stream
 
     @property
     def calls(self) -> int:
@@ -178,15 +179,57 @@ class ChunkRewriter:
             return [dict(data)]
         if not isinstance(choices, list) or not choices:
             return [dict(data)]  # usage-only chunk, or something we do not own: untouched
-        self._template = {k: v for k, v in data.items() if k not in ("choices", "usage")}
+        self._last = data
+        template = {k: v for k, v in data.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for position, choice in enumerate(choices):
-            out.extend(self._rewrite_choice(self._template, position, choice))
+            out.extend(self._rewrite_choice(template, position, choice))
+        return self._with_usage(data, template, out)
+
+    def feed_plain(self, chunk: JSONObject) -> list[dict[str, Any]] | None:
+        """``feed``, or None when the chunk is to go on exactly as it came: one choice whose delta's text the
+        parser released whole and unchanged (no held marker, no call, no diagnostic, no whitespace held or
+        dropped), with no native calls to renumber and no finish. The chunks ``feed`` would have made from such
+        a chunk hold the same fields with the same values (``content`` equal to the upstream's), so a
+        transport may pass on the upstream's own encoding of it."""
+        if not self.parsing or type(chunk) is not dict:
+            return self.feed(chunk)
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return self.feed(chunk)
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason", 0) is not None:
+            return self.feed(chunk)  # (a finish, or no finish_reason field: feed adds one)
+        delta, index = choice.get("delta"), choice.get("index")
+        if type(delta) is not dict or type(index) is not int or "tool_calls" in delta:
+            return self.feed(chunk)
+        content = delta.get("content")
+        if type(content) is not str or not content:
+            return self.feed(chunk)
+        state = self._choice(index)
+        if state.finished:
+            return self.feed(chunk)
+        self._last = chunk
+        events = state.parser.feed(content)
+        if (len(events) == 1 and type(events[0]) is TextDelta and events[0].text == content
+                and (state.blank is None or (not state.blank and not content.isspace()))):
+            state.blank = None  # as segments() would: the run has other text now
+            if self.on_events is not None:
+                self.on_events(events)
+            return None
+        template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
+        out = self._choice_chunks(template, index, choice, delta, state, state.native_calls(None), events)
+        return self._with_usage(chunk, template, out)
+
+    @staticmethod
+    def _with_usage(data: Mapping[str, Any], template: dict[str, Any], out: list[dict[str, Any]]
+                    ) -> list[dict[str, Any]]:
+        """The chunk's usage rides on the last chunk made from it (or one of its own)."""
         if "usage" in data:
             if out:
                 out[-1]["usage"] = data["usage"]
             else:
-                out.append({**self._template, "choices": [], "usage": data["usage"]})
+                out.append({**template, "choices": [], "usage": data["usage"]})
         return out
 
     def _note_native(self, choices: Any) -> None:
@@ -215,6 +258,12 @@ class ChunkRewriter:
         state = self._choice(index)
         native = state.native_calls(delta.get("tool_calls"))
         events = state.parser.feed(content) if content else []
+        return self._choice_chunks(template, index, choice, delta, state, native, events)
+
+    def _choice_chunks(self, template: dict[str, Any], index: int, choice: Mapping[str, Any],
+                       delta: Mapping[str, Any], state: _Choice, native: Any, events: list[Event]
+                       ) -> list[dict[str, Any]]:
+        """The chunks of one upstream choice whose content the parser has read (``events``)."""
         finish = choice.get("finish_reason")
         if finish is not None and not state.finished:
             events += state.parser.close()
@@ -258,7 +307,9 @@ class ChunkRewriter:
     def close(self) -> list[dict[str, Any]]:
         """Upstream ended: release what each unfinished choice still holds."""
         out: list[dict[str, Any]] = []
-        template = self._template or {"object": "chat.completion.chunk"}
+        last = self._last
+        template = {k: v for k, v in last.items() if k not in ("choices", "usage")} if last is not None else {
+            "object": "chat.completion.chunk"}
         for index, state in sorted(self._choices.items()):
             if state.finished:
                 continue

@@ -10,7 +10,9 @@ Invariant: a rewritten stream ends exactly once, with ``[DONE]`` or an error eve
 everything the parser held has been sent; the decoder's memory is bounded by ``max_line``;
 surrogate escapes never end it (``surrogates``: split pairs joined, lone halves U+FFFD), nor does
 an event that is not a chunk it can read (passed on as it came, with a comment); invalid UTF-8
-is read as U+FFFD.
+is read as U+FFFD. A chunk the rewrite would give back unchanged (a plain text delta the parser released
+whole: ``ChunkRewriter.feed_plain``) goes on as the upstream's own chunk, encoded once, never rebuilt; any
+chunk a call, a held marker, held whitespace or a finish touches is rewritten.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class SSEDecoder:
         self._after_cr = text.endswith("\r")
         if "\r" in text:  # SSE lines may end in \r\n, \n or a lone \r
             text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not self._partial and not self._data and text.endswith("\n\n") and self._event is None and self._id is None:
+            return self._events(text)
         k = text.rfind("\n")
         if k < 0:
             if text:
@@ -78,6 +82,23 @@ class SSEDecoder:
             self._check(len(line))
             self._line(line.rstrip("\r"), out)
         self._check(self._partial_len)
+        return out
+
+    def _events(self, text: str) -> list[SSEEvent]:
+        """Whole events, nothing pending before them (the usual piece): an event of one ``data: `` line is
+        taken at once, any other goes through ``_line`` as in ``feed``."""
+        out: list[SSEEvent] = []
+        limit = self._max_line
+        for block in text[:-2].split("\n\n"):
+            if block.startswith("data: ") and "\n" not in block:
+                if limit is not None and len(block) > limit:
+                    self._check(len(block))
+                out.append(SSEEvent(block[6:]))
+                continue
+            for line in block.split("\n"):
+                self._check(len(line))
+                self._line(line, out)
+            self._dispatch(out)
         return out
 
     @property
@@ -287,20 +308,21 @@ class ChatStreamRewriter:
         return self._fail(message) if not self.finished else []
 
     def _decode(self, event: SSEEvent) -> Decoded:
-        if event.data is None or event.data.strip() == "[DONE]":
+        data = event.data
+        if data is None or ("[DONE]" in data and data.strip() == "[DONE]"):
             return ("event", event)
         try:
-            value = orjson.loads(event.data)
+            value = orjson.loads(data)
         except orjson.JSONDecodeError:
             pass
         else:  # orjson refuses any lone surrogate: only a half held from the last event is to be seen to
             return ("chunk", self._surrogates.fix(value) if self._surrogates.held else value)
         try:  # what orjson refuses but Python reads (NaN, integers past 64 bits, surrogate halves)
-            return ("chunk", self._surrogates.fix(json.loads(event.data)))
+            return ("chunk", self._surrogates.fix(json.loads(data)))
         except RecursionError:  # valid, but too deep to read: passed on as it came
-            return ("raw", event.data)
+            return ("raw", data)
         except ValueError:
-            return ("fail", f"upstream sent invalid JSON in its stream: {event.data[:200]!r}")
+            return ("fail", f"upstream sent invalid JSON in its stream: {data[:200]!r}")
 
     def _apply(self, decoded: Decoded) -> list[Output]:
         kind, value = decoded
@@ -315,10 +337,12 @@ class ChatStreamRewriter:
         if isinstance(value, dict) and "error" in value and "choices" not in value:
             return self._flush() + [("error", value)] + self._end()
         try:
-            chunks = self._rewriter.feed(value)
+            chunks = self._rewriter.feed_plain(value)
         except ValueError as exc:  # not a chunk we can read: passed on as it came, and the stream goes on
             return [("comment", f"streamparse: upstream sent a malformed chunk ({exc}); passed on as it came"),
                     ("raw", dumps(value))]
+        if chunks is None:  # a plain text delta: the upstream's own chunk is what the rewrite would make
+            return [("chunk", value)]
         return self._told() + [("chunk", c) for c in chunks]
 
     def _told(self) -> list[Output]:
