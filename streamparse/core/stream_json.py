@@ -5,7 +5,8 @@ every input and every chunking; each input character is read once (a long string
 per chunk), and nothing recurses on nesting depth.
 
 Repaired as it passes: single quotes, raw control characters, ``True``/``False``/``None``, bare words
-(keys become strings; values numbers or strings), a comma before a closer, a missing comma or colon, a
+(keys become strings; values numbers or strings, several words in a row one
+string, as written, unless a colon shows the last was a key), a comma before a closer, a missing comma or colon, a
 closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are left out (kept in ``removed``).
 Nothing is invented: a member whose value was never written is left out (its key waits, unsent, until its
 value begins), so is a member whose value turns out to be an arithmetic expression (a bare value is held
@@ -74,6 +75,8 @@ class JsonEcho(StringEcho, SchemaPosition):
         self.fixes: list[Note] = []  # values typed or spelled by the schema: ("coerced", parameter path, details)
         self._scalar: str | None = None  # a bare value written, held until what follows shows it is not an operand
         self._scalar_filled = False  # its frame's ``filled`` before it
+        self._bare: list[str] | None = None  # the held value is bare words read as a string: its words and spaces
+        self._bare_fixes = 0  # len(fixes) before it was typed (typed again as words join it)
         self._in_expression = False  # skipping the rest of an arithmetic expression (left out, never evaluated)
         self.expressions: list[str] = []  # the parameter paths (``end``, ``opts.scale``) whose value was an expression, left out
 
@@ -209,7 +212,11 @@ class JsonEcho(StringEcho, SchemaPosition):
             if tok.isspace():  # after a held value it waits with it; inside an expression it goes with it
                 if self._scalar is not None:
                     self._scalar += tok if all(c in JSON_WS for c in tok) else " "
+                if self._bare is not None:
+                    self._bare.append(tok)
                 return
+            if ch == ":" and self._bare is not None and len(self._bare) > 1:
+                self._key_after_words()
             if ch in "{}[]:,\"'":  # structure or a string: the value is complete, an expression over
                 self._in_expression = False
                 self._release()
@@ -281,13 +288,13 @@ class JsonEcho(StringEcho, SchemaPosition):
     def _release(self) -> None:
         """The held value is complete (a comma, closer, string or the end follows): it leaves."""
         if self._scalar is not None:
-            text, self._scalar = self._scalar, None
+            text, self._scalar, self._bare = self._scalar, None, None
             self._emit(text)
 
     def _expression(self) -> None:
         """An operator follows a value: the member is an expression, left out whole (nothing is evaluated)."""
         f = self._stack[-1]
-        self._scalar, f.filled, self._in_expression = None, self._scalar_filled, True
+        self._scalar, self._bare, f.filled, self._in_expression = None, None, self._scalar_filled, True
         if self._live:  # in the arguments (one beside them, in a made-up key, is ignored as whole-call mode ignores it)
             self.expressions.append(self._path())
         self._drop_member(f)
@@ -299,6 +306,10 @@ class JsonEcho(StringEcho, SchemaPosition):
             return
         if self._in_expression:
             return  # the rest of an expression
+        if self._bare is not None and not _EXPRESSION_WORD.search(word):
+            self._bare.append(word)  # "New York": one value of several bare words, as written
+            self._scalar = self._bare_value()
+            return
         self._release()
         if not self._stack:
             self.streamable, self.done = False, True  # a bare scalar where an object should be
@@ -315,11 +326,34 @@ class JsonEcho(StringEcho, SchemaPosition):
             self._scalar, self._scalar_filled = text, self._stack[-1].filled
             self._expression()
             return
-        schema = self._schema_here()
-        if schema:
+        if text[0] == '"':
+            self._bare, self._bare_fixes = [word], len(self.fixes)
+            text = self._bare_value()
+        elif self._schema_here():
             text = json.dumps(self._typed(json.loads(text)), ensure_ascii=False)
         self._scalar, self._scalar_filled = text, self._stack[-1].filled  # held: an operator may follow
         self._value_end()
+
+    def _bare_value(self) -> str:
+        """The held bare words as one JSON string, typed by the schema (typed afresh as each word joins)."""
+        assert self._bare is not None
+        del self.fixes[self._bare_fixes :]
+        value: Any = "".join(self._bare).strip()
+        if self._schema_here():
+            value = self._typed(value)
+        return json.dumps(value, ensure_ascii=False)
+
+    def _key_after_words(self) -> None:
+        """``{x: Paris y: 2}``: a colon shows the last bare word was a key after a missing comma. The words
+        before it are the value; the last one is read again, as a key."""
+        assert self._bare is not None
+        key = self._bare.pop()
+        while self._bare and self._bare[-1].isspace():
+            self._bare.pop()
+        self._scalar = self._bare_value()
+        self._release()
+        self._word = key
+        self._end_word()
 
     def _open(self, ch: str) -> None:
         if not self._stack and ch != "{":

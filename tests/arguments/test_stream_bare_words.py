@@ -1,0 +1,52 @@
+"""Streamed arguments: a value written as several bare words is one value, as written.
+
+A small model writes ``{"city": New York}``. With ``stream_arguments`` the value is held until what follows shows
+it is complete; "New" alone, with "York" read as a key after a missing comma and dropped, would be a value the
+model never wrote. A colon after the last word shows that word was a key (``{x: Paris y: 2}``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from helpers import assert_chunking_invariant
+
+TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "integer"}}}}}]
+
+
+def call(arguments: str) -> str:
+    return '<tool_call>{"name": "f", "arguments": ' + arguments + "}</tool_call> after"
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ('{"x": New York, "y": 2}', {"x": "New York", "y": 2}),
+    ('{"x": New York}', {"x": "New York"}),
+    ("{x: Route 66, y: 2}", {"x": "Route 66", "y": 2}),
+    ("{x: São   Paulo}", {"x": "São   Paulo"}),  # the spacing as written
+    ("{x: Paris y: 2}", {"x": "Paris", "y": 2}),  # a missing comma: the colon shows "y" is a key
+    ("{x: Los Angeles y: 2}", {"x": "Los Angeles", "y": 2}),
+    ('{"y": 3, "x": Saint Louis}', {"y": 3, "x": "Saint Louis"}),
+])
+def test_bare_words_stream_as_the_value_written(written: str, expected: dict[str, Any]) -> None:
+    content, calls = assert_chunking_invariant(call(written), TOOLS, stream_arguments=True)
+    assert calls == [("f", expected)]
+    assert content == " after"
+
+
+def test_an_operator_among_bare_words_still_leaves_the_member_out() -> None:
+    _, calls = assert_chunking_invariant(call("{x: a b * 2, y: 2}"), TOOLS, stream_arguments=True)
+    assert calls == [("f", {"y": 2})]
+
+
+def test_the_streamed_fragments_of_a_multi_word_value_are_valid_json() -> None:
+    import streamparse as sp
+
+    parser = sp.StreamParser(TOOLS, stream_arguments=True)
+    text = call('{"x": New York, "y": 2}')
+    events = [e for ch in text for e in parser.feed(ch)] + parser.close()
+    fragments = "".join(e.arguments_fragment for e in events if isinstance(e, sp.ToolCallDelta))
+    assert json.loads(fragments) == {"x": "New York", "y": 2}
