@@ -23,9 +23,10 @@ import re
 from typing import Any, Callable, Mapping
 
 from ..arguments.schema import Note, declared_types
+from .echo_comments import CommentEcho
 from .echo_strings import StringEcho
 from .echo_schema import COLON as _COLON, KEY as _KEY, NEXT as _NEXT, VALUE as _VALUE, Frame as _Frame, SchemaPosition
-from .json_lexis import JSON_WS, PLAIN, TOKEN, WORD_END, comment_end, scalar
+from .json_lexis import JSON_WS, PLAIN, TOKEN, WORD_END, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 
@@ -38,7 +39,7 @@ MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads 
 
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
-class JsonEcho(StringEcho, SchemaPosition):
+class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
     """One JSON value in, the same value out as valid JSON, in pieces through ``out``.
 
     ``route`` decides what leaves: ``"all"`` (the value is the arguments object) or ``"call"``
@@ -105,36 +106,12 @@ class JsonEcho(StringEcho, SchemaPosition):
                 i = m.end()
                 self._token(m.group(), i == n or text[i] == "/")  # a word before a "/" may go on past it
 
-    def _skip_comment(self, text: str, i: int, n: int) -> int:
-        """Outside strings, from a "/": a comment is skipped (to its line's end, or past its ``*/``); a "/"
-        that starts none belongs to the word it stands in, or starts one."""
-        c = self._comment
-        if c == "/":
-            if text[i] not in "/*":
-                self._comment = ""
-                self._word += "/"
-                return i
-            self._comment, self._comment_text = "/" + text[i], ["/" + text[i]]
-            if self._word:
-                self._end_word()
-            return i + 1
-        self._comment, end = comment_end(c, text, i, n)
-        self._comment_text.append(text[i:end])
-        if not self._comment:
-            self.removed.append("".join(self._comment_text).rstrip())
-            self._comment_text = []
-        return end
-
     def finish(self, cut: bool = False) -> None:
         """The input ended: complete whatever is open, so that everything emitted is valid JSON. A string
         value is closed where it stopped. ``cut`` (by the end of the stream or a size limit, not by an end
         marker): a number, word or typed value still open may be only the start of what the model meant
         (``12`` of ``12345``), so it is left out, as if never written."""
-        if self._comment == "/":
-            self._comment, self._word = "", self._word + "/"
-        elif self._comment:
-            self._comment = ""
-            self.removed.append("".join(self._comment_text).rstrip())
+        self._end_comment()
         if cut and self._quote and self._role == "held":
             self._quote, self._held, self._role = "", None, ""
         elif self._quote:
