@@ -217,6 +217,8 @@ class ChunkRewriter:
             if self.on_events is not None:
                 self.on_events(events)
             return None
+        if not events and len(delta) == 1 and choice.get("logprobs") is None and "usage" not in chunk:
+            return []  # held back, and nothing else to say: no chunk (as ``feed``)
         template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
         out = self._choice_chunks(template, index, choice, delta, state, state.native_calls(None), events)
         return self._with_usage(chunk, template, out)

@@ -59,7 +59,15 @@ class SSEDecoder:
         self._id: str | None = None
 
     def feed(self, data: bytes | str) -> list[SSEEvent]:
-        text = self._utf8.decode(data) if isinstance(data, bytes) else data
+        if not isinstance(data, bytes):
+            text = data
+        elif self._utf8.buffer:  # a character cut between two pieces
+            text = self._utf8.decode(data)
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:  # cut at the end, or invalid: the incremental decoder says it
+                text = self._utf8.decode(data)
         if self._after_cr and text.startswith("\n"):  # the \n of a \r\n cut between two pieces
             text = text[1:]
         self._after_cr = text.endswith("\r")
@@ -221,6 +229,11 @@ class OpenAIWire:
     """The OpenAI chat-completion stream: ``data: <chunk>`` events and ``data: [DONE]``."""
 
     def encode(self, outputs: list[Output]) -> bytes:
+        if len(outputs) == 1 and outputs[0][0] == "chunk":  # the usual write: one chunk, straight from orjson
+            try:
+                return b"data: " + orjson.dumps(outputs[0][1]) + b"\n\n"  # (JSON text holds no raw newline)
+            except TypeError:
+                pass  # what orjson refuses (huge integers, lone surrogates): said by ``dumps``
         return encode_items(openai_items(outputs))
 
 

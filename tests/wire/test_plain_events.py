@@ -201,14 +201,14 @@ def test_feed_plain_says_unchanged_only_when_feed_gives_back_the_same_chunk(even
 # The decoder's shortcut for pieces of whole events reads them as its line-by-line path does.
 
 LINES = st.sampled_from(["data: {\"a\": 1}", "data:{\"b\": 2}", "data: x", "data: y", ": ping", "event: e", "id: 7",
-                         "", "data: [DONE]", "retry: 5", "data:  two spaces"])
+                         "", "data: [DONE]", "retry: 5", "data:  two spaces", "data: café ✓ 😀", "data: \udcff"])
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(LINES, max_size=14), st.sampled_from(["\n", "\r\n", "\r"]), st.lists(st.integers(0, 400), max_size=6))
 def test_the_decoder_reads_whole_event_pieces_as_it_reads_them_byte_by_byte(lines: list[str], end: str,
                                                                                  cuts: list[int]) -> None:
-    raw = (end.join(lines) + end + end).encode()
+    raw = (end.join(lines) + end + end).encode("utf-8", "surrogateescape")  # (\udcff: an invalid byte)
     by_byte = SSEDecoder()
     reference = [e for i in range(len(raw)) for e in by_byte.feed(raw[i:i + 1])] + by_byte.close()
     pieces = SSEDecoder()
