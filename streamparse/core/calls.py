@@ -121,7 +121,7 @@ class CallFactory:
         except RecursionError:
             return [], 0, Diagnostic("too_deep", "nested too deeply to decode: kept as text", d.name)
         except (ArgumentError, ValueError) as exc:
-            return [], 0, Diagnostic("rejected", str(exc), d.name)
+            return [], 0, Diagnostic("rejected", str(exc), d.name, dict(getattr(exc, "details", {})))
         events: list[Event] = []
         if repaired:
             events.append(self._repaired(d, item))

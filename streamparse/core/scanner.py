@@ -263,14 +263,19 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
             if j - k > _MAX_NAME:
                 return None
             if j == n:
-                if final or (part.gated and not table.ungated and word.lower() not in table.tool_prefixes):
+                if final or (part.gated and not table.ungated and word.lower() not in table.tool_prefixes
+                             and not _may_call(word, part, table)):
                     if final and word and _name_ok(word, part, table):
                         found_name.append(_canonical(word, table))
                         return j
                     return None
                 return PARTIAL
-            if not word or not _name_ok(word, part, table):
+            if not word:
                 return None
+            if not _name_ok(word, part, table):
+                called = _called(word, part, table, text, j, final)
+                if called is not True:
+                    return called
             found_name.append(_canonical(word, table))
             k = j
         elif kind == PEEK:
@@ -279,6 +284,28 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
             if text[k] not in part.texts[0]:
                 return None
     return k
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_IDENTIFIER_PREFIX = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.?")
+
+
+def _may_call(word: str, part: Part, table: MarkerTable) -> bool:
+    """Could ``word``, cut by the text's end, still become an undeclared name a ``called`` gate lets through?"""
+    return bool(part.called and table.tool_names and _IDENTIFIER_PREFIX.fullmatch(word))
+
+
+def _called(word: str, part: Part, table: MarkerTable, text: str, j: int, final: bool) -> bool | Partial | None:
+    """An undeclared ``word`` ending at ``text[j]``: passes (True) when tools are declared, it is an identifier
+    (dotted allowed) and ``part.called`` follows it at once; PARTIAL when the text ends inside that literal."""
+    if not (part.called and table.tool_names and _IDENTIFIER.fullmatch(word)):
+        return None
+    after = text[j : j + len(part.called)]
+    if after == part.called:
+        return True
+    if not final and j + len(after) == len(text) and part.called.startswith(after):
+        return PARTIAL
+    return None
 
 
 def _name_ok(word: str, part: Part, table: MarkerTable) -> bool:

@@ -91,10 +91,11 @@ _DECLARATIONS = (
             doc='<|python_tag|>{"name", "parameters"}; or a bare call object at a line start (provided tools only)'),
     Dialect("xlam", (Opener("[", keep=1, line_start=True, look=(ws(), lit("{"), *_NAME_KEY)),), JSON, json_calls, "xlam",
             doc='[{"name", "arguments"}, …] at a line start, fenced or not (provided tools only)'),
-    Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True), ws(), lit("("))),
+    Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True, called="("), ws(), lit("("))),
                          Opener("<|python_start|>", head=(ws(),), look=(peek("["),))),
             PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
-            doc='[f(a=1, b="x"), g()] at a line start (provided tools only), or in <|python_start|>…<|python_end|>'),
+            doc='[f(a=1, b="x"), g()] at a line start (when tools are given: each element judged, an undeclared '
+                'name stays text, reported), or in <|python_start|>…<|python_end|>'),
     Dialect("mistral", (_json_tag("[TOOL_CALLS]"),), JSON, json_calls, "mistral",
             doc='[TOOL_CALLS][{"name", "arguments"}, …]'),
     Dialect("mistral_v11", (Opener("[TOOL_CALLS]", head=(ws(), name(), opt("[ARGS]"), ws()), look=(peek("{"),)),),

@@ -43,6 +43,10 @@ class Part:
     kind: str
     texts: tuple[str, ...] = ()  # LIT/OPT: the literals (lowercase); PEEK: the characters allowed
     gated: bool = False  # NAME: must be a provided tool's name
+    # NAME, gated: with tools declared, an undeclared identifier (dotted allowed) directly followed by this
+    # literal passes too ("[area(" opens the line-start pythonic list); the block is then judged item by item,
+    # so a declared call in it still leaves and an undeclared one stays text, reported (``unknown_tool``).
+    called: str = ""
 
 
 def ws() -> Part:
@@ -57,8 +61,8 @@ def opt(text: str) -> Part:
     return Part(OPT, (text.lower(),))
 
 
-def name(gated: bool = False) -> Part:
-    return Part(NAME, gated=gated)
+def name(gated: bool = False, called: str = "") -> Part:
+    return Part(NAME, gated=gated, called=called)
 
 
 def peek(chars: str) -> Part:

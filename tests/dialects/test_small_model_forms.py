@@ -344,8 +344,6 @@ def test_an_undeclared_dotted_name_is_never_renamed_to_an_offered_one(stream: bo
     assert [(d.code, d.details.get("names")) for d in diags] == [("unknown_tool", ["employee.fetch_data"])]
 
 
-@pytest.mark.xfail(strict=True, reason="the line-start '[' form is gated by declared names in core/scanner.py: an "
-                   "undeclared name never opens a block, so nothing reports it (change proposed to the lead)")
 @pytest.mark.parametrize("text", ["[employee.fetch_data(id=3)]", "[employee.fetch_data(id=3), draw_circle(radius=1)]"],
                          ids=["alone", "before-a-declared-call"])
 def test_an_undeclared_bare_dotted_name_is_reported(text: str) -> None:
@@ -354,8 +352,6 @@ def test_an_undeclared_bare_dotted_name_is_reported(text: str) -> None:
         ["employee.fetch_data"]]
 
 
-@pytest.mark.xfail(strict=True, reason="gated as above: an invented first element keeps the list from opening, so "
-                   "the declared call after it is lost (the quoted block has the declared call first)")
 def test_the_declared_call_leaves_when_the_invented_one_comes_first() -> None:
     text = "[area(width=5, length=7), draw_circle(radius=5, unit='m')]"
     content, calls = assert_chunking_invariant(text, [CIRCLE])
