@@ -24,7 +24,11 @@ tool that is not in ``tools`` raises ValueError.
 - ``backend="vllm"``: ``response_format`` = ``{"type": "structural_tag", "format": {"type":
   "triggered_tags", …}}`` (json_schema contents; ``qwen_xml_parameter`` for Qwen3-Coder;
   a ``grammar`` for pythonic arguments; a list block, ``[f(a=1), g(b=2)]``, holds several calls
-  joined as the renderer joins them, or one with ``parallel_tool_calls`` false).
+  joined as the renderer joins them, or one with ``parallel_tool_calls`` false). When that tag's
+  JSON would pass ``VLLM_TAG_LIMIT`` (64 KiB) and the whole-answer grammar is smaller, as for the
+  line-start list forms (pythonic, xlam, phi4_mini), whose tag grows with the square of the tool
+  count with parallel calls: ``structured_outputs`` = ``{"grammar": <GBNF>}`` (xgrammar's EBNF
+  reader), linear in the tools. ``Constraint.form`` names the form sent, ``description`` says why.
 - ``backend="sglang"``: the legacy ``response_format`` ``{"type": "structural_tag", "structures",
   "triggers"}`` when it can say it all (JSON arguments, no list block, ``tool_choice`` auto,
   parallel calls); otherwise ``ebnf`` with the whole-answer grammar.
@@ -44,8 +48,8 @@ dialect's call tags, cut from its renderer), ``grammar`` (the whole grammar), ``
 
 from __future__ import annotations
 
-from .build import Backend, Constraint, build_constraint, choice_mode, unsupported_reason
+from .build import VLLM_TAG_LIMIT, Backend, Constraint, build_constraint, choice_mode, unsupported_reason
 from .forms import UNSUPPORTED, Tag, tags_for
 
 __all__ = ["Backend", "Constraint", "build_constraint", "choice_mode", "unsupported_reason", "UNSUPPORTED", "Tag",
-           "tags_for"]
+           "tags_for", "VLLM_TAG_LIMIT"]

@@ -3,7 +3,10 @@
 Invariant: pure (no I/O), and never a wrong constraint: a dialect without a grammar, no tools, or
 ``tool_choice`` ``none`` give None (``unsupported_reason`` says why). Names come only from the
 declared tools (one, when ``tool_choice`` names it); ``required``/``any``/a named tool is not lazy
-and holds at least one call; ``parallel_tool_calls`` false holds at most one.
+and holds at least one call; ``parallel_tool_calls`` false holds at most one. The vLLM fields stay
+within ``VLLM_TAG_LIMIT`` whenever the whole-answer grammar is smaller: above it, vLLM gets that
+grammar (``structured_outputs.grammar``, read by xgrammar's EBNF reader) instead of the structural
+tag, and ``Constraint.form`` and ``description`` say so.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from ..arguments.schema import tool_schemas
 from ..dialects import resolve
 from .forms import UNSUPPORTED, Tag, supported, tags_for
 from .grammar import build_gbnf, json_tokens
-from .structural import legacy_structural_tag, structural_tag
+from .structural import json_size, legacy_structural_tag, structural_tag
 
 __all__ = ["Backend", "Constraint", "build_constraint", "unsupported_reason", "choice_mode",
-           "TRIGGER_WORD", "TRIGGER_PATTERN", "TRIGGER_PATTERN_FULL"]
+           "TRIGGER_WORD", "TRIGGER_PATTERN", "TRIGGER_PATTERN_FULL", "VLLM_TAG_LIMIT"]
 
 Backend = Literal["llamacpp", "vllm", "sglang"]
 
@@ -31,6 +34,15 @@ _MARKER = re.compile(r"<\|[^|<>\s]+\|>|<｜[^｜]+｜>|\[[A-Z_]+\]|</?[A-Za-z_][
 # reasoning stays free: a trigger counts after a leading <think>…</think>, never inside an open one
 _THINK_GUARD = r"^(?:\s*<think>[\s\S]*?</think>|(?!\s*<think>))[\s\S]*?"
 
+VLLM_TAG_LIMIT = 64 * 1024
+"""Most bytes of JSON a vLLM structural tag may take before the whole-answer grammar is sent instead
+(when that grammar is smaller). Every request carries it, vLLM parses and validates it per request,
+and xgrammar compiles each distinct one. A line-start list form with parallel calls (pythonic, xlam,
+phi4_mini) repeats every tool after each tool's first call, so its tag grows with the square of
+the tool count (pythonic: 95 KiB for 6 tools, 5.6 MiB for 50), while the grammar grows linearly
+(9 KiB, 36 KiB). 64 KiB keeps the tag of the other dialects up to about 50 tools with real schemas
+(hermes: 55 KiB for 50), where it is the better constraint: text after a call stays free there."""
+
 
 @dataclass(frozen=True)
 class Constraint:
@@ -40,7 +52,10 @@ class Constraint:
     dialect: str
     description: str
     fields: dict[str, Any] = field(default_factory=dict)
-    grammar: str = ""  # the GBNF text (llama.cpp ``grammar``, SGLang ``ebnf``), when the backend uses one
+    grammar: str = ""  # the GBNF text (llama.cpp ``grammar``, SGLang ``ebnf``, vLLM grammar), when one is sent
+    # which form the fields hold: "gbnf", "gbnf_lazy" (llama.cpp), "structural_tag", "grammar" (vLLM),
+    # "legacy_structural_tag", "ebnf" (SGLang); ``description`` says why when it is not the usual one
+    form: str = ""
 
     def request_fields(self) -> dict[str, Any]:
         """The request body fields to set (a fresh copy each time)."""
@@ -157,14 +172,30 @@ def build_constraint(dialect: str, tools: Iterable[Mapping[str, Any]] | None, *,
             fields |= {"grammar_lazy": True, "grammar_triggers": llamacpp_triggers(tags),
                        "preserved_tokens": _preserved(tags)}
         return Constraint(backend, canonical, f"llama.cpp GBNF ({'lazy' if is_lazy else 'whole answer'}): {what}",
-                          fields, grammar)
+                          fields, grammar, "gbnf_lazy" if is_lazy else "gbnf")
     if backend == "vllm":
-        tag = structural_tag(tags, schemas, required=required, parallel=parallel_tool_calls)
-        return Constraint(backend, canonical, f"vLLM structural tag: {what}", {"response_format": tag})
+        return _vllm(canonical, tags, schemas, what, required=required, parallel=parallel_tool_calls)
     if backend == "sglang":
         legacy = legacy_structural_tag(tags, schemas) if not required and parallel_tool_calls else None
         if legacy is not None:
-            return Constraint(backend, canonical, f"SGLang structural tag (legacy): {what}", {"response_format": legacy})
+            return Constraint(backend, canonical, f"SGLang structural tag (legacy): {what}", {"response_format": legacy},
+                              form="legacy_structural_tag")
         grammar = build_gbnf(tags, schemas, required=required, parallel=parallel_tool_calls, lazy=False)
-        return Constraint(backend, canonical, f"SGLang EBNF (whole answer): {what}", {"ebnf": grammar}, grammar)
+        return Constraint(backend, canonical, f"SGLang EBNF (whole answer): {what}", {"ebnf": grammar}, grammar, "ebnf")
     raise ValueError(f"backend must be llamacpp, vllm or sglang, not {backend!r}")
+
+
+def _vllm(dialect: str, tags: Sequence[Tag], schemas: Mapping[str, Any], what: str, *, required: bool,
+          parallel: bool) -> Constraint:
+    """The structural tag, or the whole-answer grammar when the tag's JSON is over ``VLLM_TAG_LIMIT``
+    and the grammar's is smaller (the tag is built with its repeated parts shared, so measuring it
+    costs no more than the grammar)."""
+    fields: dict[str, Any] = {"response_format": structural_tag(tags, schemas, required=required, parallel=parallel)}
+    size = json_size(fields)
+    if size > VLLM_TAG_LIMIT:
+        grammar = build_gbnf(tags, schemas, required=required, parallel=parallel, lazy=False)
+        whole = {"structured_outputs": {"grammar": grammar}}
+        if json_size(whole) < size:
+            why = f"the structural tag would take {size} bytes, over {VLLM_TAG_LIMIT}"
+            return Constraint("vllm", dialect, f"vLLM grammar (whole answer; {why}): {what}", whole, grammar, "grammar")
+    return Constraint("vllm", dialect, f"vLLM structural tag: {what}", fields, form="structural_tag")

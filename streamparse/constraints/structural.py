@@ -13,17 +13,22 @@ declared tools, joined by the joiner as the renderer writes it, with ``parallel`
 - the legacy one (SGLang, older vLLM): ``{"type": "structural_tag", "structures": [{"begin",
   "schema", "end"}], "triggers"}``, which holds JSON arguments only, no tool_choice and no list
   block (its structures end where a call ends, so a list would be cut after its first call).
+
+A line-start list form with ``parallel`` on repeats every tool's call after each tool's first
+call, so its JSON grows with the square of the tool count; the dicts share that part, and
+``json_size`` measures the JSON without writing it (the caller bounds it: ``build``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .forms import Tag
 from .grammar import kwargs_ebnf, object_schema
 
-__all__ = ["structural_tag", "legacy_structural_tag", "tag_trigger"]
+__all__ = ["structural_tag", "legacy_structural_tag", "tag_trigger", "json_size"]
 
 
 def tag_trigger(tag: Tag) -> str:
@@ -125,3 +130,29 @@ def legacy_structural_tag(tags: Sequence[Tag], schemas: Mapping[str, Any]) -> di
     return {"type": "structural_tag",
             "structures": [{"begin": t.begin, "schema": object_schema(schemas[t.tool]), "end": t.end} for t in tags],
             "triggers": _triggers(tags)}
+
+
+def json_size(value: Any) -> int:
+    """``len(json.dumps(value))``, in time linear in the distinct dicts and lists of ``value``.
+
+    A dict or list that stands several times (the calls shared by a list form's tags) is measured
+    once; ``json.dumps`` would write it out each time, which is what the size counts.
+    """
+    memo: dict[int, int] = {}
+
+    def size(item: Any) -> int:
+        if isinstance(item, dict):
+            if id(item) not in memo:
+                if not all(isinstance(k, str) for k in item):
+                    memo[id(item)] = len(json.dumps(item))
+                else:
+                    memo[id(item)] = (2 + 2 * max(len(item) - 1, 0)
+                                      + sum(len(json.dumps(k)) + 2 + size(v) for k, v in item.items()))
+            return memo[id(item)]
+        if isinstance(item, (list, tuple)):
+            if id(item) not in memo:
+                memo[id(item)] = 2 + 2 * max(len(item) - 1, 0) + sum(size(v) for v in item)
+            return memo[id(item)]
+        return len(json.dumps(item))
+
+    return size(value)

@@ -4,7 +4,8 @@ Shapes are checked against the engines' own request models where they import on 
 (vLLM's and SGLang's protocol modules come with the engine comparators' install), and always against
 the documented shapes written here: llama.cpp's server (``tools/server``: ``grammar_triggers`` items
 ``{"type": int, "value": str}``, type 1 word, 2 pattern, 3 full pattern), vLLM's
-``StructuralTagResponseFormat`` (``type``, ``format``) and SGLang's legacy one (``type``,
+``StructuralTagResponseFormat`` (``type``, ``format``) or ``structured_outputs`` ``{"grammar"}`` when
+the tag would be too big (test_constraint_size_bound), and SGLang's legacy one (``type``,
 ``structures`` of ``begin``/``schema``/``end``, ``triggers``; and ``ebnf``).
 """
 
@@ -44,8 +45,13 @@ class VllmStructuralTag(_Strict):
     format: dict[str, Any]
 
 
+class VllmGrammar(_Strict):
+    grammar: str
+
+
 class VllmFields(_Strict):
-    response_format: VllmStructuralTag
+    response_format: VllmStructuralTag | None = None
+    structured_outputs: VllmGrammar | None = None
 
 
 class SglangStructure(_Strict):
@@ -96,14 +102,20 @@ def test_llamacpp_preserved_tokens_hold_the_special_markers() -> None:
 def test_vllm_and_sglang_fields_have_their_documented_shapes(dialect: str) -> None:
     for choice in CHOICES:
         for parallel in (True, False):
-            vllm = VllmFields.model_validate(build_constraint(
-                dialect, TOOLS, tool_choice=choice, parallel_tool_calls=parallel, backend="vllm").request_fields())
-            fmt = vllm.response_format.format
-            assert fmt["type"] == "triggered_tags"
-            assert fmt["at_least_one"] is (choice not in (None, "auto"))
-            assert fmt["stop_after_first"] is (not parallel)
-            for tag in fmt["tags"]:
-                assert any(tag["begin"].startswith(t) for t in fmt["triggers"])
+            constraint = build_constraint(
+                dialect, TOOLS, tool_choice=choice, parallel_tool_calls=parallel, backend="vllm")
+            vllm = VllmFields.model_validate(constraint.request_fields())
+            assert (vllm.response_format is None) != (vllm.structured_outputs is None)
+            if vllm.structured_outputs is not None:
+                assert constraint.form == "grammar" and vllm.structured_outputs.grammar == constraint.grammar
+            else:
+                assert constraint.form == "structural_tag" and vllm.response_format is not None
+                fmt = vllm.response_format.format
+                assert fmt["type"] == "triggered_tags"
+                assert fmt["at_least_one"] is (choice not in (None, "auto"))
+                assert fmt["stop_after_first"] is (not parallel)
+                for tag in fmt["tags"]:
+                    assert any(tag["begin"].startswith(t) for t in fmt["triggers"])
             sglang = SglangFields.model_validate(build_constraint(
                 dialect, TOOLS, tool_choice=choice, parallel_tool_calls=parallel, backend="sglang").request_fields())
             assert (sglang.response_format is None) != (sglang.ebnf is None)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from constraint_cases import COVERED, INVALID, LIST_DIALECTS, SCHEMAS, TOOLS, VALID
 from xgrammar_engine import accepts as matcher_accepts
-from xgrammar_engine import from_structural_tag, xgr
+from xgrammar_engine import from_vllm_fields, xgr
 
 from streamparse.constraints import build_constraint, tags_for
 from streamparse.dialects.render import render
@@ -22,7 +22,7 @@ def ebnf(dialect: str, **options: Any) -> Any:
 
 def structural(dialect: str, **options: Any) -> Any:
     fields = build_constraint(dialect, TOOLS, backend="vllm", **options).request_fields()
-    return from_structural_tag(fields["response_format"])
+    return from_vllm_fields(fields)
 
 
 @pytest.mark.parametrize("dialect", COVERED)

@@ -37,3 +37,14 @@ def from_structural_tag(tag: dict[str, Any]) -> Any:
     hands its ``format`` to."""
     xgr.StructuralTag.model_validate(tag)
     return xgr.Grammar.from_structural_tag(json.dumps(tag))
+
+
+def from_vllm_fields(fields: dict[str, Any]) -> Any:
+    """The grammar vLLM's xgrammar backend builds from the fields streamparse sends: a structural
+    tag (``response_format``) or a GBNF grammar (``structured_outputs.grammar``, which vLLM hands to
+    xgrammar's EBNF reader since it holds ``::=``)."""
+    if "structured_outputs" in fields:
+        grammar = fields["structured_outputs"]["grammar"]
+        assert "::=" in grammar
+        return from_ebnf(grammar)
+    return from_structural_tag(fields["response_format"])
