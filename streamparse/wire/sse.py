@@ -24,6 +24,7 @@ import orjson
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
+from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
 from .surrogates import SurrogateJoiner
@@ -265,6 +266,7 @@ class ChatStreamRewriter:
         self._surrogates = SurrogateJoiner()  # pairs split between events joined, lone halves replaced
         self.finished = False
         self.saw_data = False  # the last read() met data (not only comments)
+        self._chars = 0  # upstream characters (or bytes) read so far: no parser holds a longer block
 
     @property
     def calls(self) -> int:
@@ -275,6 +277,7 @@ class ChatStreamRewriter:
 
     def read(self, raw: bytes) -> list[Decoded]:
         """Phase one (cheap): SSE framing and JSON of one piece of the upstream body."""
+        self._chars += len(raw)
         try:
             events = self._decoder.feed(raw)
         except EventTooLarge as exc:
@@ -285,7 +288,9 @@ class ChatStreamRewriter:
 
     def may_be_slow(self, decoded: list[Decoded] | None = None) -> bool:
         """Could ``write(decoded)`` (None: ending the stream) decode a large block?
-        (See ``StreamParser.may_be_slow``.)"""
+        (See ``StreamParser.may_be_slow``.) Not while the whole stream so far is shorter than such a block."""
+        if self._chars < SLOW_BLOCK_CHARS:
+            return False
         if decoded is None:
             return self._rewriter.may_be_slow()
         return any(self._rewriter.may_be_slow(value) if kind == "chunk" else self._rewriter.may_be_slow()
@@ -310,6 +315,7 @@ class ChatStreamRewriter:
     # Event level.
 
     def feed(self, event: SSEEvent) -> list[Output]:
+        self._chars += len(event.data or "")
         return self._apply(self._decode(event))
 
     def close(self) -> list[Output]:

@@ -215,3 +215,21 @@ def test_the_decoder_reads_whole_event_pieces_as_it_reads_them_byte_by_byte(line
     bounds = sorted({min(c, len(raw)) for c in cuts} | {0, len(raw)})
     got = [e for a, b in zip(bounds, bounds[1:]) for e in pieces.feed(raw[a:b])] + pieces.close()
     assert got == reference
+
+
+def test_a_step_that_may_be_slow_is_still_said_once_the_stream_is_long_enough_to_hold_one() -> None:
+    # Below SLOW_BLOCK_CHARS read in all, no block can be that large: the answer is no without asking the
+    # parsers. Past it, every step the parsers call slow is called slow (the transport offloads it).
+    big = '<tool_call>{"name": "get_weather", "arguments": {"city": "' + "x" * 260_000 + '"}}</tool_call> after'
+    pieces = ["Before. "] + [big[i:i + 20_000] for i in range(0, len(big), 20_000)]
+    rw = ChatStreamRewriter(TOOLS)
+    said = []
+    for piece in pieces:
+        decoded = rw.read(sse(orjson.dumps(envelope({"content": piece}))))
+        exact = any(rw._rewriter.may_be_slow(value) for kind, value in decoded if kind == "chunk")
+        said.append(rw.may_be_slow(decoded))
+        assert said[-1] or not exact
+        rw.write(decoded)
+    assert said[0] is False and said[-1] is True  # the closing piece decodes a 260 KB block
+    rw.end_bytes()
+    assert rw.calls == 1
