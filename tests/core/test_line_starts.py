@@ -16,7 +16,7 @@ BARE = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
 
 
 @pytest.mark.parametrize("before", ["\r", "\x0b", "\x0c", "\u2028", "\u2029", " \r", "\u00a0"])
-@pytest.mark.parametrize("form", [CALL, BARE, '[get_weather(city="Paris")]'])
+@pytest.mark.parametrize("form", [CALL, BARE, '[get_weather(city="Paris")]', "[area(width=5), get_weather(city='Paris')]"])
 def test_odd_whitespace_before_a_line_start_form_agrees_in_every_chunking(before: str, form: str) -> None:
     text = before + form
     whole = summary(feed_chunks(text, len(text)))
@@ -27,11 +27,12 @@ def test_odd_whitespace_before_a_line_start_form_agrees_in_every_chunking(before
 
 @pytest.mark.parametrize("before", ["", "\n", "\r\n", "text\n", "  \t", "x\r\n \t"])
 def test_real_line_starts_are_calls_in_every_chunking(before: str) -> None:
-    text = before + CALL
-    whole = summary(feed_chunks(text, len(text)))
-    assert whole[1] == [("get_weather", {"city": "Paris"})]
-    for cut in range(1, len(before) + 2):
-        assert summary(feed_chunks(text, [cut])) == whole
+    for form in (CALL, "[area(width=5), get_weather(city='Paris')]"):
+        text = before + form
+        whole = summary(feed_chunks(text, len(text)))
+        assert whole[1] == [("get_weather", {"city": "Paris"})]
+        for cut in range(1, len(before) + 2):
+            assert summary(feed_chunks(text, [cut])) == whole
 
 
 def test_two_values_in_one_fence_leave_no_stray_fence() -> None:
