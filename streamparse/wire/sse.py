@@ -230,12 +230,16 @@ class OpenAIWire:
     """The OpenAI chat-completion stream: ``data: <chunk>`` events and ``data: [DONE]``."""
 
     def encode(self, outputs: list[Output]) -> bytes:
-        if len(outputs) == 1 and outputs[0][0] == "chunk":  # the usual write: one chunk, straight from orjson
-            try:
-                return b"data: " + orjson.dumps(outputs[0][1]) + b"\n\n"  # (JSON text holds no raw newline)
-            except TypeError:
-                pass  # what orjson refuses (huge integers, lone surrogates): said by ``dumps``
-        return encode_items(openai_items(outputs))
+        out = []
+        for output in outputs:
+            if output[0] == "chunk":  # the usual output: straight from orjson (JSON text holds no raw newline)
+                try:
+                    out.append(b"data: " + orjson.dumps(output[1]) + b"\n\n")
+                    continue
+                except TypeError:
+                    pass  # what orjson refuses (huge integers, lone surrogates): said by ``dumps``
+            out.append(encode_items(openai_items([output])))
+        return out[0] if len(out) == 1 else b"".join(out)
 
 
 class ChatStreamRewriter:

@@ -233,3 +233,18 @@ def test_a_step_that_may_be_slow_is_still_said_once_the_stream_is_long_enough_to
     assert said[0] is False and said[-1] is True  # the closing piece decodes a 260 KB block
     rw.end_bytes()
     assert rw.calls == 1
+
+
+def test_the_openai_wire_writes_every_output_as_the_item_encoding_does() -> None:
+    from streamparse.wire.sse import OpenAIWire, encode_items, openai_items
+
+    outputs: list[tuple[str, Any]] = [
+        ("chunk", envelope({"content": "café ✓ \n line"})), ("comment", "note"), ("chunk", {"n": 2 ** 70}),
+        ("chunk", {"s": "lone \ud800 half"}), ("raw", '{"deep": [[[]]]}'), ("error", {"error": {"message": "x"}}),
+        ("done", None),
+    ]
+    wire = OpenAIWire()
+    assert wire.encode(outputs) == encode_items(openai_items(outputs))
+    for output in outputs:
+        assert wire.encode([output]) == encode_items(openai_items([output]))
+    assert wire.encode([]) == b""
