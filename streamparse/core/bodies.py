@@ -182,7 +182,9 @@ class BracketBody:
                         b.end()
                         return i
                     self.state, self.pending, self.sep_seen = _AFTER, "", False
-                elif self.depth == 1 and self.top == "{" and self.missing_brace:
+                elif self.depth == 1 and (self.top == "{" and self.missing_brace or self.python and ch == ")"):
+                    # after an inner value (a call in a Python list): only a separator or a closer may follow,
+                    # so prose after "[f(x)" ends the block at once instead of holding it to the stream's end
                     b.write(text[pos:i])
                     pos = i
                     self.state, self.pending = _INNER, ""

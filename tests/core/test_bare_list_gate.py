@@ -196,3 +196,17 @@ def test_whole_text_rejection_names_the_parameter_as_the_streamed_one_does(text:
         found[stream] = diags[0].details
     assert found[False]["parameter"] == "end" and found[False]["expression"].lower() == "2 * math.pi"
     assert {k: found[False][k] for k in ("name", "parameter")} == {k: found[True][k] for k in ("name", "parameter")}
+
+
+@pytest.mark.parametrize("tools", [[CIRCLE], [CIRCLE, PLOT]], ids=["undeclared", "declared"])
+def test_prose_after_a_call_in_a_bracket_ends_the_block_at_once(tools: Any) -> None:
+    """``[plot(x) is how…``: after an element's ``)`` only a separator or ``]`` may follow, so the first letter of
+    prose releases the block (as text, reported) instead of holding it, and all after it, to the stream's end."""
+    head, tail = "[plot(x) i", "s how you would draw it.\nAnd more prose follows."
+    parser = sp.StreamParser(tools)
+    released = "".join(e.text for ch in head for e in parser.feed(ch) if isinstance(e, sp.TextDelta))
+    assert released.startswith("[plot(x) ")
+    rest = [e for ch in tail for e in parser.feed(ch)] + parser.close()
+    assert released + "".join(e.text for e in rest if isinstance(e, sp.TextDelta)) == head + tail
+    assert not any(isinstance(e, sp.ToolCall) for e in rest)
+    assert_chunking_invariant(head + tail, tools)
