@@ -22,7 +22,7 @@ __all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "Unparse
            "call_from_object", "close_open_brackets", "loads_calls",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
            "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas",
-           "Note", "brief", "enum_spelling", "review_values", "review_arguments"]
+           "Note", "brief", "enum_spelling", "review_values", "review_arguments", "mistyped"]
 
 
 class UnparsedArguments(str):
@@ -342,6 +342,39 @@ def review_values(written: Any, typed: Any, schema: Mapping[str, Any] | None, pa
             notes += sub
         typed = out_items
     return typed, notes
+
+
+def mistyped(value: Any, schema: Mapping[str, Any] | None, path: str = "") -> list[Note]:
+    """Values whose JSON type is not one their schema declares (``type_mismatch``: the call keeps them as
+    written, as coercion could not make them fit). An integer fits ``number``, an integral float ``integer``;
+    a schema with no ``type`` (or an ``enum`` only: checked by :func:`review_values`) allows any. Walks the
+    schema's ``properties`` and ``items`` only, so its depth is the schema's, never the model's."""
+    if not isinstance(schema, Mapping):
+        return []
+    notes: list[Note] = []
+    types = declared_types(schema) if "enum" not in schema or "type" in schema else []
+    actual = _json_type(value)
+    if types and not _fits(actual, value, types):
+        notes.append(("type_mismatch", path, {"value": brief(value), "type": " or ".join(types)}))
+        return notes
+    props, items = schema.get("properties"), schema.get("items")
+    if isinstance(value, dict) and isinstance(props, Mapping):
+        for k, v in value.items():
+            notes += mistyped(v, props.get(k), f"{path}.{k}" if path else k)
+    elif isinstance(value, list) and isinstance(items, Mapping):
+        for i, v in enumerate(value):
+            notes += mistyped(v, items, f"{path}[{i}]")
+    return notes
+
+
+def _fits(actual: str, value: Any, types: list[str]) -> bool:
+    if actual in types or not set(types) <= _JSON_TYPES:
+        return True  # a type JSON Schema does not know ("any", "tuple" unaliased …) rules nothing out
+    return (actual == "integer" and "number" in types) or (
+        actual == "number" and "integer" in types and float(value).is_integer())
+
+
+_JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 
 
 def review_arguments(written: Any, typed: dict[str, Any], schema: Mapping[str, Any] | None,

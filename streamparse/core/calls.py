@@ -73,6 +73,8 @@ class CallFactory:
         if enums and isinstance(arguments, dict) and schema and self.has_enum(name):
             _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
             out += [value_note(d, name, note) for note in found]
+        if isinstance(arguments, dict) and schema:
+            out += [value_note(d, name, note) for note in args_mod.mistyped(arguments, schema)]
         missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, schema)
         if missing:
             out.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
@@ -166,10 +168,13 @@ class CallFactory:
 
 
 def value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:
-    """A value the schema changed (``coerced``) or rules out (``enum_mismatch``), as a diagnostic naming it."""
+    """A value the schema changed (``coerced``) or rules out (``enum_mismatch``, ``type_mismatch``), as a
+    diagnostic naming it."""
     code, path, details = note
     if code == "coerced":
         message = f"{name}: {path} written as {details['written']} was given as {details['value']}"
+    elif code == "type_mismatch":
+        message = f"{name}: {path} = {details['value']} is not of type {details['type']}: kept as written"
     else:
         message = f"{name}: {path} = {details['value']} is not one of {', '.join(details['enum'])}: kept as written"
     return Diagnostic(code, message, d.name, {"name": name, "parameter": path, **details})

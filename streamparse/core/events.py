@@ -101,6 +101,9 @@ class Diagnostic:
       ``written`` and ``value`` (short JSON text);
     - ``enum_mismatch``: a value outside its schema's ``enum``, kept as written with the call;
       ``details``: ``parameter``, ``value``, ``enum``;
+    - ``type_mismatch``: a value of a type its schema does not declare, that no coercion could make fit
+      (``"2 * math.pi"`` written for a number), kept as written with the call; ``details``: ``parameter``,
+      ``value``, ``type``;
     - ``rejected``: a block that does not read as a call, kept as text;
     - ``unknown_tool``: a call to a tool that was not offered, kept as text (``details.names``);
     - ``missing_required``: a call without a required argument, kept (``details.missing``);
