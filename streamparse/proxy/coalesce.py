@@ -158,7 +158,7 @@ class _Wire:
 
     @classmethod
     def of(cls, network: Any, timeout: float | None) -> "_Wire | None":
-        """For httpcore's anyio stream over a plain socket (asyncio or uvloop); None for anything else (TLS, trio, …)."""
+        """For httpcore's anyio stream over a plain socket (asyncio or uvloop); None for anything else (TLS, trio)."""
         sock = getattr(network, "_stream", None)
         protocol, transport = getattr(sock, "_protocol", None), getattr(sock, "_transport", None)
         if type(sock).__name__ != "SocketStream" or not _transport_like(transport) or not all(
