@@ -142,6 +142,19 @@ def test_a_large_arrival_is_handed_over_in_bounded_pieces_with_every_byte_in_ord
     assert max(len(p) for p in pieces) < MAX_PIECE + 4100  # at most one transfer chunk past the bound
 
 
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_burst_past_the_pause_mark_is_read_whole_and_in_order(loop: dict[str, bool]) -> None:
+    # A read of 256 KB or more pauses the socket (TCP holds the upstream back); the next wait resumes it.
+    big = [b"data: " + bytes([97 + n % 26]) * 8000 + b"\n\n" for n in range(90)]
+
+    async def burst(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + b"".join(chunk(e) for e in big) + b"0\r\n\r\n")
+        await out.drain()
+
+    (pieces,), error, server = anyio.run(lambda: read(burst, requests=1), backend_options=loop_options(loop))
+    assert error is None and b"".join(pieces) == b"".join(big) and server.connections == 1
+
+
 @pytest.mark.parametrize("coalesced", [True, False])
 def test_a_body_cut_short_ends_with_the_error_httpx_raises_after_the_bytes_that_came(coalesced: bool) -> None:
     async def cut(out: asyncio.StreamWriter, server: Server) -> None:
