@@ -49,7 +49,7 @@ log = logging.getLogger("streamparse.server")
 
 SSE_PING_SECONDS = 15
 DIAGNOSTIC_HEADER = "x-streamparse-diagnostic"
-CONSTRAINT_HEADER = "x-streamparse-constraint"  # "<engine> (<dialect>)", or "dropped (400 from upstream)"
+CONSTRAINT_HEADER = "x-streamparse-constraint"  # "<engine> <form> (<dialect>)", or "dropped (400 from upstream)"
 
 
 def _has_call(completion: Mapping[str, Any]) -> bool:
@@ -159,7 +159,8 @@ class ChatPipeline:
             return self.replies.refuse(BadRequest(f"request cannot be forwarded as JSON: {exc}"), front)
         fallback: Fallback | None = None
         if plan.constraint is not None:
-            said = f"{plan.constraint.backend} ({plan.constraint.dialect})"
+            said = f"{plan.constraint.backend} {plan.constraint.form} ({plan.constraint.dialect})"
+            log.debug("backend %r: %s", backend.name, plan.constraint.description)
 
             def fallback(refusal: bytes) -> httpx.Request:
                 nonlocal said

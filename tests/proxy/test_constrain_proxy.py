@@ -48,7 +48,9 @@ ANTHROPIC_TOOLS = [{"name": t["function"]["name"], "description": t["function"][
                     "input_schema": t["function"]["parameters"]} for t in TOOLS]
 CALL = render("hermes", "get_weather", {"city": "Paris"})
 ASK = [{"role": "user", "content": "Weather in Paris?"}]
-CONSTRAINT_FIELDS = {"grammar", "grammar_lazy", "grammar_triggers", "preserved_tokens", "response_format", "ebnf"}
+CONSTRAINT_FIELDS = {"grammar", "grammar_lazy", "grammar_triggers", "preserved_tokens", "response_format", "ebnf",
+                     "structured_outputs"}
+FORMS = {"llamacpp": "gbnf", "vllm": "structural_tag", "sglang": "legacy_structural_tag"}  # hermes, few tools
 OWNERS = {"vllm": "vllm", "sglang": "sglang"}  # /v1/models owned_by; everything else says "organization-owner"
 
 
@@ -146,7 +148,7 @@ def test_each_engine_receives_its_constraint(double: EngineDouble, kind: str, st
     with ServerThread(double.app()) as up, proxy(up, constrain=kind) as p:
         headers, calls = ask_openai(p, stream)
     assert calls == [("get_weather", '{"city": "Paris"}')]
-    assert headers[CONSTRAINT_HEADER] == f"{kind} (hermes)"
+    assert headers[CONSTRAINT_HEADER] == f"{kind} {FORMS[kind]} (hermes)"
     (body,) = double.bodies
     fields = expected(kind)
     assert {k: body.get(k) for k in fields} == fields
@@ -168,7 +170,7 @@ def test_anthropic_front_is_constrained_too(double: EngineDouble, stream: bool) 
                      and e.content_block.type == "tool_use"]
         else:
             names = [b.name for b in parsed.content if b.type == "tool_use"]
-    assert names == ["get_weather"] and raw.headers[CONSTRAINT_HEADER] == "llamacpp (hermes)"
+    assert names == ["get_weather"] and raw.headers[CONSTRAINT_HEADER] == "llamacpp gbnf (hermes)"
     (body,) = double.bodies
     assert body["grammar"] == expected("llamacpp", ToolChoice("required"))["grammar"]  # any: at least one call
     assert body["grammar"] != expected("llamacpp")["grammar"]
@@ -232,7 +234,7 @@ def test_auto_probes_once_and_remembers(kind: str, engine: str | None) -> None:
         assert CONSTRAINT_HEADER not in first and CONSTRAINT_HEADER not in second
         assert not any(CONSTRAINT_FIELDS & set(b) for b in double.bodies)
     else:
-        assert probes[0] == "props" and first[CONSTRAINT_HEADER] == second[CONSTRAINT_HEADER] == f"{engine} (hermes)"
+        assert probes[0] == "props" and first[CONSTRAINT_HEADER] == second[CONSTRAINT_HEADER] == f"{engine} {FORMS[engine]} (hermes)"
         assert all({k: b.get(k) for k in expected(engine)} == expected(engine) for b in double.bodies)
 
 
