@@ -100,16 +100,23 @@ READERS: dict[str, Reader | None] = {
 }
 
 
+LOOPS = {"asyncio": {}, "uvloop": {"use_uvloop": True}}  # streamparse serve runs on uvloop (where a reader bug hid)
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
 @pytest.mark.parametrize("pace,streams", [("unpaced", 10), ("paced", 4)])
 @pytest.mark.parametrize("reader", list(READERS))
-def test_read_upstream_stream(benchmark: Any, upstreams: dict[str, str], reader: str, pace: str, streams: int) -> None:
+def test_read_upstream_stream(benchmark: Any, upstreams: dict[str, str], reader: str, pace: str, streams: int,
+                              loop: str) -> None:
     read = READERS[reader]
     if read is None:
         pytest.skip(f"{reader}: not installed")
+    if loop == "uvloop" and not importlib.util.find_spec("uvloop"):
+        pytest.skip("uvloop: not installed")
     totals = {"cpu": 0, "pieces": 0, "events": 0, "rounds": 0}
 
     def one_round() -> None:
-        pieces, events, cpu = anyio.run(read, upstreams[pace], streams)
+        pieces, events, cpu = anyio.run(read, upstreams[pace], streams, backend_options=LOOPS[loop])
         totals["cpu"] += cpu
         totals["pieces"] += pieces
         totals["events"] += events
@@ -123,4 +130,4 @@ def test_read_upstream_stream(benchmark: Any, upstreams: dict[str, str], reader:
         "pieces_per_stream": round(totals["pieces"] / streams_read, 1),
         "events_per_stream": totals["events"] // streams_read,
     })
-    print(reader, pace, benchmark.extra_info)
+    print(reader, pace, loop, benchmark.extra_info)
