@@ -24,6 +24,7 @@ __all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tai
 Hold = Callable[[str], None]  # the parser's: a fast path ended on a possible tag, held for the next delta
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
 NON_WS = re.compile(r"\S")
@@ -47,7 +48,7 @@ class BracketBody:
 
     tags: tuple[str, ...] = ()  # no tags inside items: their ends are brackets
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct")
+                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool, limit: int):
@@ -64,6 +65,11 @@ class BracketBody:
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
         self.struct = _struct_pattern(python, bool(end_tags), fenced)
+        # A Python list is checked as it goes, so prose that opened one ("[Intro(part one", "[TODO(me] …") is
+        # released at once, not held to the stream's end: its brackets must pair (``opens``, the ones open) and
+        # a blank line outside strings ends it (``blank``: only whitespace since a newline).
+        self.opens = ""
+        self.blank = False
 
     def fast_path(self, hold: Hold) -> FastPath | None:
         """The fast path, when the next delta may take it (inside a value). It never holds text (``hold``)."""
@@ -75,8 +81,8 @@ class BracketBody:
         (``[]``). None: the slow path must read it (nothing was changed)."""
         b = self.b
         n = len(delta)
-        if self.state != _VALUE or b.size + n >= self.limit or self.quote[:1] == "/":
-            return None  # (inside a comment: the slow path reads it)
+        if self.state != _VALUE or b.size + n >= self.limit or self.quote[:1] == "/" or self.blank:
+            return None  # (inside a comment, or after a newline in a Python list: the slow path reads it)
         quote = self.quote
         if quote and not self.esc and quote not in delta and "\\" not in delta:  # the common case: in a string
             b.size += n
@@ -100,9 +106,11 @@ class BracketBody:
             i = j + 1
             if ch == '"' or ch == "'":
                 quote = ch
+            elif self.python and ch in "{[()]}":
+                return None  # a Python list's brackets are paired by the slow path
             elif ch in "{[(":
                 depth += 1
-                if depth == 2 and self.top == "[" and ch == "{" and not self.python:
+                if depth == 2 and self.top == "[" and ch == "{":
                     return None  # an element opens: an item
             elif ch in "}])":
                 depth -= 1
@@ -148,12 +156,19 @@ class BracketBody:
                 pos = i = r
                 continue
             m = self.struct.search(text, i, end)
+            if self.blank and NON_WS.search(text, i, m.start() if m else end):
+                self.blank = False
             if m is None:
                 i = end
                 break
             j = m.start()
             ch = text[j]
             i = j + 1
+            if self.python and not self._python_goes_on(ch):
+                b.write(text[pos:j])
+                return self._end_without(j)
+            if ch == "\n":
+                continue
             if ch == '"' or ch == "'":
                 self.quote = ch
             elif ch == "/":  # a comment opens only with "//" or "/*" (a "/" at the end waits for the next text)
@@ -201,6 +216,21 @@ class BracketBody:
         b.write(text[pos:i])
         return i
 
+    def _python_goes_on(self, ch: str) -> bool:
+        """In a Python list, ``ch`` (outside strings) keeps it one: a newline unless it makes a blank line, an
+        opener, a closer that pairs with the last one open."""
+        if ch == "\n":
+            blank, self.blank = self.blank, True
+            return not blank
+        self.blank = False
+        if ch in "([{":
+            self.opens += ch
+        elif ch in ")]}":
+            if not self.opens or _PAIRS[self.opens[-1]] != ch:
+                return False
+            self.opens = self.opens[:-1]
+        return True
+
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         """Outside a value: before the first, after one (AFTER), or after an inner value (INNER).
         Writes what it takes; returns where to go on, or -(hold position)-1 to wait for more text."""
@@ -219,7 +249,7 @@ class BracketBody:
         ch = text[k]
         if self.state == _BEFORE:
             if ch in "{[":
-                self.top, self.depth, self.state = ch, 1, _VALUE
+                self.top, self.depth, self.state, self.opens = ch, 1, _VALUE, ch
                 if ch == "{" or self.python:
                     b.write(text[i:k])
                     b.open_item()
@@ -281,7 +311,7 @@ class BracketBody:
 @functools.lru_cache(maxsize=None)
 def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]:
     """The characters that matter outside strings in a bracket body."""
-    chars = "\"'{}\\[\\]" + ("()" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
+    chars = "\"'{}\\[\\]" + ("()\n" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
     return re.compile(f"[{chars}]")
 
 

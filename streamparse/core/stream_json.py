@@ -121,6 +121,10 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
             self._end_string()
         if self._word and cut:
             self._word = ""
+            if self._bare is not None:  # "New York" cut at "New Yo": the value may be longer still, left out
+                f = self._stack[-1]
+                self._scalar, self._bare, f.filled = None, None, self._scalar_filled
+                self._drop_member(f)
         elif self._word:
             self._end_word()
         self._in_expression = False
@@ -192,7 +196,7 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
                 if self._bare is not None:
                     self._bare.append(tok)
                 return
-            if ch == ":" and self._bare is not None and len(self._bare) > 1:
+            if ch == ":" and self._bare is not None and sum(not w.isspace() for w in self._bare) > 1:
                 self._key_after_words()
             if ch in "{}[]:,\"'":  # structure or a string: the value is complete, an expression over
                 self._in_expression = False
@@ -283,7 +287,10 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
             return
         if self._in_expression:
             return  # the rest of an expression
-        if self._bare is not None and not _EXPRESSION_WORD.search(word):
+        if self._bare is not None:
+            if _EXPRESSION_WORD.search(word):  # "hello world-wide": not a string value, as whole-call mode reads it
+                self._expression()
+                return
             self._bare.append(word)  # "New York": one value of several bare words, as written
             self._scalar = self._bare_value()
             return
@@ -324,8 +331,10 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
         """``{x: Paris y: 2}``: a colon shows the last bare word was a key after a missing comma. The words
         before it are the value; the last one is read again, as a key."""
         assert self._bare is not None
+        while self._bare[-1].isspace():
+            self._bare.pop()
         key = self._bare.pop()
-        while self._bare and self._bare[-1].isspace():
+        while self._bare[-1].isspace():
             self._bare.pop()
         self._scalar = self._bare_value()
         self._release()

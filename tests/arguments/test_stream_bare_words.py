@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+import streamparse as sp
+
 from helpers import assert_chunking_invariant
 
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {
@@ -43,10 +45,33 @@ def test_an_operator_among_bare_words_still_leaves_the_member_out() -> None:
 
 
 def test_the_streamed_fragments_of_a_multi_word_value_are_valid_json() -> None:
-    import streamparse as sp
-
     parser = sp.StreamParser(TOOLS, stream_arguments=True)
     text = call('{"x": New York, "y": 2}')
     events = [e for ch in text for e in parser.feed(ch)] + parser.close()
     fragments = "".join(e.arguments_fragment for e in events if isinstance(e, sp.ToolCallDelta))
     assert json.loads(fragments) == {"x": "New York", "y": 2}
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ('{"x": a   : 2}', {"x": "a"}),  # spaces before a colon are never a key
+    ('{"x": New York : 2}', {"x": "New", "York": 2}),  # the last word before the colon is the key
+])
+def test_a_colon_after_bare_words_takes_a_word_as_the_key_never_spaces(written: str, expected: Any) -> None:
+    _, calls = assert_chunking_invariant(call(written), TOOLS, stream_arguments=True)
+    assert calls == [("f", expected)]
+
+
+@pytest.mark.parametrize("written", ['{"x": hello world-wide web}', '{"x": a b-c}', '{"x": c a.b}'])
+def test_an_expression_word_among_bare_words_leaves_the_member_out_reported(written: str) -> None:
+    result = sp.parse(call(written), TOOLS, stream_arguments=True)
+    assert [json.loads(c.arguments) for c in result.tool_calls] == [{}]
+    assert [d.code for d in result.diagnostics] == ["rejected"]
+    assert_chunking_invariant(call(written), TOOLS, stream_arguments=True)
+
+
+@pytest.mark.parametrize("cut", ['{"x": New York', '{"x": New'])
+def test_a_stream_cut_inside_bare_words_leaves_the_value_out(cut: str) -> None:
+    text = '<tool_call>{"name": "f", "arguments": ' + cut
+    result = sp.parse(text, TOOLS, stream_arguments=True)
+    assert [json.loads(c.arguments) for c in result.tool_calls] == [{}]
+    assert "incomplete" in [d.code for d in result.diagnostics]

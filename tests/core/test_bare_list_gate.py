@@ -210,3 +210,25 @@ def test_prose_after_a_call_in_a_bracket_ends_the_block_at_once(tools: Any) -> N
     assert released + "".join(e.text for e in rest if isinstance(e, sp.TextDelta)) == head + tail
     assert not any(isinstance(e, sp.ToolCall) for e in rest)
     assert_chunking_invariant(head + tail, tools)
+
+
+@pytest.mark.parametrize(("head", "tail"), [
+    ("[Intro(part one\n\n", "Second paragraph, and the answer goes on."),  # a blank line outside strings
+    ("[TODO(me]", " fix this later, and the answer goes on."),  # a closer that does not pair
+    ("[draw_circle(radius=1]", " oops, and the answer goes on."),  # a declared name: the same rule
+])
+def test_prose_that_opened_a_python_list_is_released_where_it_cannot_be_one(head: str, tail: str) -> None:
+    """Released as text (once, reported) by the delta that rules the list out, never held to the stream's end."""
+    parser = sp.StreamParser([CIRCLE])
+    released = "".join(e.text for ch in head for e in parser.feed(ch) if isinstance(e, sp.TextDelta))
+    assert released == head[:len(released)] and len(released) >= len(head) - 1
+    rest = [e for ch in tail for e in parser.feed(ch)] + parser.close()
+    assert released + "".join(e.text for e in rest if isinstance(e, sp.TextDelta)) == head + tail
+    assert not any(isinstance(e, sp.ToolCall) for e in rest)
+    assert_chunking_invariant(head + tail, [CIRCLE])
+
+
+def test_brackets_nested_in_arguments_still_pair() -> None:
+    text = "[draw_circle(radius=[1, (2)]), draw_circle(radius={'a': [3]})]\nok"
+    _, calls = assert_chunking_invariant(text, [CIRCLE])
+    assert [name for name, _ in calls] == ["draw_circle", "draw_circle"]
