@@ -356,3 +356,13 @@ def test_the_declared_call_leaves_when_the_invented_one_comes_first() -> None:
     text = "[area(width=5, length=7), draw_circle(radius=5, unit='m')]"
     content, calls = assert_chunking_invariant(text, [CIRCLE])
     assert calls == [("draw_circle", {"radius": 5, "unit": "m"})] and content == "area(width=5, length=7)"
+
+
+@pytest.mark.parametrize(("written", "value"), [("(2)", 2), ("((3))", 3), ("(2,)", [2]), ("()", []), ("(1, 2)", [1, 2]),
+                                                 ("[1, (2)]", [1, 2])])
+def test_python_parentheses_around_one_value_are_that_value_and_tuples_are_lists(written: str, value: Any) -> None:
+    """As Python reads them: ``(2)`` is 2, ``(2,)`` a one-element tuple (a JSON list)."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    for text in (f"[f(a={written})]", f"<function_calls>\nf(a={written})\n</function_calls>"):
+        result = sp.parse(text, tools)
+        assert [json.loads(c.arguments) for c in result.tool_calls] == [{"a": value}], text
