@@ -6,9 +6,12 @@ never evaluate anything.
 
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import streamparse as sp
 from helpers import assert_chunking_invariant, feed_chunks
@@ -75,9 +78,6 @@ def test_pythonic_relatives_refuse_an_expression_the_same_way(text: str) -> None
 
 # --------------------------------------------------------------------------- comments in JSON (issue 23)
 
-import json  # noqa: E402
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 LC: dict[str, Any] = {"type": "function", "function": {"name": "resonant_frequency", "parameters": {

@@ -9,8 +9,9 @@ from typing import Any, Awaitable, Callable
 import anyio
 import httpx
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from streamparse.proxy.coalesce import MAX_PIECE, coalesce
+from streamparse.proxy.coalesce import MAX_PIECE, _Chunks, coalesce
 
 Writer = Callable[[asyncio.StreamWriter, "Server"], Awaitable[None]]
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -169,9 +170,6 @@ def test_a_response_from_another_transport_keeps_its_own_stream() -> None:
 
 # The chunked transfer coding, decoded by the reader itself (h11 only sees an empty terminal chunk).
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from streamparse.proxy.coalesce import _Chunks  # noqa: E402
 
 
 def encode_chunked(parts: list[bytes], *, extension: bytes = b"", trailer: bytes = b"") -> bytes:
