@@ -12,7 +12,8 @@ surrogate escapes never end it (``surrogates``: split pairs joined, lone halves 
 an event that is not a chunk it can read (passed on as it came, with a comment); invalid UTF-8
 is read as U+FFFD. A chunk the rewrite would give back unchanged (a plain text delta the parser released
 whole: ``ChunkRewriter.feed_plain``) goes on as the upstream's own chunk, encoded once, never rebuilt; any
-chunk a call, a held marker, held whitespace or a finish touches is rewritten.
+chunk a call, a held marker, held whitespace or a finish touches is rewritten. Plain text chunks of one read
+go on as one chunk with their texts joined (``plain_runs``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Mapping, Protocol
 from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
+from .plain_runs import join_plain_runs
 from .surrogates import SurrogateJoiner
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
@@ -301,7 +303,10 @@ class ChatStreamRewriter:
                    for kind, value in decoded if kind != "event" or value.data is not None)
 
     def write(self, decoded: list[Decoded]) -> bytes:
-        """Phase two: the parser's work, and the SSE bytes to send."""
+        """Phase two: the parser's work, and the SSE bytes to send (plain text chunks that arrived together
+        read and sent as one: ``plain_runs``)."""
+        if len(decoded) > 1:
+            decoded = join_plain_runs(decoded)
         return self.wire.encode([out for d in decoded for out in self._apply(d)])
 
     def feed_bytes(self, raw: bytes) -> bytes:

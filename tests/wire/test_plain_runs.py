@@ -1,0 +1,152 @@
+"""Plain text events that arrive in one read leave as one chunk with their texts joined (``plain_runs``); any
+event that says more than text (a role, a finish, logprobs, native calls, another choice or envelope) is read
+on its own as before, and however the reads fall, a client accumulates the same text and the same calls."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+from hypothesis import given, settings, strategies as st
+
+from helpers import TOOLS
+from streamparse.wire.plain_runs import join_plain_runs
+from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder
+
+HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+CALL_ID = re.compile(r"call_[0-9a-zA-Z]+")
+
+
+def chunk(text: str | None = None, *, index: int = 0, finish: Any = None, **delta: Any) -> dict[str, Any]:
+    if text is not None:
+        delta["content"] = text
+    return {"id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1700000000, "model": "m",
+            "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+
+def sse(value: Any) -> bytes:
+    return b"data: " + orjson.dumps(value) + b"\n\n"
+
+
+def client_chunks(stream: bytes) -> list[dict[str, Any]]:
+    decoder = SSEDecoder()
+    return [json.loads(e.data) for e in decoder.feed(stream) + decoder.close() if e.data and e.data != "[DONE]"]
+
+
+def accumulated(stream: bytes) -> dict[int, tuple[str, list[tuple[str, str]], Any]]:
+    """Per choice: its text, its calls (name, arguments) and its finish, as a client adds them up."""
+    text: dict[int, str] = {}
+    calls: dict[int, dict[int, list[str]]] = {}
+    finish: dict[int, Any] = {}
+    for c in client_chunks(stream):
+        for choice in c["choices"]:
+            i, delta = choice["index"], choice["delta"]
+            text[i] = text.get(i, "") + (delta.get("content") or "")
+            for tc in delta.get("tool_calls") or []:
+                call = calls.setdefault(i, {}).setdefault(tc["index"], ["", ""])
+                call[0] += tc["function"].get("name") or ""
+                call[1] += tc["function"].get("arguments") or ""
+            finish[i] = choice["finish_reason"] or finish.get(i)
+    return {i: (text[i], [(n, a) for n, a in calls.get(i, {}).values()], finish.get(i)) for i in text}
+
+
+def test_plain_events_of_one_read_leave_as_one_chunk_with_the_joined_text() -> None:
+    events = [chunk(p) for p in ["Hel", "lo, ", "wor", "ld"]]
+    out = ChatStreamRewriter(TOOLS).feed_bytes(b"".join(sse(e) for e in events))
+    assert out == sse(chunk("Hello, world"))  # the first event's envelope and fields, the texts joined
+
+
+def test_events_read_one_at_a_time_are_never_held_for_a_join() -> None:
+    rw = ChatStreamRewriter(TOOLS)
+    for part in ["Hel", "lo"]:
+        assert rw.feed_bytes(sse(chunk(part))) == sse(chunk(part))
+
+
+def test_an_event_that_says_more_than_text_ends_the_run_and_is_read_on_its_own() -> None:
+    breakers = [
+        chunk("x", role="assistant"),
+        chunk("x", finish="stop"),
+        chunk("x", reasoning_content="hm"),
+        chunk("x", index=1),
+        {**chunk("x"), "id": "chatcmpl-other"},
+        {**chunk("x"), "created": 1700000001},
+        {**chunk("x"), "x_sent": 1.5},  # a field the others lack
+        {**chunk("x"), "choices": [{**chunk("x")["choices"][0], "logprobs": {"content": []}}]},
+        {**chunk("x"), "choices": [chunk("x")["choices"][0], chunk("y", index=1)["choices"][0]]},
+        chunk("x", tool_calls=[{"index": 0, "id": "n", "type": "function",
+                                "function": {"name": "f", "arguments": "{}"}}]),
+        chunk(""),
+    ]
+    for breaker in breakers:
+        decoded = [("chunk", chunk("a")), ("chunk", chunk("b")), ("chunk", breaker), ("chunk", chunk("c")),
+                   ("chunk", chunk("d"))]
+        out = join_plain_runs(decoded)
+        assert out == [("chunk", chunk("ab")), ("chunk", breaker), ("chunk", chunk("cd"))]
+        assert out[1][1] is breaker  # as it came (plain or not, it is a run of its own)
+
+
+def test_a_run_of_one_and_other_items_stay_as_they_came_and_in_order() -> None:
+    lone = chunk("a")
+    comment = ("event", object())
+    decoded = [("chunk", lone), comment, ("chunk", chunk("b")), ("chunk", chunk("c")), ("raw", "{}"),
+               ("fail", "bad")]
+    out = join_plain_runs(decoded)
+    assert out[0][1] is lone and out[1] is comment
+    assert out[2:] == [("chunk", chunk("bc")), ("raw", "{}"), ("fail", "bad")]
+
+
+def test_null_delta_fields_ride_along_when_every_event_has_them() -> None:
+    events = [chunk(p, reasoning_content=None, tool_calls=None) for p in ["a", "b"]]
+    (joined,) = join_plain_runs([("chunk", e) for e in events])
+    assert joined == ("chunk", chunk("ab", reasoning_content=None, tool_calls=None))
+    mixed = [("chunk", events[0]), ("chunk", chunk("b"))]  # other delta fields: not one envelope
+    assert join_plain_runs(mixed) == mixed
+
+
+def test_a_marker_split_across_joined_events_never_leaks() -> None:
+    parts = ["Let me check. <tool", "_call>", HERMES[len("<tool_call>"):-4], "all>", " Done."]
+    out = ChatStreamRewriter(TOOLS).feed_bytes(b"".join(sse(chunk(p)) for p in parts))
+    ((text, calls, _),) = accumulated(out).values()
+    assert text == "Let me check.  Done." and "<" not in text
+    assert calls == [("get_weather", '{"city": "Paris"}')]
+
+
+# Every way a stream can be cut into events and its events into reads: the client adds up the same.
+
+TEXTS = st.sampled_from([
+    "Plain prose, nothing to parse here at all.",
+    "Let me look.\n" + HERMES + "\nIt is sunny.",
+    "  " + HERMES + "  ",
+    "a < b and <tool but not a call</tool_call> then " + HERMES,
+    "<think>hm</think>Answer " + HERMES + " after",
+    HERMES + HERMES,
+])
+
+
+@st.composite
+def reads(draw: st.DrawFn) -> list[bytes]:
+    text = draw(TEXTS)
+    cuts = sorted(draw(st.sets(st.integers(1, len(text) - 1), max_size=20)))
+    parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    events = [sse(chunk(role="assistant", content=""))]
+    for part in parts:
+        events.append(sse(chunk(part, **draw(st.sampled_from([{}, {}, {}, {"role": "assistant"}])))))
+    events += [sse(chunk(finish=draw(st.sampled_from(["stop", "length"])))), b"data: [DONE]\n\n"]
+    bounds = sorted(draw(st.sets(st.integers(1, len(events) - 1), max_size=len(events))))
+    return [b"".join(events[a:b]) for a, b in zip([0, *bounds], [*bounds, len(events)])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(reads())
+def test_a_client_adds_up_the_same_whichever_events_share_a_read(pieces: list[bytes]) -> None:
+    joined, alone = ChatStreamRewriter(TOOLS), ChatStreamRewriter(TOOLS)
+    got = b"".join(joined.feed_bytes(p) for p in pieces) + joined.end_bytes()
+    decoder = SSEDecoder()
+    expected = b"".join(alone.feed_bytes(sse(json.loads(e.data)) if e.data != "[DONE]" else b"data: [DONE]\n\n")
+                        for e in decoder.feed(b"".join(pieces)))
+    expected += alone.end_bytes()
+    assert CALL_ID.sub("", str(accumulated(got))) == CALL_ID.sub("", str(accumulated(expected)))
+    assert len(client_chunks(got)) <= len(client_chunks(expected))
+    assert got.endswith(b"data: [DONE]\n\n")
