@@ -59,7 +59,8 @@ def _same_run(chunk: dict[str, Any], first: dict[str, Any]) -> bool:
     choice, head = chunk["choices"][0], first["choices"][0]
     if choice.keys() != head.keys() or choice["index"] != head["index"]:
         return False
-    return choice["delta"].keys() == head["delta"].keys()  # (the others are all null)
+    same: bool = choice["delta"].keys() == head["delta"].keys()  # (the others are all null)
+    return same
 
 
 _MISSING = object()
