@@ -53,9 +53,8 @@ class FastPaths(Output):
             self._gate = type if self._line_blank else self._prose_gate
             return [TextDelta(text)]
         j = m.start()
-        if m.end() < len(text) or text[j] == "\n" or \
-                self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) != PARTIAL:
-            return None
+        if text[j] == "\n" or self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) != PARTIAL:
+            return None  # (PARTIAL: all of text[j:] may still be a marker, however far the search looked into it)
         self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
         if not j:
             return []

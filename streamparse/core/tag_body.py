@@ -2,8 +2,9 @@
 
 Invariant: as for every body scanner (see ``bodies``): each character is examined once (a held partial
 tag is at most one tag long), nothing recurses on nesting depth, complete items go to ``block.items``,
-and ``block.done`` is set at the block's end. Its fast path takes a delta inside an item whole when it
-holds no tag, handing a tag's prefix at its end to the parser to hold.
+and ``block.done`` is set at the block's end. Its fast paths take a delta inside an item whole when it
+holds no tag, and a delta between items that is whitespace, handing a tag's prefix at its end to the
+parser to hold; either leaves the scanner exactly as ``scan`` would.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "tag_or_tail", "hold")
+                 "longest", "tag_or_tail", "tag_at", "plain", "hold")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -35,6 +36,8 @@ class TagBody:
         self.search = literal_pattern(self.tags).search
         self.longest = len(self.tags[0])
         self.tag_or_tail = tag_or_tail(self.tags).search
+        self.tag_at = tag_or_tail(self.tags).match
+        self.plain = not any(t != u and u.startswith(t) for t in self.tags for u in self.tags)  # no tag begins another
         self.hold: Hold = _no_hold
         self.depth = 0
         self.nested = 0
@@ -46,10 +49,8 @@ class TagBody:
             self.depth = 1
 
     def fast_path(self, hold: Hold) -> FastPath | None:
-        if self.between:
-            return None
         self.hold = hold
-        return self.fast
+        return self.gap if self.between else self.fast
 
     def fast(self, text: str) -> list[Event] | None:
         """Inside an item, ``text`` (a delta, after what the parser held) holding no tag is taken whole (no
@@ -57,20 +58,40 @@ class TagBody:
         ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
         (the parser holds any possible one), so the search looks at it alone. None: the slow path reads it."""
         b = self.b
-        n = len(text)
-        if self.between or b.size + n >= self.limit:
+        size = b.size + len(text)
+        if size >= self.limit:
             return None
         if "<" in text:
             m = self.tag_or_tail(text)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
                 k = m.start()
-                if m.end() < n or text[k:].lower() in self.tags:
+                if m.end() < len(text) or text[k:].lower() in self.tags:
                     return None
                 b.write(text[:k])
                 self.hold(text[k:])
                 return []
-        b.size += n
+        b.size = size
         b.sink(text)
+        return []
+
+    def gap(self, text: str) -> list[Event] | None:
+        """Between items, ``text`` (a delta, after what the parser held) that is whitespace, then maybe a
+        tag's prefix at its end, is read as ``scan`` reads it: the whitespace joins ``pending`` and the
+        prefix goes to ``hold``; no events. So ``\n</t``, ``ool_`` on the way to ``</tool_call>`` cost a
+        search each. None: the slow path reads it (a whole tag, anything else, a limit reached)."""
+        n = len(text)
+        pending = self.pending
+        if self.b.size + len(pending) + n >= self.limit:
+            return None
+        m = NON_WS.search(text)
+        k = m.start() if m is not None else n
+        if len(pending) + k > MAX_GAP:
+            return None
+        if m is not None:
+            if self._closer(text, k, n, False) != -1:
+                return None
+            self.hold(text[k:])
+        self.pending = pending + text[:k]
         return []
 
     def may_finish(self, delta: str) -> bool:
@@ -92,7 +113,7 @@ class TagBody:
                     if final:
                         return self._end_without(k)
                     return k
-                r = closer_at(text, k, end, self.tags, final)
+                r = self._closer(text, k, end, final)
                 if r == -1:
                     return k
                 if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
@@ -134,6 +155,20 @@ class TagBody:
                 return i
         b.write(text[pos:i])
         return i
+
+    def _closer(self, text: str, k: int, end: int, final: bool) -> str | int | None:
+        """``closer_at(text, k, end, self.tags, final)``, in one regex match when that is surely its answer:
+        ASCII text (the match folds ASCII case only) and no tag that begins another (the match takes the
+        first tag on its path, ``closer_at`` the longest)."""
+        if k < end and self.plain and text[k : k + self.longest].isascii():
+            m = self.tag_at(text, k, end)
+            if m is None:
+                return None
+            tag = m.group()
+            if tag.lower() in self.tags:
+                return tag
+            return None if final else -1  # the text ends inside a tag
+        return closer_at(text, k, end, self.tags, final)
 
     def _end_without(self, k: int) -> int:
         self.b.end("", self.pending)
