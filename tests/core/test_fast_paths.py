@@ -216,3 +216,87 @@ def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments:
     cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))  # token-sized deltas
     assert _per_feed(text, cuts, True, stream_arguments=stream_arguments) == \
         _per_feed(text, cuts, False, stream_arguments=stream_arguments)
+
+
+# ------------------------------------------------------------------ between items, and long marker prefixes
+
+def test_whitespace_and_a_cut_end_tag_between_items_never_reach_the_state_machine() -> None:
+    parser = StreamParser(TOOLS)
+    first = parser.feed(QWEN_HEAD + "Paris\n</parameter>\n</function>")
+    assert summary(first)[1] == [("get_weather", {"city": "Paris"})]
+    spy = Spy(parser)
+    for delta in ["\n", "  \t", "</t", "ool_", "call"]:
+        assert parser.feed(delta) == []
+    assert spy.runs == []
+    assert parser.held_text == ""  # inside the block: nothing of it is prose yet
+    rest = parser.feed(">\nDone.")
+    assert spy.runs == ["</tool_call>\nDone."]  # the end tag, once complete, is read by the state machine
+    assert summary(rest + parser.close()) == ("\nDone.", [])
+
+
+def test_a_second_item_after_whitespace_is_read_by_the_state_machine_once_its_tag_is_whole() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed("Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>")
+    spy = Spy(parser)
+    assert parser.feed("\n<fun") == [] and parser.feed("cti") == []
+    assert spy.runs == []
+    events = parser.feed("on=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>") + parser.close()
+    assert summary(events) == ("", [("get_weather", {"city": "Rome"})])
+
+
+def test_text_that_is_not_a_tag_between_items_ends_the_block_as_the_state_machine_says() -> None:
+    text = "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n  </tox> after"
+    whole = summary(feed_chunks(text, len(text)))
+    assert whole[1] == [("get_weather", {"city": "Paris"})]
+    for size in (1, 2, 3, 5):
+        assert summary(feed_chunks(text, size)) == whole
+
+
+def test_a_marker_prefix_longer_than_the_trigger_looks_is_held_without_a_scan() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed("Hi.\n")
+    spy = Spy(parser)
+    assert parser.feed("<too") == [] and parser.feed("l_ca") == []
+    assert parser.held_text == "<tool_ca"
+    assert spy.runs == []
+    assert parser.feed("ke>") == [TextDelta("<tool_cake>")]  # not a marker after all: one text event
+    assert len(spy.runs) == 1
+
+
+@pytest.mark.parametrize("tags", [
+    (("</tool_call>",), ("<function=", "</function>"), ("<tool_call>", "</tool_call>")),
+    (("</a>",), ("<a", "<ab>"), None),  # one tag begins another: the general check decides
+    ((), ("<arg_key>", "</arg_key>"), None),
+])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_tag_bodys_closer_check_agrees_with_closer_at(tags: Any, data: st.DataObject) -> None:
+    from streamparse.core.block import Block
+    from streamparse.core.bodies import closer_at
+    from streamparse.core.tag_body import TagBody
+
+    ends, item, nest = tags
+    body = TagBody(Block("", ""), ends, item, nest, False, 1 << 20)
+    tag = data.draw(st.sampled_from(body.tags))
+    noise = st.text(st.sampled_from(list("<>/_=akK\u212a\u0130 \n") + list(tag) + list(tag.upper())), max_size=6)
+    text = data.draw(noise) + data.draw(st.sampled_from([tag, tag.upper(), tag[: len(tag) // 2], ""])) + data.draw(noise)
+    if not text:
+        return
+    k = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(k + 1, len(text)))
+    final = data.draw(st.booleans())
+    assert body._closer(text, k, end, final) == closer_at(text, k, end, body.tags, final)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), names=st.lists(st.sampled_from(["get_weather", "search"]), min_size=1, max_size=3),
+       gap=st.sampled_from(["", "\n", "\n\n  ", " " * 70, "\n</tool_", "\nx"]))
+def test_several_items_in_one_block_give_the_same_events_in_the_same_feeds(data: st.DataObject, names: list[str],
+                                                                           gap: str) -> None:
+    from samples import RENDER_SEVERAL
+
+    block = RENDER_SEVERAL["qwen3_one_block"]([(n, LT_ARGS) for n in names])
+    text = "Hi\n" + block.replace("</function>\n<function=", "</function>" + gap + "<function=") + "\nbye"
+    rng = data.draw(st.randoms(use_true_random=False))
+    cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))
+    assert _per_feed(text, cuts, True) == _per_feed(text, cuts, False)
