@@ -9,12 +9,18 @@ parser to hold; either leaves the scanner exactly as ``scan`` would.
 
 from __future__ import annotations
 
+import functools
+import re
+from typing import Callable, Optional
+
 from .block import Block
 from .bodies import MAX_GAP, NON_WS, Hold, closer_at, partial_tail
 from .events import Event, FastPath
 from .scanner import literal_pattern, tag_or_tail
 
 __all__ = ["TagBody"]
+
+Search = Callable[..., Optional["re.Match[str]"]]  # a compiled pattern's search or match
 
 
 class TagBody:
@@ -28,16 +34,10 @@ class TagBody:
                  nest: tuple[str, str] | None, single: bool, limit: int):
         self.b = block
         self.limit = limit
-        self.item = (item[0].lower(), item[1].lower()) if item else None
-        self.nest = (nest[0].lower(), nest[1].lower()) if nest else None
-        self.ends = tuple(t.lower() for t in end_tags)
+        (self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail, self.tag_at,
+         self.plain) = _tag_table(item, nest, end_tags)
         self.has_end = bool(self.ends)
-        self.tags = tuple(sorted({*(self.item or ()), *(self.nest or ()), *self.ends}, key=len, reverse=True))
-        self.search = literal_pattern(self.tags).search
         self.longest = len(self.tags[0])
-        self.tag_or_tail = tag_or_tail(self.tags).search
-        self.tag_at = tag_or_tail(self.tags).match
-        self.plain = not any(t != u and u.startswith(t) for t in self.tags for u in self.tags)  # no tag begins another
         self.hold: Hold = _no_hold
         self.depth = 0
         self.nested = 0
@@ -179,6 +179,24 @@ class TagBody:
         b = self.b
         if not b.done:
             b.end("", self.pending)
+
+
+Pair = Optional[tuple[str, str]]
+
+
+@functools.lru_cache(maxsize=256)
+def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...]) -> tuple[
+        Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Search, bool]:
+    """A body's tags, lowercase, and their searches, built once per dialect and end: item, nest, ends, every
+    tag (longest first), a search for any tag, for a tag or a tag's prefix ending the text, a match of that at a
+    position, and whether no tag begins another (then the match finds what ``closer_at`` finds)."""
+    item = (item[0].lower(), item[1].lower()) if item else None
+    nest = (nest[0].lower(), nest[1].lower()) if nest else None
+    ends = tuple(t.lower() for t in end_tags)
+    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends}, key=len, reverse=True))
+    tail = tag_or_tail(tags)
+    plain = not any(t != u and u.startswith(t) for t in tags for u in tags)
+    return item, nest, ends, tags, literal_pattern(tags).search, tail.search, tail.match, plain
 
 
 def _no_hold(tail: str) -> None:
