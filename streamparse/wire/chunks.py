@@ -259,7 +259,10 @@ class ChunkRewriter:
             raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
         state = self._choice(index)
         native = state.native_calls(delta.get("tool_calls"))
-        events = state.parser.feed(content) if content else []
+        if content and state.finished:  # text after its choice's finish (the parser is closed): text as it came
+            events: list[Event] = [TextDelta(content)]
+        else:
+            events = state.parser.feed(content) if content else []
         return self._choice_chunks(template, index, choice, delta, state, native, events)
 
     def _choice_chunks(self, template: dict[str, Any], index: int, choice: Mapping[str, Any],

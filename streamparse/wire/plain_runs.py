@@ -1,28 +1,43 @@
-"""Runs of plain text chunks that arrived together, said as one chunk (sans-I/O).
+"""Runs of plain text events that arrived together, read as one chunk without decoding each (sans-I/O).
 
 A *plain* chunk is a ``chat.completion.chunk`` whose one choice says only text: ``delta`` holds ``content``
-(a string) and nothing else that is not null, no ``logprobs``, no finish, no other choice field. Consecutive
-plain chunks of one upstream read, for the same choice index and with the same envelope (every field but
-``choices`` equal and of the same scalar type: id, object, created, model, system_fingerprint, a null usage...),
-say together exactly what one such chunk with their texts joined says: the rewrite reads that chunk instead
-(one parse, one encoding).
+(a non-empty string) and nothing else that is not null, no ``logprobs``, no finish, no other choice field.
+An upstream writes its plain events alike but for the text: the same bytes before the content's string literal
+and after it. ``PlainRuns`` learns that frame from one plain event (proved by decoding the event with another
+literal spliced in: it must read as the same chunk with only ``content`` changed), then reads each event that
+fits the frame (its middle a single valid JSON string literal) as that chunk with the literal's text, without
+decoding the rest. Consecutive fitting events of one read become ONE chunk with their texts joined: one parse,
+one encoding.
 
-Invariants: only chunks already at hand are joined (nothing waits for a later read); text keeps its order
-and every character; any chunk that is not plain, or whose envelope, choice index or other delta fields differ
-from the run's first, ends the run and is applied on its own, as it came; a run of one is left as it came.
+Invariants: what a fitting event is read as equals what decoding it whole gives (the frame outside the literal
+is byte for byte the learned event's, and a literal in a JSON value position is that value whatever it holds);
+only events already at hand are joined (nothing waits for a later read); text keeps its order and every
+character; any event that does not fit (other fields, another envelope or choice, an escape of a surrogate
+half, a comment, ``[DONE]``) ends the run and is decoded on its own, in order; frames are tried at most ``MAX_LEARNS``
+times in a row without an event fitting one, then never again in the stream, so a stream whose events all
+differ (a per-event stamp) costs nothing more after its first few. A read of one event is decoded whole (as
+cheap as reading it by its frame).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Callable
 
-__all__ = ["join_plain_runs"]
+import orjson
 
-_SCALARS = (str, int, float, bool, type(None))
+__all__ = ["PlainRuns", "plain_text", "MAX_LEARNS"]
+
+MAX_LEARNS = 4  # frames tried in a row without an event fitting one: then no more
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
+# One JSON string literal, whole (RFC 8259: no raw control character, only the defined escapes).
+_LITERAL = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+_KEY = re.compile(r'"content"\s*:\s*')
+_SENTINEL = "\x00streamparse frame\x00"
+_SENTINEL_LITERAL = orjson.dumps(_SENTINEL).decode()
 
 
-def _plain(chunk: Any) -> str | None:
+def plain_text(chunk: Any) -> str | None:
     """The text of a plain chunk (see the module), else None."""
     if type(chunk) is not dict:
         return None
@@ -41,54 +56,105 @@ def _plain(chunk: Any) -> str | None:
         return None
     if len(delta) > 1 and any(v is not None for k, v in delta.items() if k != "content"):
         return None
-    for key, value in chunk.items():
-        if key != "choices" and type(value) not in _SCALARS:
-            return None
     return text
 
 
-def _same_run(chunk: dict[str, Any], first: dict[str, Any]) -> bool:
-    """Plain ``chunk`` says its text under exactly ``first``'s envelope, choice index and other fields."""
-    if len(chunk) != len(first):
-        return False
-    for key, value in chunk.items():
-        if key != "choices":
-            other = first.get(key, _MISSING)
-            if type(other) is not type(value) or other != value:
-                return False
-    choice, head = chunk["choices"][0], first["choices"][0]
-    if choice.keys() != head.keys() or choice["index"] != head["index"]:
-        return False
-    same: bool = choice["delta"].keys() == head["delta"].keys()  # (the others are all null)
-    return same
+def _with_text(chunk: dict[str, Any], text: str) -> dict[str, Any]:
+    """Plain ``chunk`` saying ``text`` instead (a new dict down to the delta; other values shared)."""
+    choice = chunk["choices"][0]
+    return {**chunk, "choices": [{**choice, "delta": {**choice["delta"], "content": text}}]}
 
 
-_MISSING = object()
+# One decoded upstream event, as ``sse`` reads it: ("chunk", value), ("event", SSEEvent), ("raw", data), ("fail", msg).
+Decoded = tuple[str, Any]
 
 
-def _joined(first: dict[str, Any], texts: list[str]) -> dict[str, Any]:
-    choice = first["choices"][0]
-    return {**first, "choices": [{**choice, "delta": {**choice["delta"], "content": "".join(texts)}}]}
+class PlainRuns:
+    """The learned frame of a stream's plain events, and the reading of runs of them (see the module)."""
 
+    def __init__(self) -> None:
+        self._prefix = ""  # the frame: data = prefix + literal + suffix ("" prefix: none learned)
+        self._suffix = ""
+        self._base: dict[str, Any] = {}  # the chunk the frame was learned from
+        self._learns = 0  # frames tried since an event last fitted one
 
-def join_plain_runs(decoded: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """Decoded upstream events (``("chunk", value)`` and others) with each run of two or more consecutive plain
-    chunks of one choice and envelope replaced by one ``("chunk", joined)``; everything else as it came."""
-    out: list[tuple[str, Any]] = []
-    first: dict[str, Any] | None = None  # the open run's first chunk
-    texts: list[str] = []
-    for item in decoded:
-        text = _plain(item[1]) if item[0] == "chunk" else None
-        if text is not None and first is not None and _same_run(item[1], first):
-            texts.append(text)
-            continue
-        if first is not None:
-            out.append(("chunk", _joined(first, texts) if len(texts) > 1 else first))
-            first = None
-        if text is not None:
-            first, texts = item[1], [text]
-        else:
+    def text(self, data: str) -> str | None:
+        """The text of ``data`` if it fits the frame (one is learned), else None."""
+        prefix, suffix = self._prefix, self._suffix
+        if not data.startswith(prefix) or not data.endswith(suffix):
+            return None
+        start, end = len(prefix), len(data) - len(suffix)
+        if end - start < 3 or data[start] != '"' or data[end - 1] != '"':
+            return None
+        inner = data[start + 1:end - 1]
+        if '"' not in inner and "\\" not in inner and inner.isprintable():
+            return inner  # the usual literal: nothing escaped, no control character
+        if _LITERAL.fullmatch(data, start, end) is None:
+            return None
+        try:
+            text: str = orjson.loads(data[start:end])  # refuses an escaped surrogate half: decoded the usual way
+        except orjson.JSONDecodeError:
+            return None
+        return text
+
+    def learn(self, data: str, chunk: Any) -> str | None:
+        """Learn the frame of ``data``, which decoded to ``chunk``; its text when it is plain, else None."""
+        text = plain_text(chunk)
+        if text is None:
+            return None
+        self._learns += 1
+        if self._learns >= MAX_LEARNS:
+            self._prefix = ""  # given up: the stream's events differ (or no frame could be proved)
+            return text
+        literal = orjson.dumps(text).decode()
+        for match in _KEY.finditer(data):
+            start = match.end()
+            if not data.startswith(literal, start) and not data.startswith('"', start):
+                continue
+            found = _LITERAL.match(data, start)
+            if found is None:
+                continue
+            prefix, suffix = data[:start], data[found.end():]
+            try:  # (a literal holding an escaped surrogate half is refused: no frame from it)
+                proved = (orjson.loads(prefix + _SENTINEL_LITERAL + suffix) == _with_text(chunk, _SENTINEL)
+                          and orjson.loads(data[start:found.end()]) == text)
+            except orjson.JSONDecodeError:
+                continue
+            if proved:
+                self._prefix, self._suffix, self._base = prefix, suffix, chunk
+                return text
+        return text
+
+    def chunk(self, texts: list[str]) -> dict[str, Any]:
+        """The learned chunk saying ``texts`` joined."""
+        return _with_text(self._base, texts[0] if len(texts) == 1 else "".join(texts))
+
+    def decode(self, events: list[Any], decode: Callable[[Any], Decoded], ready: Callable[[], bool]) -> list[Decoded]:
+        """SSE events -> decoded items (``decode`` for one event), each run of consecutive plain events that fit
+        the frame read as one chunk. While ``ready()`` is false (asked again after each event decoded on its own)
+        the frame is not used: every event is decoded on its own."""
+        if len(events) < 2 or (self._learns >= MAX_LEARNS and not self._prefix):
+            return [decode(event) for event in events]  # (one event: decoding it whole is as cheap)
+        out: list[Decoded] = []
+        texts: list[str] = []
+        use = ready()
+        for event in events:
+            data = event.data
+            text = self.text(data) if use and data is not None and self._prefix else None
+            if text is not None:
+                texts.append(text)
+                self._learns = 0
+                continue
+            if texts:
+                out.append(("chunk", self.chunk(texts)))
+                texts = []
+            item = decode(event)
+            use = ready()
+            if (use and item[0] == "chunk" and data is not None and self._learns < MAX_LEARNS
+                    and (learned := self.learn(data, item[1])) is not None and self._base is item[1]):
+                texts.append(learned)  # the start of a run
+                continue
             out.append(item)
-    if first is not None:
-        out.append(("chunk", _joined(first, texts) if len(texts) > 1 else first))
-    return out
+        if texts:
+            out.append(("chunk", self.chunk(texts)))
+        return out

@@ -12,8 +12,8 @@ surrogate escapes never end it (``surrogates``: split pairs joined, lone halves 
 an event that is not a chunk it can read (passed on as it came, with a comment); invalid UTF-8
 is read as U+FFFD. A chunk the rewrite would give back unchanged (a plain text delta the parser released
 whole: ``ChunkRewriter.feed_plain``) goes on as the upstream's own chunk, encoded once, never rebuilt; any
-chunk a call, a held marker, held whitespace or a finish touches is rewritten. Plain text chunks of one read
-go on as one chunk with their texts joined (``plain_runs``).
+chunk a call, a held marker, held whitespace or a finish touches is rewritten. Plain text events of one read
+that fit the stream's frame go on as one chunk with their texts joined (``plain_runs``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, Mapping, Protocol
 from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
-from .plain_runs import join_plain_runs
+from .plain_runs import PlainRuns
 from .surrogates import SurrogateJoiner
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
@@ -270,6 +270,7 @@ class ChatStreamRewriter:
         self.wire = wire or OpenAIWire()
         self._unmet = unmet
         self._surrogates = SurrogateJoiner()  # pairs split between events joined, lone halves replaced
+        self._runs = PlainRuns()  # plain events read by their frame, a read's run of them as one chunk
         self.finished = False
         self.saw_data = False  # the last read() met data (not only comments)
         self._chars = 0  # upstream characters (or bytes) read so far: no parser holds a longer block
@@ -290,7 +291,11 @@ class ChatStreamRewriter:
             self.saw_data = True
             return [("fail", str(exc))]
         self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
-        return [self._decode(event) for event in events]
+        return self._runs.decode(events, self._decode, self._whole)
+
+    def _whole(self) -> bool:
+        """No surrogate half is held for the next event (so plain events may be read by their frame)."""
+        return not self._surrogates.held
 
     def may_be_slow(self, decoded: list[Decoded] | None = None) -> bool:
         """Could ``write(decoded)`` (None: ending the stream) decode a large block?
@@ -303,10 +308,7 @@ class ChatStreamRewriter:
                    for kind, value in decoded if kind != "event" or value.data is not None)
 
     def write(self, decoded: list[Decoded]) -> bytes:
-        """Phase two: the parser's work, and the SSE bytes to send (plain text chunks that arrived together
-        read and sent as one: ``plain_runs``)."""
-        if len(decoded) > 1:
-            decoded = join_plain_runs(decoded)
+        """Phase two: the parser's work, and the SSE bytes to send."""
         return self.wire.encode([out for d in decoded for out in self._apply(d)])
 
     def feed_bytes(self, raw: bytes) -> bytes:

@@ -12,7 +12,7 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from helpers import TOOLS
-from streamparse.wire.plain_runs import join_plain_runs
+from streamparse.wire.plain_runs import MAX_LEARNS
 from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
@@ -80,29 +80,51 @@ def test_an_event_that_says_more_than_text_ends_the_run_and_is_read_on_its_own()
         chunk(""),
     ]
     for breaker in breakers:
-        decoded = [("chunk", chunk("a")), ("chunk", chunk("b")), ("chunk", breaker), ("chunk", chunk("c")),
-                   ("chunk", chunk("d"))]
-        out = join_plain_runs(decoded)
-        assert out == [("chunk", chunk("ab")), ("chunk", breaker), ("chunk", chunk("cd"))]
-        assert out[1][1] is breaker  # as it came (plain or not, it is a run of its own)
+        read = b"".join(sse(e) for e in [chunk("a"), chunk("b"), breaker, chunk("c"), chunk("d")])
+        alone = ChatStreamRewriter(TOOLS).feed_bytes(sse(breaker))
+        assert ChatStreamRewriter(TOOLS).feed_bytes(read) == sse(chunk("ab")) + alone + sse(chunk("cd")), breaker
 
 
-def test_a_run_of_one_and_other_items_stay_as_they_came_and_in_order() -> None:
-    lone = chunk("a")
-    comment = ("event", object())
-    decoded = [("chunk", lone), comment, ("chunk", chunk("b")), ("chunk", chunk("c")), ("raw", "{}"),
-               ("fail", "bad")]
-    out = join_plain_runs(decoded)
-    assert out[0][1] is lone and out[1] is comment
-    assert out[2:] == [("chunk", chunk("bc")), ("raw", "{}"), ("fail", "bad")]
+def test_a_run_of_events_between_comments_and_the_end() -> None:
+    read = b": ping\n\n" + sse(chunk("a")) + sse(chunk("b")) + b": ping\n\n" + sse(chunk("c")) + b"data: [DONE]\n\n"
+    out = ChatStreamRewriter(TOOLS).feed_bytes(read)
+    assert out == b": ping\n\n" + sse(chunk("ab")) + b": ping\n\n" + sse(chunk("c")) + b"data: [DONE]\n\n"
 
 
 def test_null_delta_fields_ride_along_when_every_event_has_them() -> None:
     events = [chunk(p, reasoning_content=None, tool_calls=None) for p in ["a", "b"]]
-    (joined,) = join_plain_runs([("chunk", e) for e in events])
-    assert joined == ("chunk", chunk("ab", reasoning_content=None, tool_calls=None))
-    mixed = [("chunk", events[0]), ("chunk", chunk("b"))]  # other delta fields: not one envelope
-    assert join_plain_runs(mixed) == mixed
+    out = ChatStreamRewriter(TOOLS).feed_bytes(b"".join(sse(e) for e in events))
+    assert out == sse(chunk("ab", reasoning_content=None, tool_calls=None))
+
+
+def test_escapes_in_the_text_are_read_as_json_reads_them() -> None:
+    parts = ['say "hi"\n', "caf\u00e9 \\ tab\t", "\U0001F600 / end"]
+    for ascii_only in (True, False):
+        read = b"".join(b"data: " + json.dumps(chunk(p), ensure_ascii=ascii_only).encode() + b"\n\n" for p in parts)
+        assert client_chunks(ChatStreamRewriter(TOOLS).feed_bytes(read)) == [chunk("".join(parts))]
+
+
+def test_a_surrogate_pair_split_between_joined_events_is_joined() -> None:
+    first = sse(chunk("go ")) + b'data: {"choices":[{"index":0,"delta":{"content":"a\\ud83d"},"finish_reason":null}]}\n\n'
+    second = b'data: {"choices":[{"index":0,"delta":{"content":"\\ude00b"},"finish_reason":null}]}\n\n'
+    out = ChatStreamRewriter(TOOLS).feed_bytes(first + second + second)
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in client_chunks(out))
+    assert text == "go a\U0001F600b\ufffdb"  # the pair joined; a low half alone is U+FFFD
+
+
+def test_a_key_written_twice_is_read_as_json_reads_it_never_as_its_first_value() -> None:
+    data = b'data: {"choices":[{"index":0,"delta":{"content":"<tool_call>{","content":"plain"},"finish_reason":null}]}\n\n'
+    out = ChatStreamRewriter(TOOLS).feed_bytes(data * 3)
+    assert b"tool_call" not in out
+    assert [c["choices"][0]["delta"] for c in client_chunks(out)] == [{"content": "plainplainplain"}]
+
+
+def test_events_that_all_differ_are_read_one_by_one_and_the_frame_given_up() -> None:
+    events = [{**chunk(f"w{n} "), "x_sent": 1.0 + n} for n in range(3 * MAX_LEARNS)]
+    rw = ChatStreamRewriter(TOOLS)
+    out = rw.feed_bytes(b"".join(sse(e) for e in events))
+    assert client_chunks(out) == events
+    assert rw._runs._learns >= MAX_LEARNS and not rw._runs._prefix
 
 
 def test_a_marker_split_across_joined_events_never_leaks() -> None:
@@ -122,6 +144,7 @@ TEXTS = st.sampled_from([
     "a < b and <tool but not a call</tool_call> then " + HERMES,
     "<think>hm</think>Answer " + HERMES + " after",
     HERMES + HERMES,
+    'Quotes "here",\nnew lines\tand caf\u00e9 \U0001F600 \\ slash',
 ])
 
 
@@ -130,6 +153,12 @@ def reads(draw: st.DrawFn) -> list[bytes]:
     text = draw(TEXTS)
     cuts = sorted(draw(st.sets(st.integers(1, len(text) - 1), max_size=20)))
     parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    spaced, ascii_only = draw(st.booleans()), draw(st.booleans())
+
+    def sse(value: Any) -> bytes:
+        return b"data: " + json.dumps(value, separators=(", ", ": ") if spaced else (",", ":"),
+                                      ensure_ascii=ascii_only).encode() + b"\n\n"
+
     events = [sse(chunk(role="assistant", content=""))]
     for part in parts:
         events.append(sse(chunk(part, **draw(st.sampled_from([{}, {}, {}, {"role": "assistant"}])))))
@@ -150,3 +179,11 @@ def test_a_client_adds_up_the_same_whichever_events_share_a_read(pieces: list[by
     assert CALL_ID.sub("", str(accumulated(got))) == CALL_ID.sub("", str(accumulated(expected)))
     assert len(client_chunks(got)) <= len(client_chunks(expected))
     assert got.endswith(b"data: [DONE]\n\n")
+
+
+def test_text_after_its_choices_finish_passes_as_text_and_the_stream_goes_on() -> None:
+    rw = ChatStreamRewriter(TOOLS)
+    out = rw.feed_bytes(sse(chunk("a", finish="stop")) + sse(chunk("late <tool_call>")) + sse(chunk(" b")))
+    out += rw.feed_bytes(b"data: [DONE]\n\n")
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in client_chunks(out)) == "alate <tool_call> b"
+    assert out.endswith(b"data: [DONE]\n\n")
