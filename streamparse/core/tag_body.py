@@ -28,7 +28,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "tag_or_tail", "tag_at", "plain", "hold")
+                 "longest", "tag_or_tail", "tag_at", "plain", "shortest", "hold")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -38,6 +38,7 @@ class TagBody:
          self.plain) = _tag_table(item, nest, end_tags)
         self.has_end = bool(self.ends)
         self.longest = len(self.tags[0])
+        self.shortest = len(self.tags[-1])
         self.hold: Hold = _no_hold
         self.depth = 0
         self.nested = 0
@@ -65,9 +66,11 @@ class TagBody:
             m = self.tag_or_tail(text)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
                 k = m.start()
-                if m.end() < len(text) or text[k:].lower() in self.tags:
-                    return None
-                b.write(text[:k])
+                if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
+                    return None  # (shorter than every tag: surely a prefix)
+                if k:
+                    b.size += k
+                    b.sink(text[:k])
                 self.hold(text[k:])
                 return []
         b.size = size
