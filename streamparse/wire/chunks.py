@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from ..core.events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ..core.parser import StreamParser
 from .diagnostics import wire_diagnostic
+from .plain_runs import with_text
 from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from
 
 __all__ = ["ChunkRewriter"]
@@ -211,12 +212,32 @@ class ChunkRewriter:
             return self.feed(chunk)
         self._last = chunk
         events = state.parser.feed(content)
-        if (len(events) == 1 and type(events[0]) is TextDelta and events[0].text == content
-                and (state.blank is None or (not state.blank and not content.isspace()))):
-            state.blank = None  # as segments() would: the run has other text now
+        if _released_whole(state, events, content):
             if self.on_events is not None:
                 self.on_events(events)
             return None
+        return self._plain_chunks(chunk, choice, delta, index, state, events)
+
+    def feed_text(self, base: dict[str, Any], index: int, content: str) -> list[dict[str, Any]] | None:
+        """``feed_plain`` of the plain chunk ``base`` saying ``content`` (``base``: a chunk ``plain_runs.plain_text``
+        reads, of choice ``index``, the one a frame was learned from), built only when it cannot go on as it
+        came (None)."""
+        state = self._choice(index)
+        if state.finished or not self.parsing:
+            return self.feed(with_text(base, content))
+        self._last = base  # (its envelope: what close() needs)
+        events = state.parser.feed(content)
+        if _released_whole(state, events, content):
+            if self.on_events is not None:
+                self.on_events(events)
+            return None
+        chunk = with_text(base, content)
+        choice = chunk["choices"][0]
+        return self._plain_chunks(chunk, choice, choice["delta"], index, state, events)
+
+    def _plain_chunks(self, chunk: dict[str, Any], choice: dict[str, Any], delta: dict[str, Any], index: int,
+                      state: _Choice, events: list[Event]) -> list[dict[str, Any]]:
+        """The chunks of a plain chunk whose text the parser did not release whole (``events``)."""
         if not events and len(delta) == 1 and choice.get("logprobs") is None and "usage" not in chunk:
             return []  # held back, and nothing else to say: no chunk (as ``feed``)
         template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
@@ -322,6 +343,16 @@ class ChunkRewriter:
             for piece in state.segments(self._seen(index, state.parser.close())):
                 out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
         return out
+
+
+def _released_whole(state: _Choice, events: list[Event], content: str) -> bool:
+    """The parser gave ``content`` back whole as text, and no whitespace was held or is to be (then the run has
+    other text now, as ``segments`` would note)."""
+    if (len(events) == 1 and type(events[0]) is TextDelta and events[0].text == content
+            and (state.blank is None or (not state.blank and not content.isspace()))):
+        state.blank = None
+        return True
+    return False
 
 
 def _merge_first(passthrough: Mapping[str, Any], piece: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import orjson
 
-__all__ = ["PlainRuns", "plain_text", "MAX_LEARNS"]
+__all__ = ["PlainRuns", "Frame", "plain_text", "with_text", "MAX_LEARNS"]
 
 MAX_LEARNS = 4  # frames tried in a row without an event fitting one: then no more
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
@@ -59,31 +59,61 @@ def plain_text(chunk: Any) -> str | None:
     return text
 
 
-def _with_text(chunk: dict[str, Any], text: str) -> dict[str, Any]:
+def with_text(chunk: dict[str, Any], text: str) -> dict[str, Any]:
     """Plain ``chunk`` saying ``text`` instead (a new dict down to the delta; other values shared)."""
     choice = chunk["choices"][0]
     return {**chunk, "choices": [{**choice, "delta": {**choice["delta"], "content": text}}]}
 
 
-# One decoded upstream event, as ``sse`` reads it: ("chunk", value), ("event", SSEEvent), ("raw", data), ("fail", msg).
+# One decoded upstream event, as ``sse`` reads it: ("chunk", value), ("plain", (Frame, text)), ("event", SSEEvent),
+# ("raw", data) or ("fail", message).
 Decoded = tuple[str, Any]
+
+
+class Frame:
+    """A learned frame: the bytes around the content literal of a stream's plain events (``prefix``, ``suffix``),
+    the chunk it was learned from (``base``, its choice ``index``), and the same frame as the OpenAI wire writes
+    it (``head`` + the text's JSON literal + ``tail`` is ``orjson.dumps`` of ``base`` saying that text)."""
+
+    __slots__ = ("prefix", "suffix", "base", "index", "head", "tail")
+
+    def __init__(self, prefix: str, suffix: str, base: dict[str, Any]):
+        self.prefix, self.suffix, self.base = prefix, suffix, base
+        self.index: int = base["choices"][0]["index"]
+        encoded = orjson.dumps(with_text(base, _SENTINEL))
+        literal = _SENTINEL_LITERAL.encode()
+        self.head, _, self.tail = encoded.partition(literal)
+        if literal in self.tail:  # another field holds the sentinel: no written frame (chunk() is used instead)
+            self.head = self.tail = b""
+
+    def chunk(self, text: str) -> dict[str, Any]:
+        """The frame's chunk saying ``text``."""
+        return with_text(self.base, text)
+
+    def written(self, text: str) -> bytes | None:
+        """``data: <chunk>`` as ``OpenAIWire`` writes the frame's chunk saying ``text`` (None: ask ``chunk``)."""
+        if not self.head:
+            return None
+        try:
+            return b"data: " + self.head + orjson.dumps(text) + self.tail + b"\n\n"
+        except TypeError:  # what orjson refuses (a lone surrogate): written by the wire from the chunk
+            return None
 
 
 class PlainRuns:
     """The learned frame of a stream's plain events, and the reading of runs of them (see the module)."""
 
     def __init__(self) -> None:
-        self._prefix = ""  # the frame: data = prefix + literal + suffix ("" prefix: none learned)
-        self._suffix = ""
-        self._base: dict[str, Any] = {}  # the chunk the frame was learned from
+        self._frame: Frame | None = None
         self._learns = 0  # frames tried since an event last fitted one
+        self.given_up = False  # MAX_LEARNS frames tried and none fitted: every event is decoded on its own
 
     def text(self, data: str) -> str | None:
         """The text of ``data`` if it fits the frame (one is learned), else None."""
-        prefix, suffix = self._prefix, self._suffix
-        if not data.startswith(prefix) or not data.endswith(suffix):
+        frame = self._frame
+        if frame is None or not data.startswith(frame.prefix) or not data.endswith(frame.suffix):
             return None
-        start, end = len(prefix), len(data) - len(suffix)
+        start, end = len(frame.prefix), len(data) - len(frame.suffix)
         if end - start < 3 or data[start] != '"' or data[end - 1] != '"':
             return None
         inner = data[start + 1:end - 1]
@@ -104,7 +134,8 @@ class PlainRuns:
             return None
         self._learns += 1
         if self._learns >= MAX_LEARNS:
-            self._prefix = ""  # given up: the stream's events differ (or no frame could be proved)
+            self._frame = None  # the stream's events differ (or no frame could be proved)
+            self.given_up = True
             return text
         literal = orjson.dumps(text).decode()
         for match in _KEY.finditer(data):
@@ -116,45 +147,42 @@ class PlainRuns:
                 continue
             prefix, suffix = data[:start], data[found.end():]
             try:  # (a literal holding an escaped surrogate half is refused: no frame from it)
-                proved = (orjson.loads(prefix + _SENTINEL_LITERAL + suffix) == _with_text(chunk, _SENTINEL)
+                proved = (orjson.loads(prefix + _SENTINEL_LITERAL + suffix) == with_text(chunk, _SENTINEL)
                           and orjson.loads(data[start:found.end()]) == text)
             except orjson.JSONDecodeError:
                 continue
             if proved:
-                self._prefix, self._suffix, self._base = prefix, suffix, chunk
+                self._frame = Frame(prefix, suffix, chunk)
                 return text
         return text
 
-    def chunk(self, texts: list[str]) -> dict[str, Any]:
-        """The learned chunk saying ``texts`` joined."""
-        return _with_text(self._base, texts[0] if len(texts) == 1 else "".join(texts))
-
     def decode(self, events: list[Any], decode: Callable[[Any], Decoded], ready: Callable[[], bool]) -> list[Decoded]:
         """SSE events -> decoded items (``decode`` for one event), each run of consecutive plain events that fit
-        the frame read as one chunk. While ``ready()`` is false (asked again after each event decoded on its own)
-        the frame is not used: every event is decoded on its own."""
-        if len(events) < 2 or (self._learns >= MAX_LEARNS and not self._prefix):
-            return [decode(event) for event in events]  # (one event: decoding it whole is as cheap)
+        the frame read as one ``("plain", (frame, text))``. While ``ready()`` is false (asked again after each
+        event decoded on its own) the frame is not used: every event is decoded on its own."""
+        if self.given_up:
+            return [decode(event) for event in events]
         out: list[Decoded] = []
         texts: list[str] = []
         use = ready()
         for event in events:
             data = event.data
-            text = self.text(data) if use and data is not None and self._prefix else None
+            text = self.text(data) if use and data is not None else None
             if text is not None:
                 texts.append(text)
                 self._learns = 0
                 continue
             if texts:
-                out.append(("chunk", self.chunk(texts)))
+                out.append(("plain", (self._frame, "".join(texts))))
                 texts = []
             item = decode(event)
             use = ready()
             if (use and item[0] == "chunk" and data is not None and self._learns < MAX_LEARNS
-                    and (learned := self.learn(data, item[1])) is not None and self._base is item[1]):
+                    and (learned := self.learn(data, item[1])) is not None and self._frame is not None
+                    and self._frame.base is item[1]):
                 texts.append(learned)  # the start of a run
                 continue
             out.append(item)
         if texts:
-            out.append(("chunk", self.chunk(texts)))
+            out.append(("plain", (self._frame, "".join(texts))))
         return out

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Protocol
 from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
-from .plain_runs import PlainRuns
+from .plain_runs import Decoded, PlainRuns
 from .surrogates import SurrogateJoiner
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
@@ -195,12 +195,11 @@ def error_item(message: str, *, type_: str = "upstream_error", code: Any = None)
     return ("error", dumps(error_body(message, type_=type_, code=code)))
 
 
-# One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("event", SSEEvent: a comment
-# or [DONE]), ("raw", data too deep to decode) or ("fail", message).
-Decoded = tuple[str, Any]
-# What a rewritten stream says, before it is put on the wire: ("chunk", chunk dict), ("comment", text),
-# ("done", None), ("error", an OpenAI-style error body) or ("raw", an upstream event's data, too deep
-# to read, to pass on as it came where the wire can).
+# One decoded upstream event, ready to be applied: ("chunk", parsed JSON), ("plain", (Frame, text): plain events
+# read by their frame), ("event", SSEEvent: a comment or [DONE]), ("raw", data too deep to decode), ("fail", message).
+# What a rewritten stream says, before it is put on the wire: ("chunk", chunk dict), ("comment", text), ("done",
+# None), ("error", an OpenAI-style error body), ("written", an OpenAIWire event's bytes, only to that wire) or
+# ("raw", an upstream event's data, too deep to read, to pass on as it came where the wire can).
 Output = tuple[str, Any]
 
 
@@ -234,6 +233,9 @@ class OpenAIWire:
     def encode(self, outputs: list[Output]) -> bytes:
         out = []
         for output in outputs:
+            if output[0] == "written":  # a whole event, already written as below (``plain_runs.Frame.written``)
+                out.append(output[1])
+                continue
             if output[0] == "chunk":  # the usual output: straight from orjson (JSON text holds no raw newline)
                 try:
                     out.append(b"data: " + orjson.dumps(output[1]) + b"\n\n")
@@ -271,6 +273,7 @@ class ChatStreamRewriter:
         self._unmet = unmet
         self._surrogates = SurrogateJoiner()  # pairs split between events joined, lone halves replaced
         self._runs = PlainRuns()  # plain events read by their frame, a read's run of them as one chunk
+        self._written = type(self.wire) is OpenAIWire  # a plain chunk may leave as its frame writes it
         self.finished = False
         self.saw_data = False  # the last read() met data (not only comments)
         self._chars = 0  # upstream characters (or bytes) read so far: no parser holds a longer block
@@ -291,11 +294,9 @@ class ChatStreamRewriter:
             self.saw_data = True
             return [("fail", str(exc))]
         self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
-        return self._runs.decode(events, self._decode, self._whole)
-
-    def _whole(self) -> bool:
-        """No surrogate half is held for the next event (so plain events may be read by their frame)."""
-        return not self._surrogates.held
+        if self._runs.given_up:
+            return [self._decode(event) for event in events]
+        return self._runs.decode(events, self._decode, lambda: not self._surrogates.held)  # (no half held)
 
     def may_be_slow(self, decoded: list[Decoded] | None = None) -> bool:
         """Could ``write(decoded)`` (None: ending the stream) decode a large block?
@@ -304,8 +305,9 @@ class ChatStreamRewriter:
             return False
         if decoded is None:
             return self._rewriter.may_be_slow()
-        return any(self._rewriter.may_be_slow(value) if kind == "chunk" else self._rewriter.may_be_slow()
-                   for kind, value in decoded if kind != "event" or value.data is not None)
+        chunks = (value if kind == "chunk" else value[0].chunk(value[1]) if kind == "plain" else None
+                  for kind, value in decoded if kind != "event" or value.data is not None)
+        return any(self._rewriter.may_be_slow(chunk) for chunk in chunks)
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
@@ -362,6 +364,13 @@ class ChatStreamRewriter:
             return self._fail(value)
         if kind == "raw":
             return [("raw", value)]
+        if kind == "plain":  # plain events read by their frame (``plain_runs``): the frame's chunk, that text
+            frame, text = value
+            chunks = self._rewriter.feed_text(frame.base, frame.index, text)
+            if chunks is None:
+                written = frame.written(text) if self._written else None
+                return [("written", written) if written is not None else ("chunk", frame.chunk(text))]
+            return self._told() + [("chunk", c) for c in chunks]
         if kind == "event":
             return [("comment", value.comment or "")] if value.data is None else self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:

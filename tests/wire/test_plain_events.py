@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import TOOLS
 from streamparse.wire.chunks import ChunkRewriter
+from streamparse.wire.plain_runs import with_text
 from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
@@ -26,6 +27,9 @@ class Rebuilding(ChunkRewriter):
 
     def feed_plain(self, chunk: Any) -> list[dict[str, Any]] | None:
         return self.feed(chunk)
+
+    def feed_text(self, base: dict[str, Any], index: int, content: str) -> list[dict[str, Any]] | None:
+        return self.feed(with_text(base, content))  # (an event read by its frame: ``plain_runs``)
 
 
 def reference_rewriter() -> ChatStreamRewriter:
@@ -155,15 +159,27 @@ def upstream_events(draw: st.DrawFn) -> list[bytes]:
 
 
 class Recording(ChunkRewriter):
-    """``feed_plain`` as it is, with a note of each chunk it let go unchanged."""
+    """``feed_plain`` (and ``feed_text``, for an event read by its frame) as they are, with a note of each
+    chunk let go unchanged."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.plain: list[bool] = []
+        self.inside = False  # in feed_plain (which asks feed_text)
 
     def feed_plain(self, chunk: Any) -> list[dict[str, Any]] | None:
-        got = super().feed_plain(chunk)
+        self.inside = True
+        try:
+            got = super().feed_plain(chunk)
+        finally:
+            self.inside = False
         self.plain.append(got is None)
+        return got
+
+    def feed_text(self, base: dict[str, Any], index: int, content: str) -> list[dict[str, Any]] | None:
+        got = super().feed_text(base, index, content)
+        if not self.inside:
+            self.plain.append(got is None)
         return got
 
 

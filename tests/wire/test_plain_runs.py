@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import TOOLS
 from streamparse.wire.plain_runs import MAX_LEARNS
-from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder
+from streamparse.wire.sse import ChatStreamRewriter, OpenAIWire, SSEDecoder
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 CALL_ID = re.compile(r"call_[0-9a-zA-Z]+")
@@ -124,7 +124,7 @@ def test_events_that_all_differ_are_read_one_by_one_and_the_frame_given_up() -> 
     rw = ChatStreamRewriter(TOOLS)
     out = rw.feed_bytes(b"".join(sse(e) for e in events))
     assert client_chunks(out) == events
-    assert rw._runs._learns >= MAX_LEARNS and not rw._runs._prefix
+    assert rw._runs.given_up and rw._runs._frame is None
 
 
 def test_a_marker_split_across_joined_events_never_leaks() -> None:
@@ -187,3 +187,24 @@ def test_text_after_its_choices_finish_passes_as_text_and_the_stream_goes_on() -
     out += rw.feed_bytes(b"data: [DONE]\n\n")
     assert "".join(c["choices"][0]["delta"].get("content") or "" for c in client_chunks(out)) == "alate <tool_call> b"
     assert out.endswith(b"data: [DONE]\n\n")
+
+
+class Rebuilt(OpenAIWire):
+    """The OpenAI wire, not known as such to the rewriter: every plain chunk is handed over as a dict."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(reads())
+def test_a_chunk_written_from_its_frame_is_byte_for_byte_what_the_wire_writes(pieces: list[bytes]) -> None:
+    written, rebuilt = ChatStreamRewriter(TOOLS), ChatStreamRewriter(TOOLS, wire=Rebuilt())
+    got = [written.feed_bytes(p) for p in pieces] + [written.end_bytes()]
+    expected = [rebuilt.feed_bytes(p) for p in pieces] + [rebuilt.end_bytes()]
+    assert [CALL_ID.sub("", o.decode()) for o in got] == [CALL_ID.sub("", o.decode()) for o in expected]
+
+
+def test_one_plain_event_per_read_is_read_by_its_frame_and_leaves_as_the_rewrite_writes_it() -> None:
+    rw, reference = ChatStreamRewriter(TOOLS), ChatStreamRewriter(TOOLS, wire=Rebuilt())
+    for part in ["Hello", " there", ', "quoted"\n', " caf\u00e9"]:
+        event = b"data: " + json.dumps(chunk(part)).encode() + b"\n\n"  # spaced and ASCII: not compact
+        assert rw.feed_bytes(event) == reference.feed_bytes(event) == sse(chunk(part))
+    assert rw._runs._frame is not None and rw._runs._learns == 0  # the later events fitted the frame
