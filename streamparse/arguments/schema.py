@@ -352,7 +352,12 @@ def mistyped(value: Any, schema: Mapping[str, Any] | None, path: str = "") -> li
     if not isinstance(schema, Mapping):
         return []
     notes: list[Note] = []
-    types = declared_types(schema) if "enum" not in schema or "type" in schema else []
+    declared = schema.get("type")
+    if isinstance(declared, str):  # the common case, without building lists of aliases
+        low = declared.lower()
+        types = [TYPE_ALIASES.get(low, low)]
+    else:
+        types = declared_types(schema) if declared is not None or "enum" not in schema else []
     actual = _json_type(value)
     if types and not _fits(actual, value, types):
         notes.append(("type_mismatch", path, {"value": brief(value), "type": " or ".join(types)}))
@@ -368,7 +373,7 @@ def mistyped(value: Any, schema: Mapping[str, Any] | None, path: str = "") -> li
 
 
 def _fits(actual: str, value: Any, types: list[str]) -> bool:
-    if actual in types or not set(types) <= _JSON_TYPES:
+    if actual in types or any(t not in _JSON_TYPES for t in types):
         return True  # a type JSON Schema does not know ("any", "tuple" unaliased …) rules nothing out
     return (actual == "integer" and "number" in types) or (
         actual == "number" and "integer" in types and float(value).is_integer())
