@@ -1,22 +1,22 @@
-"""Runs of plain text events that arrived together, read as one chunk without decoding each (sans-I/O).
+"""Plain text events read by the frame their upstream writes them in; a read's run of them as one chunk (sans-I/O).
 
 A *plain* chunk is a ``chat.completion.chunk`` whose one choice says only text: ``delta`` holds ``content``
 (a non-empty string) and nothing else that is not null, no ``logprobs``, no finish, no other choice field.
 An upstream writes its plain events alike but for the text: the same bytes before the content's string literal
 and after it. ``PlainRuns`` learns that frame from one plain event (proved by decoding the event with another
 literal spliced in: it must read as the same chunk with only ``content`` changed), then reads each event that
-fits the frame (its middle a single valid JSON string literal) as that chunk with the literal's text, without
-decoding the rest. Consecutive fitting events of one read become ONE chunk with their texts joined: one parse,
-one encoding.
+fits the frame (its middle a single valid JSON string literal) as ``("plain", (frame, text))`` without decoding
+the rest. Consecutive fitting events of one read become ONE such item, their texts joined: one parse, one
+encoding (``ChunkRewriter.feed_text``; on the OpenAI wire, ``Frame.written``: the frame's own encoding around
+the text's literal).
 
 Invariants: what a fitting event is read as equals what decoding it whole gives (the frame outside the literal
 is byte for byte the learned event's, and a literal in a JSON value position is that value whatever it holds);
 only events already at hand are joined (nothing waits for a later read); text keeps its order and every
 character; any event that does not fit (other fields, another envelope or choice, an escape of a surrogate
-half, a comment, ``[DONE]``) ends the run and is decoded on its own, in order; frames are tried at most ``MAX_LEARNS``
-times in a row without an event fitting one, then never again in the stream, so a stream whose events all
-differ (a per-event stamp) costs nothing more after its first few. A read of one event is decoded whole (as
-cheap as reading it by its frame).
+half, a comment, ``[DONE]``) ends the run and is decoded on its own, in order; frames are tried at most
+``MAX_LEARNS`` times in a row without an event fitting one, then never again in the stream (``given_up``), so a
+stream whose events all differ (a per-event stamp) costs nothing more after its first few.
 """
 
 from __future__ import annotations
