@@ -1,10 +1,7 @@
-"""Server-sent events, sans-I/O: decode an upstream byte stream into events, and
-rewrite a chat-completion SSE stream event by event.
-
-Used by the proxy (``proxy.rewrite``, reading the upstream with httpx) and by the
-ASGI middleware (``proxy.middleware``, reading the wrapped app's body), so both handle
-the same upstream quirks: comment lines (``: ping``), ``\\r\\n`` or lone ``\\r`` line ends,
-multi-line ``data:``, a missing final blank line, ``[DONE]``.
+"""Server-sent events, sans-I/O: decode an upstream byte stream into events, and rewrite a chat-completion SSE
+stream event by event. Used by the proxy (``proxy.rewrite``, reading the upstream with httpx) and by the ASGI
+middleware (``proxy.middleware``), so both handle the same upstream quirks: comment lines (``: ping``), ``\\r\\n``
+or lone ``\\r`` line ends, multi-line ``data:``, a missing final blank line, ``[DONE]``.
 
 Invariant: a rewritten stream ends exactly once, with ``[DONE]`` or an error event, after
 everything the parser held has been sent; the decoder's memory is bounded by ``max_line``;
