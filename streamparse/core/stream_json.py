@@ -331,11 +331,8 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
         """``{x: Paris y: 2}``: a colon shows the last bare word was a key after a missing comma. The words
         before it are the value; the last one is read again, as a key."""
         assert self._bare is not None
-        while self._bare[-1].isspace():
-            self._bare.pop()
-        key = self._bare.pop()
-        while self._bare[-1].isspace():
-            self._bare.pop()
+        value, key = "".join(self._bare).rsplit(None, 1)  # at least two words (the caller counted them)
+        self._bare = [value]
         self._scalar = self._bare_value()
         self._release()
         self._word = key

@@ -70,16 +70,21 @@ def completion_chunks(texts: list[str], model: str, *, include_usage: bool = Fal
         yield {**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n}}
 
 
+STAMP_EVERY = 8  # one chunk in this many carries the send stamp
+
+
 def sse_frames(chunks: Iterator[dict[str, Any]], *, ping_every: int = 8, stamp: bool = False) -> Iterator[bytes]:
     """Chunk dicts -> SSE bytes, llama.cpp style (ASCII-escaped JSON, periodic comment pings, [DONE]).
 
-    ``stamp`` adds ``x_sent`` (wall-clock seconds) to each chunk, produced lazily so
-    it is the send time: the load test measures added latency with it.
+    ``stamp`` adds ``x_sent`` (wall-clock seconds) to one chunk in ``STAMP_EVERY``, produced lazily so it is the
+    send time: the load test measures added latency with it. Not to every chunk: a real upstream writes its text
+    chunks alike but for the text, and the proxy joins such chunks arriving in one read; a stamp in each would make
+    every chunk unique and the proxy's cost unlike a real upstream's.
     """
     for n, chunk in enumerate(chunks):
         if ping_every and n and n % ping_every == 0:
             yield f": ping - {time.strftime('%a %b %d %H:%M:%S %Y')}\n\n".encode()
-        if stamp:
+        if stamp and n % STAMP_EVERY == 0:
             chunk = {**chunk, "x_sent": time.time()}
         yield b"data: " + json.dumps(chunk, ensure_ascii=True).encode() + b"\n\n"
     yield b"data: [DONE]\n\n"

@@ -1,5 +1,5 @@
-"""Server-sent events, sans-I/O: decode an upstream byte stream into events, and rewrite a chat-completion SSE
-stream event by event. Used by the proxy (``proxy.rewrite``, reading the upstream with httpx) and by the ASGI
+"""Server-sent events, sans-I/O: rewrite a chat-completion SSE stream event by event (the events read by
+``sse_decode``, whose names this module also exports). Used by the proxy (``proxy.rewrite``, reading the upstream with httpx) and by the ASGI
 middleware (``proxy.middleware``), so both handle the same upstream quirks: comment lines (``: ping``), ``\\r\\n``
 or lone ``\\r`` line ends, multi-line ``data:``, a missing final blank line, ``[DONE]``.
 
@@ -15,140 +15,20 @@ that fit the stream's frame go on as one chunk with their texts joined (``plain_
 
 from __future__ import annotations
 
-import codecs
 import json
 
 import orjson
-from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
 from .plain_runs import Decoded, PlainRuns
+from .sse_decode import EventTooLarge, SSEDecoder, SSEEvent
 from .surrogates import SurrogateJoiner
 
 __all__ = ["SSEEvent", "SSEDecoder", "EventTooLarge", "ChatStreamRewriter", "Output", "Wire", "OpenAIWire",
            "openai_items", "encode_event", "encode_items", "error_body", "error_item", "dumps"]
-
-
-class EventTooLarge(ValueError):
-    """An SSE line passed the decoder's ``max_line`` (the stream cannot be read safely any further)."""
-
-
-@dataclass(slots=True)
-class SSEEvent:
-    data: str | None = None  # None for a comment-only event
-    event: str | None = None
-    id: str | None = None
-    comment: str | None = None
-
-
-class SSEDecoder:
-    """Bytes in, complete events out. Incomplete lines are kept for the next feed, up to
-    ``max_line`` characters: past that, :class:`EventTooLarge` (memory stays bounded)."""
-
-    def __init__(self, max_line: int | None = None) -> None:
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._after_cr = False  # the last piece ended in \r
-        self._max_line = max_line
-        self._partial: list[str] = []  # the current line so far (kept as pieces: lines can be huge)
-        self._partial_len = 0
-        self._data: list[str] = []
-        self._event: str | None = None
-        self._id: str | None = None
-
-    def feed(self, data: bytes | str) -> list[SSEEvent]:
-        if not isinstance(data, bytes):
-            text = data
-        elif self._utf8.buffer:  # a character cut between two pieces
-            text = self._utf8.decode(data)
-        else:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:  # cut at the end, or invalid: the incremental decoder says it
-                text = self._utf8.decode(data)
-        if self._after_cr and text.startswith("\n"):  # the \n of a \r\n cut between two pieces
-            text = text[1:]
-        self._after_cr = text.endswith("\r")
-        if "\r" in text:  # SSE lines may end in \r\n, \n or a lone \r
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if not self._partial and not self._data and text.endswith("\n\n") and self._event is None and self._id is None:
-            return self._events(text)
-        k = text.rfind("\n")
-        if k < 0:
-            if text:
-                self._partial.append(text)
-                self._partial_len += len(text)
-                self._check(self._partial_len)
-            return []
-        complete = "".join(self._partial) + text[:k]
-        self._partial = [text[k + 1 :]] if k + 1 < len(text) else []
-        self._partial_len = len(text) - k - 1
-        out: list[SSEEvent] = []
-        for line in complete.split("\n"):
-            self._check(len(line))
-            self._line(line.rstrip("\r"), out)
-        self._check(self._partial_len)
-        return out
-
-    def _events(self, text: str) -> list[SSEEvent]:
-        """Whole events, nothing pending before them (the usual piece): an event of one ``data: `` line is
-        taken at once, any other goes through ``_line`` as in ``feed``."""
-        out: list[SSEEvent] = []
-        limit = self._max_line
-        for block in text[:-2].split("\n\n"):
-            if block.startswith("data: ") and "\n" not in block:
-                if limit is not None and len(block) > limit:
-                    self._check(len(block))
-                out.append(SSEEvent(block[6:]))
-                continue
-            for line in block.split("\n"):
-                self._check(len(line))
-                self._line(line, out)
-            self._dispatch(out)
-        return out
-
-    @property
-    def in_field_line(self) -> bool:
-        """Part of a field line (not a comment) has arrived: the upstream is sending data."""
-        return bool(self._partial) and not self._partial[0].startswith(":")
-
-    def _check(self, length: int) -> None:
-        if self._max_line is not None and length > self._max_line:
-            self._partial, self._partial_len, self._data = [], 0, []
-            raise EventTooLarge(f"an upstream SSE line is longer than the limit of {self._max_line} characters")
-
-    def close(self) -> list[SSEEvent]:
-        """End of the byte stream: a last line without its newline still counts."""
-        out: list[SSEEvent] = []
-        rest = "".join(self._partial) + self._utf8.decode(b"", final=True)
-        self._partial, self._partial_len = [], 0
-        if rest:
-            self._line(rest.rstrip("\r"), out)
-        self._dispatch(out)
-        return out
-
-    def _line(self, line: str, out: list[SSEEvent]) -> None:
-        if not line:
-            self._dispatch(out)
-            return
-        if line.startswith(":"):
-            out.append(SSEEvent(comment=line[1:].lstrip()))
-            return
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._event = value
-        elif field == "id":
-            self._id = value
-
-    def _dispatch(self, out: list[SSEEvent]) -> None:
-        if self._data:
-            out.append(SSEEvent(data="\n".join(self._data), event=self._event, id=self._id))
-        self._data, self._event, self._id = [], None, None
 
 
 def encode_event(data: str | None = None, *, comment: str | None = None, event: str | None = None) -> bytes:
