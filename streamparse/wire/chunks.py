@@ -222,8 +222,10 @@ class ChunkRewriter:
         """``feed_plain`` of the plain chunk ``base`` saying ``content`` (``base``: a chunk ``plain_runs.plain_text``
         reads, of choice ``index``, the one a frame was learned from), built only when it cannot go on as it
         came (None)."""
+        if not self.parsing:
+            return self.feed(with_text(base, content))
         state = self._choice(index)
-        if state.finished or not self.parsing:
+        if state.finished:
             return self.feed(with_text(base, content))
         self._last = base  # (its envelope: what close() needs)
         events = state.parser.feed(content)

@@ -1,7 +1,8 @@
 """Plain text events read by the frame their upstream writes them in; a read's run of them as one chunk (sans-I/O).
 
 A *plain* chunk is a ``chat.completion.chunk`` whose one choice says only text: ``delta`` holds ``content``
-(a non-empty string) and nothing else that is not null, no ``logprobs``, no finish, no other choice field.
+(a non-empty string) and nothing else that is not null, no ``logprobs``, no finish, no other choice field that is
+not null, and the chunk reports no ``usage``.
 An upstream writes its plain events alike but for the text: the same bytes before the content's string literal
 and after it. ``PlainRuns`` learns that frame from one plain event (proved by decoding the event with another
 literal spliced in: it must read as the same chunk with only ``content`` changed), then reads each event that
@@ -39,14 +40,15 @@ _SENTINEL_LITERAL = orjson.dumps(_SENTINEL).decode()
 
 def plain_text(chunk: Any) -> str | None:
     """The text of a plain chunk (see the module), else None."""
-    if type(chunk) is not dict:
+    if type(chunk) is not dict or chunk.get("usage") is not None:  # a usage report counts per event: never joined
         return None
     choices = chunk.get("choices")
     if type(choices) is not list or len(choices) != 1:
         return None
     choice = choices[0]
     if (type(choice) is not dict or choice.get("finish_reason", 0) is not None or choice.get("logprobs") is not None
-            or type(choice.get("index")) is not int or not _CHOICE_KEYS.issuperset(choice)):
+            or type(choice.get("index")) is not int
+            or any(v is not None for k, v in choice.items() if k not in _CHOICE_KEYS)):  # SGLang: matched_stop null
         return None
     delta = choice.get("delta")
     if type(delta) is not dict:
@@ -119,13 +121,11 @@ class PlainRuns:
         inner = data[start + 1:end - 1]
         if '"' not in inner and "\\" not in inner and inner.isprintable():
             return inner  # the usual literal: nothing escaped, no control character
-        if _LITERAL.fullmatch(data, start, end) is None:
-            return None
-        try:
-            text: str = orjson.loads(data[start:end])  # refuses an escaped surrogate half: decoded the usual way
+        try:  # one JSON string literal, nothing after it (orjson refuses an escaped surrogate half too)
+            text = orjson.loads(data[start:end])
         except orjson.JSONDecodeError:
             return None
-        return text
+        return text if type(text) is str else None
 
     def learn(self, data: str, chunk: Any) -> str | None:
         """Learn the frame of ``data``, which decoded to ``chunk``; its text when it is plain, else None."""

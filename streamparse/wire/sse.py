@@ -133,7 +133,8 @@ class ChatStreamRewriter:
     becomes True. ``unmet`` (a message) is said as an SSE comment before the end when
     the stream made no tool call (a request whose ``tool_choice`` demanded one). Each parser
     diagnostic is said as an SSE comment (``: streamparse diagnostic {json}``, see ``diagnostics``)
-    before the chunks of the same upstream event, unless ``report_diagnostics=False``; ``on_events``
+    before the chunks of the same upstream event (a run of plain events joined from one read counts as one),
+    unless ``report_diagnostics=False``; ``on_events``
     sees the parser's events (both options go to the :class:`ChunkRewriter`).
 
     ``feed_bytes`` is ``write(read(raw))``: a transport may look between the two

@@ -208,3 +208,27 @@ def test_one_plain_event_per_read_is_read_by_its_frame_and_leaves_as_the_rewrite
         event = b"data: " + json.dumps(chunk(part)).encode() + b"\n\n"  # spaced and ASCII: not compact
         assert rw.feed_bytes(event) == reference.feed_bytes(event) == sse(chunk(part))
     assert rw._runs._frame is not None and rw._runs._learns == 0  # the later events fitted the frame
+
+
+def test_usage_reported_per_event_is_never_joined() -> None:
+    """A chunk that reports usage counts per event (clients add it up): such events are not joined into one."""
+    usage = {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
+    events = [{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "usage": usage,
+               "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]} for text in "abc"]
+    rewriter = ChatStreamRewriter(parse_without_tools=True)
+    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    out = rewriter.feed_bytes(body) + rewriter.end_bytes()
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data not in (None, "[DONE]")]
+    assert sum(c["usage"]["total_tokens"] for c in chunks if c.get("usage")) == 18
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]) == "abc"
+
+
+def test_null_choice_fields_an_engine_writes_do_not_stop_joining() -> None:
+    """SGLang writes ``"matched_stop": null`` in every choice: still plain, still joined."""
+    events = [{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None, "matched_stop": None}]}
+              for text in ["ab", "cd", "ef"]]
+    rewriter = ChatStreamRewriter(parse_without_tools=True)
+    out = rewriter.feed_bytes(b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events))
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data not in (None, "[DONE]")]
+    assert [c["choices"][0]["delta"]["content"] for c in chunks] == ["abcdef"]  # one chunk, as the upstream framed it
