@@ -17,7 +17,8 @@ only events already at hand are joined (nothing waits for a later read); text ke
 character; any event that does not fit (other fields, another envelope or choice, an escape of a surrogate
 half, a comment, ``[DONE]``) ends the run and is decoded on its own, in order; frames are tried at most
 ``MAX_LEARNS`` times in a row without an event fitting one, then never again in the stream (``given_up``), so a
-stream whose events all differ (a per-event stamp) costs nothing more after its first few.
+stream whose events all differ (a per-event stamp) costs nothing more after its first few; a frame is replaced
+only after ``RELEARN_AFTER`` plain events in a row miss it, so one odd event among alike ones costs no learning.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import orjson
 __all__ = ["PlainRuns", "Frame", "plain_text", "with_text", "MAX_LEARNS"]
 
 MAX_LEARNS = 4  # frames tried in a row without an event fitting one: then no more
+RELEARN_AFTER = 2  # plain events in a row that miss the frame before another is learned
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
 # One JSON string literal, whole (RFC 8259: no raw control character, only the defined escapes).
 _LITERAL = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
@@ -108,6 +110,7 @@ class PlainRuns:
     def __init__(self) -> None:
         self._frame: Frame | None = None
         self._learns = 0  # frames tried since an event last fitted one
+        self._misses = 0  # plain events in a row that did not fit the frame (one odd event keeps it: a stamp)
         self.given_up = False  # MAX_LEARNS frames tried and none fitted: every event is decoded on its own
 
     def text(self, data: str) -> str | None:
@@ -170,17 +173,23 @@ class PlainRuns:
             text = self.text(data) if use and data is not None else None
             if text is not None:
                 texts.append(text)
-                self._learns = 0
+                self._learns = self._misses = 0
                 continue
             if texts:
                 out.append(("plain", (self._frame, "".join(texts))))
                 texts = []
             item = decode(event)
             use = ready()
+            if self._frame is not None and item[0] == "chunk" and plain_text(item[1]) is not None:
+                self._misses += 1
+                if self._misses < RELEARN_AFTER:  # an odd plain event (one stamped chunk in N): the frame stays
+                    out.append(item)
+                    continue
             if (use and item[0] == "chunk" and data is not None and self._learns < MAX_LEARNS
                     and (learned := self.learn(data, item[1])) is not None and self._frame is not None
                     and self._frame.base is item[1]):
                 texts.append(learned)  # the start of a run
+                self._misses = 0
                 continue
             out.append(item)
         if texts:

@@ -232,3 +232,18 @@ def test_null_choice_fields_an_engine_writes_do_not_stop_joining() -> None:
     out = rewriter.feed_bytes(b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events))
     chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data not in (None, "[DONE]")]
     assert [c["choices"][0]["delta"]["content"] for c in chunks] == ["abcdef"]  # one chunk, as the upstream framed it
+
+
+def test_one_odd_event_in_a_run_keeps_the_frame() -> None:
+    """One stamped chunk in 8 (as a load test's upstream writes them) is read on its own; the frame stays, so the
+    alike chunks around it are still joined and nothing is learned again for it."""
+    texts = [f"t{n} " for n in range(16)]
+    events = [{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+               **({"x_sent": 1000.0 + n} if n % 8 == 0 else {})} for n, text in enumerate(texts)]
+    rewriter = ChatStreamRewriter(parse_without_tools=True)
+    out = rewriter.feed_bytes(b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events))
+    chunks = [json.loads(e.data) for e in SSEDecoder().feed(out) if e.data not in (None, "[DONE]")]
+    assert "".join(c["choices"][0]["delta"]["content"] for c in chunks) == "".join(texts)
+    assert [c.get("x_sent") for c in chunks if "x_sent" in c] == [1000.0, 1008.0]  # each stamp kept, once
+    assert len(chunks) == 5  # t0 (first frame), t1, t2-t7 joined (frame relearned once), t8 alone, t9-t15 joined
