@@ -237,16 +237,19 @@ def strip_layout(raw: str) -> str:
     return value
 
 
-def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None, layout: bool = True) -> Any:
+def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None, layout: bool = True,
+                     types: list[str] | None = None) -> Any:
     """An XML-style parameter value (Qwen3, GLM, Seed-OSS, MiniMax): raw text, typed only by the schema.
 
     Layout is removed first (:func:`strip_layout`), unless the dialect writes none (``layout=False``: the
     value is exactly what is between its tags, as GLM writes it). Without a schema, or when the
     schema allows a string, the text stays a string; ``null``/``None`` becomes JSON
-    null when the schema allows null (``anyOf: [{type: string}, {type: null}]``).
+    null when the schema allows null (``anyOf: [{type: string}, {type: null}]``). ``types``: the schema's
+    :func:`declared_types`, when the caller has them already.
     """
     value = strip_layout(raw) if layout else raw
-    types = declared_types(schema)
+    if types is None:
+        types = declared_types(schema)
     if "null" in types and value.strip().lower() in ("null", "none"):
         return None
     if not types or "string" in types:

@@ -15,12 +15,54 @@ from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
 from ..arguments.relaxed_json import comments_outside_strings
-from ..arguments.schema import ArgumentError, UnparsedArguments
+from ..arguments.schema import TYPE_ALIASES, ArgumentError, UnparsedArguments, _fits, declared_types
 from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall
 
 __all__ = ["CallFactory", "new_call_id", "value_note"]
+
+_STRING = ["string"]
+_NO_TYPES: list[str] = []  # a parameter the schema does not name
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False) without a new encoder per call
+
+
+class _Tool:
+    """One tool's schema read once per parser: what typing and checking a call's arguments look up per value.
+    Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema."""
+
+    __slots__ = ("schema", "props", "types", "plain_strings", "top_fits", "required")
+
+    def __init__(self, schema: dict[str, Any]):
+        self.schema = schema
+        props = schema.get("properties")
+        self.props: Any = props if type(props) is dict or isinstance(props, Mapping) else None
+        self.types: dict[str, list[str]] = {}  # as coerce_xml_value reads them
+        plain = []  # properties whose mistyped() check of a string value can find nothing: {"type": "string"}
+        for k, v in (self.props or {}).items():
+            self.types[k] = types = declared_types(v)
+            if types == _STRING and type(v.get("type")) is str:
+                plain.append(k)
+        self.plain_strings = frozenset(plain)
+        declared = schema.get("type")  # mistyped()'s reading of the schema's own type, for an object value
+        top = ([TYPE_ALIASES.get(declared.lower(), declared.lower())] if isinstance(declared, str)
+               else declared_types(schema) if declared is not None or "enum" not in schema else [])
+        self.top_fits = not top or _fits("object", {}, top)
+        self.required = [k for k in schema.get("required") or [] if isinstance(k, str)]
+
+    def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
+        """``args_mod.mistyped(arguments, self.schema)``, skipping the string values of plain string properties."""
+        if not self.top_fits:
+            return args_mod.mistyped(arguments, self.schema)
+        props = self.props
+        if props is None:
+            return []
+        notes: list[args_mod.Note] = []
+        plain = self.plain_strings
+        for k, v in arguments.items():
+            if not (k in plain and isinstance(v, str)):
+                notes += args_mod.mistyped(v, props.get(k), k)
+        return notes
 
 
 def new_call_id() -> str:
@@ -37,6 +79,13 @@ class CallFactory:
         self.new_id = id_factory
         self.count = 0
         self._enums: dict[str, bool] = {}  # tool name -> its schema names an enum somewhere
+        self._tools: dict[str, _Tool] = {}  # tool name -> its schema, read once
+
+    def _tool(self, name: str, schema: dict[str, Any]) -> _Tool:
+        tool = self._tools.get(name)
+        if tool is None or tool.schema is not schema:
+            tool = self._tools[name] = _Tool(schema)
+        return tool
 
     def has_enum(self, name: str) -> bool:
         """Does the tool's schema hold an ``enum`` anywhere? (Found once per tool: no enum, no enum check.)"""
@@ -61,7 +110,7 @@ class CallFactory:
             calls, _ = d.decode(item, head_name if d.body != TAGGED else None)
             if len(calls) != 1 or calls[0][0] != name:
                 return None, "the item does not read as this one call"
-            return self._typed(d, name, calls[0][1])[1], ""
+            return self._typed(d, name, calls[0][1], check=False)[1], ""  # its caller checks the arguments
         except (ArgumentError, ValueError, RecursionError) as exc:
             return None, str(exc)[:200]
 
@@ -74,8 +123,12 @@ class CallFactory:
             _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
             out += [value_note(d, name, note) for note in found]
         if isinstance(arguments, dict) and schema:
-            out += [value_note(d, name, note) for note in args_mod.mistyped(arguments, schema)]
-        missing = args_mod.missing_required(arguments if isinstance(arguments, dict) else {}, schema)
+            out += [value_note(d, name, note) for note in self._tool(name, schema).mistyped(arguments)]
+        if schema:
+            given = arguments if isinstance(arguments, dict) else {}
+            missing = [k for k in self._tool(name, schema).required if k not in given]
+        else:
+            missing = []  # no schema, nothing required
         if missing:
             out.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
                                   {"name": name, "missing": missing}))
@@ -142,8 +195,9 @@ class CallFactory:
         return Diagnostic("repaired", f"{d.name}: block repaired before parsing; comments removed: {removed}",
                           d.name, {"removed": removed})
 
-    def _typed(self, d: Dialect, name: str, arguments: Any) -> tuple[str, str, list[Diagnostic]]:
-        """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics)."""
+    def _typed(self, d: Dialect, name: str, arguments: Any, check: bool = True) -> tuple[str, str, list[Diagnostic]]:
+        """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics). ``check=False``:
+        the final checks (:meth:`notes`) are left out, for a caller that makes them itself."""
         schema = (self.schemas or {}).get(name)
         notes: list[Diagnostic] = []
         if isinstance(arguments, UnparsedArguments):
@@ -153,9 +207,14 @@ class CallFactory:
             notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
         written = arguments
         if d.text_values:
-            props = (schema or {}).get("properties") or {}
-            arguments = {k: args_mod.coerce_xml_value(v, props.get(k), d.value_layout) if isinstance(v, str) else v
-                         for k, v in arguments.items()}
+            if schema:
+                tool = self._tool(name, schema)
+                props, types = tool.props or {}, tool.types
+            else:
+                props, types = {}, {}
+            layout = d.value_layout
+            arguments = {k: args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES))
+                         if isinstance(v, str) else v for k, v in arguments.items()}
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
         if schema and isinstance(arguments, dict) and (self.has_enum(name) or (not d.text_values
@@ -163,8 +222,9 @@ class CallFactory:
             # typed (reported), and case-only enum mismatches spelled as the enum spells them
             arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
             notes += [value_note(d, name, note) for note in found]
-        notes += self.notes(d, name, arguments, enums=False)
-        return name, json.dumps(arguments, ensure_ascii=False), notes
+        if check:
+            notes += self.notes(d, name, arguments, enums=False)
+        return name, _ENCODE(arguments), notes
 
 
 def value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:

@@ -1,0 +1,81 @@
+"""A tool's schema read once per parser (calls._Tool) gives what the per-value schema functions give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamparse import arguments as args_mod
+from streamparse.core.calls import CallFactory, _Tool
+from streamparse.dialects import DIALECTS
+
+_TYPE_NAMES = st.sampled_from(["string", "String", "str", "text", "integer", "int", "number", "float", "boolean",
+                               "bool", "null", "object", "array", "any", "tuple"])
+_PROP = st.one_of(
+    st.builds(lambda t: {"type": t}, _TYPE_NAMES),
+    st.builds(lambda ts: {"type": ts}, st.lists(_TYPE_NAMES, max_size=3)),
+    st.builds(lambda a, b: {"anyOf": [{"type": a}, {"type": b}]}, _TYPE_NAMES, _TYPE_NAMES),
+    st.builds(lambda e: {"enum": e}, st.lists(st.one_of(st.text(max_size=3), st.integers(), st.none()), max_size=3)),
+    st.builds(lambda t: {"type": t, "items": {"type": "integer"}}, st.sampled_from(["array", "list"])),
+    st.just({}), st.just(None), st.just("string"),
+)
+_KEYS = st.sampled_from(["a", "b", "c", "d"])
+_SCHEMA = st.builds(
+    lambda props, required, top: {**({"type": top} if top is not None else {}), "properties": props,
+                                  "required": required},
+    st.dictionaries(_KEYS, _PROP, max_size=4), st.lists(st.one_of(_KEYS, st.integers()), max_size=3),
+    st.sampled_from([None, "object", "dict", "string", ["object", "null"]]))
+_TEXT = st.sampled_from(["3", " 2.5 ", "\nTrue\n", "null", "None", "x", "[1, 2]", '{"k": 1}', "", "\n  two\n  lines\n"])
+_VALUE = st.one_of(_TEXT, st.integers(), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SCHEMA, st.dictionaries(st.one_of(_KEYS, st.sampled_from(["e"])), _VALUE, max_size=5))
+def test_prepared_checks_match_the_schema_functions(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    tool = _Tool(schema)
+    assert tool.mistyped(arguments) == args_mod.mistyped(arguments, schema)
+    assert tool.required == [k for k in schema["required"] if isinstance(k, str)]
+    props = schema["properties"]
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            for layout in (True, False):
+                assert (args_mod.coerce_xml_value(value, props.get(key), layout, tool.types.get(key, []))
+                        == args_mod.coerce_xml_value(value, props.get(key), layout))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SCHEMA, st.dictionaries(_KEYS, _VALUE, max_size=4))
+def test_notes_are_the_schema_functions_in_order(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    factory = CallFactory({"f": schema}, 10, lambda: "id")
+    d = DIALECTS["qwen3_coder"]
+    notes = factory.notes(d, "f", arguments, enums=False)
+    expected = [n for n in args_mod.mistyped(arguments, schema)]
+    missing = args_mod.missing_required(arguments, schema)
+    assert [(n.code, n.details.get("parameter")) for n in notes] == (
+        [(code, path) for code, path, _ in expected] + ([("missing_required", None)] if missing else []))
+    if missing:
+        assert notes[-1].details["missing"] == missing
+
+
+def test_xml_call_typed_once_per_tool_and_again_after_the_schema_changes() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+                              "required": ["n", "s", "t"]}
+    factory = CallFactory({"f": schema}, 10, lambda: "id")
+    d = DIALECTS["qwen3_coder"]
+    item = "<function=f>\n<parameter=n>\n7\n</parameter>\n<parameter=s>\n8\n</parameter>\n</function>"
+    events, count, failure = factory.from_item(d, item, None)
+    assert failure is None and count == 1
+    assert events[-1].arguments == '{"n": 7, "s": "8"}'
+    assert [e.code for e in events[:-1]] == ["missing_required"] and events[0].details["missing"] == ["t"]
+    factory.schemas = {"f": {"type": "object", "properties": {"n": {"type": "string"}}}}  # a new schema object
+    events, _, _ = factory.from_item(d, item, None)
+    assert [type(e).__name__ for e in events] == ["ToolCall"] and events[0].arguments == '{"n": "7", "s": "8"}'
+
+
+def test_non_ascii_arguments_are_written_as_they_are() -> None:
+    factory = CallFactory(None, 10, lambda: "id")
+    item = "<function=f>\n<parameter=city>\nSão Paulo ✓\n</parameter>\n</function>"
+    events, _, _ = factory.from_item(DIALECTS["qwen3_coder"], item, None)
+    assert events[-1].arguments == '{"city": "São Paulo ✓"}'
