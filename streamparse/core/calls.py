@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
 from ..arguments.relaxed_json import comments_outside_strings
-from ..arguments.schema import TYPE_ALIASES, ArgumentError, UnparsedArguments, _fits, declared_types
+from ..arguments.schema import TYPE_ALIASES, ArgumentError, UnparsedArguments, _fits, declared_types, strip_layout
 from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall
@@ -23,7 +23,8 @@ from .events import Diagnostic, Event, TextDelta, ToolCall
 __all__ = ["CallFactory", "new_call_id", "value_note"]
 
 _STRING = ["string"]
-_NO_TYPES: list[str] = []  # a parameter the schema does not name
+_NO_TYPES: list[str] = []
+_NO_KEYS: frozenset[str] = frozenset()  # a parameter the schema does not name
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False) without a new encoder per call
 
 
@@ -31,7 +32,7 @@ class _Tool:
     """One tool's schema read once per parser: what typing and checking a call's arguments look up per value.
     Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema."""
 
-    __slots__ = ("schema", "props", "types", "plain_strings", "top_fits", "required")
+    __slots__ = ("schema", "props", "types", "plain_strings", "strings", "top_fits", "required")
 
     def __init__(self, schema: dict[str, Any]):
         self.schema = schema
@@ -44,6 +45,7 @@ class _Tool:
             if types == _STRING and type(v.get("type")) is str:
                 plain.append(k)
         self.plain_strings = frozenset(plain)
+        self.strings = frozenset(k for k, types in self.types.items() if types == _STRING)  # typed as written
         declared = schema.get("type")  # mistyped()'s reading of the schema's own type, for an object value
         top = ([TYPE_ALIASES.get(declared.lower(), declared.lower())] if isinstance(declared, str)
                else declared_types(schema) if declared is not None or "enum" not in schema else [])
@@ -118,17 +120,18 @@ class CallFactory:
         """What the schema says of a call's final arguments: values outside their enum (unless ``enums`` is
         false: checked already), required ones missing."""
         schema = self.schema(name)
+        if not schema:
+            return []  # no schema, nothing to check
+        tool = self._tool(name, schema)
         out: list[Diagnostic] = []
-        if enums and isinstance(arguments, dict) and schema and self.has_enum(name):
-            _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
-            out += [value_note(d, name, note) for note in found]
-        if isinstance(arguments, dict) and schema:
-            out += [value_note(d, name, note) for note in self._tool(name, schema).mistyped(arguments)]
-        if schema:
-            given = arguments if isinstance(arguments, dict) else {}
-            missing = [k for k in self._tool(name, schema).required if k not in given]
+        if isinstance(arguments, dict):
+            if enums and self.has_enum(name):
+                _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
+                out += [value_note(d, name, note) for note in found]
+            out += [value_note(d, name, note) for note in tool.mistyped(arguments)]
+            missing = [k for k in tool.required if k not in arguments]
         else:
-            missing = []  # no schema, nothing required
+            missing = tool.required[:]
         if missing:
             out.append(Diagnostic("missing_required", f"{name}: missing required {missing}", d.name,
                                   {"name": name, "missing": missing}))
@@ -209,12 +212,19 @@ class CallFactory:
         if d.text_values:
             if schema:
                 tool = self._tool(name, schema)
-                props, types = tool.props or {}, tool.types
+                props, types, strings = tool.props or {}, tool.types, tool.strings
             else:
-                props, types = {}, {}
-            layout = d.value_layout
-            arguments = {k: args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES))
-                         if isinstance(v, str) else v for k, v in arguments.items()}
+                props, types, strings = {}, {}, _NO_KEYS
+            layout, typed = d.value_layout, {}
+            for k, v in arguments.items():
+                if type(v) is not str:
+                    typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES)) \
+                        if isinstance(v, str) else v
+                elif types.get(k, _NO_TYPES) is _NO_TYPES or k in strings:  # as written (less its layout)
+                    typed[k] = strip_layout(v) if layout else v
+                else:
+                    typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types[k])
+            arguments = typed
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
         if schema and isinstance(arguments, dict) and (self.has_enum(name) or (not d.text_values
