@@ -22,9 +22,9 @@ from .events import Diagnostic, Event, TextDelta, ToolCall
 
 __all__ = ["CallFactory", "new_call_id", "value_note"]
 
-_STRING = ["string"]
-_NO_TYPES: list[str] = []
-_NO_KEYS: frozenset[str] = frozenset()  # a parameter the schema does not name
+_STRING = ["string"]  # the declared types of a plain string parameter
+_NO_TYPES: list[str] = []  # the declared types of a parameter the schema does not name
+_NO_KEYS: frozenset[str] = frozenset()
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False) without a new encoder per call
 
 
