@@ -355,14 +355,8 @@ def mistyped(value: Any, schema: Mapping[str, Any] | None, path: str = "") -> li
     if not isinstance(schema, Mapping):
         return []
     notes: list[Note] = []
-    declared = schema.get("type")
-    if isinstance(declared, str):  # the common case, without building lists of aliases
-        low = declared.lower()
-        types = [TYPE_ALIASES.get(low, low)]
-    else:
-        types = declared_types(schema) if declared is not None or "enum" not in schema else []
-    actual = _json_type(value)
-    if types and not _fits(actual, value, types):
+    types = checked_types(schema)
+    if not fits_types(value, types):
         notes.append(("type_mismatch", path, {"value": brief(value), "type": " or ".join(types)}))
         return notes
     props, items = schema.get("properties"), schema.get("items")
@@ -375,9 +369,18 @@ def mistyped(value: Any, schema: Mapping[str, Any] | None, path: str = "") -> li
     return notes
 
 
-def _fits(actual: str, value: Any, types: list[str]) -> bool:
-    if actual in types or any(t not in _JSON_TYPES for t in types):
-        return True  # a type JSON Schema does not know ("any", "tuple" unaliased …) rules nothing out
+def checked_types(schema: Mapping[str, Any]) -> list[str]:
+    """The types :func:`mistyped` holds a value of ``schema`` to: its declared ones (none for an enum-only schema,
+    whose values :func:`review_values` checks)."""
+    return declared_types(schema) if schema.get("type") is not None or "enum" not in schema else []
+
+
+def fits_types(value: Any, types: list[str]) -> bool:
+    """Is ``value`` of one of ``types`` (:func:`checked_types`)? No types, or one JSON Schema does not know
+    ("any", "tuple" unaliased …), rules nothing out."""
+    actual = _json_type(value)
+    if not types or actual in types or any(t not in _JSON_TYPES for t in types):
+        return True
     return (actual == "integer" and "number" in types) or (
         actual == "number" and "integer" in types and float(value).is_integer())
 

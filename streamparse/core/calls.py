@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
 from ..arguments.relaxed_json import comments_outside_strings
-from ..arguments.schema import TYPE_ALIASES, ArgumentError, UnparsedArguments, _fits, declared_types, strip_layout
+from ..arguments.schema import (ArgumentError, UnparsedArguments, checked_types, declared_types, fits_types,
+                                strip_layout)
 from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall
@@ -46,10 +47,7 @@ class _Tool:
                 plain.append(k)
         self.plain_strings = frozenset(plain)
         self.strings = frozenset(k for k, types in self.types.items() if types == _STRING)  # typed as written
-        declared = schema.get("type")  # mistyped()'s reading of the schema's own type, for an object value
-        top = ([TYPE_ALIASES.get(declared.lower(), declared.lower())] if isinstance(declared, str)
-               else declared_types(schema) if declared is not None or "enum" not in schema else [])
-        self.top_fits = not top or _fits("object", {}, top)
+        self.top_fits = fits_types({}, checked_types(schema))  # mistyped() passes an object value down
         self.required = [k for k in schema.get("required") or [] if isinstance(k, str)]
 
     def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
@@ -217,13 +215,12 @@ class CallFactory:
                 props, types, strings = {}, {}, _NO_KEYS
             layout, typed = d.value_layout, {}
             for k, v in arguments.items():
-                if type(v) is not str:
-                    typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES)) \
-                        if isinstance(v, str) else v
-                elif types.get(k, _NO_TYPES) is _NO_TYPES or k in strings:  # as written (less its layout)
+                if not isinstance(v, str):
+                    typed[k] = v
+                elif type(v) is str and (k not in types or k in strings):  # as written (less its layout)
                     typed[k] = strip_layout(v) if layout else v
                 else:
-                    typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types[k])
+                    typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES))
             arguments = typed
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
