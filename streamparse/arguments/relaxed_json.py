@@ -87,10 +87,17 @@ class ExpressionRefused(ArgumentError):
 
 
 def refuse_expressions(value: Any, where: str, name: str | None = None) -> None:
-    """ExpressionRefused, naming the first one's parameter, when ``value`` holds an expression."""
-    found = expression_paths(value)
-    if found:
-        raise ExpressionRefused(where, *found[0], name=name)
+    """ExpressionRefused, naming the first one's parameter, when ``value`` holds an expression (paths are
+    spelt only then: every decoded call's arguments pass here)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Expression):
+            raise ExpressionRefused(where, *expression_paths(value)[0], name=name)
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def refuse_in_arguments(name: str, arguments: Any) -> None:

@@ -33,34 +33,29 @@ class _Tool:
     """One tool's schema read once per parser: what typing and checking a call's arguments look up per value.
     Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema."""
 
-    __slots__ = ("schema", "props", "types", "plain_strings", "strings", "top_fits", "required")
+    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required")
 
     def __init__(self, schema: dict[str, Any]):
         self.schema = schema
         props = schema.get("properties")
         self.props: Any = props if type(props) is dict or isinstance(props, Mapping) else None
-        self.types: dict[str, list[str]] = {}  # as coerce_xml_value reads them
-        plain = []  # properties whose mistyped() check of a string value can find nothing: {"type": "string"}
-        for k, v in (self.props or {}).items():
-            self.types[k] = types = declared_types(v)
-            if types == _STRING and type(v.get("type")) is str:
-                plain.append(k)
-        self.plain_strings = frozenset(plain)
+        self.types = {k: declared_types(v) for k, v in (self.props or {}).items()}  # as coerce_xml_value reads them
         self.strings = frozenset(k for k, types in self.types.items() if types == _STRING)  # typed as written
         self.top_fits = fits_types({}, checked_types(schema))  # mistyped() passes an object value down
         self.required = [k for k in schema.get("required") or [] if isinstance(k, str)]
 
     def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
-        """``args_mod.mistyped(arguments, self.schema)``, skipping the string values of plain string properties."""
+        """``args_mod.mistyped(arguments, self.schema)``, skipping the string values of string properties (a
+        string fits them: nothing to find)."""
         if not self.top_fits:
             return args_mod.mistyped(arguments, self.schema)
         props = self.props
         if props is None:
             return []
         notes: list[args_mod.Note] = []
-        plain = self.plain_strings
+        strings = self.strings
         for k, v in arguments.items():
-            if not (k in plain and isinstance(v, str)):
+            if not (k in strings and isinstance(v, str)):
                 notes += args_mod.mistyped(v, props.get(k), k)
         return notes
 

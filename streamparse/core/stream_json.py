@@ -36,7 +36,6 @@ _OPERATORS = frozenset("*/%+-")  # after a complete value, one of these starts a
 _EXPRESSION_WORD = re.compile(r"[*/%+\-]|[A-Za-z_$]\.[A-Za-z_$]")
 
 MAX_DEPTH = 400  # deeper values are left out of streamed arguments (json.loads recurses once per level)
-
 ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")  # as arguments.call_from_object reads them
 
 class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
@@ -122,9 +121,7 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
         if self._word and cut:
             self._word = ""
             if self._bare is not None:  # "New York" cut at "New Yo": the value may be longer still, left out
-                f = self._stack[-1]
-                self._scalar, self._bare, f.filled = None, None, self._scalar_filled
-                self._drop_member(f)
+                self._drop_held()
         elif self._word:
             self._end_word()
         self._in_expression = False
@@ -274,10 +271,15 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
 
     def _expression(self) -> None:
         """An operator follows a value: the member is an expression, left out whole (nothing is evaluated)."""
-        f = self._stack[-1]
-        self._scalar, self._bare, f.filled, self._in_expression = None, None, self._scalar_filled, True
+        self._in_expression = True
         if self._live:  # in the arguments (one beside them, in a made-up key, is ignored as whole-call mode ignores it)
             self.expressions.append(self._path())
+        self._drop_held()
+
+    def _drop_held(self) -> None:
+        """The held value is left out, and its member with it (as if never written)."""
+        f = self._stack[-1]
+        self._scalar, self._bare, f.filled = None, None, self._scalar_filled
         self._drop_member(f)
 
     def _end_word(self) -> None:
