@@ -14,7 +14,7 @@ from typing import Any
 
 from lark import Token, Transformer, v_args
 
-from ..arguments.relaxed_json import expressions_in, refuse_in_arguments
+from ..arguments.relaxed_json import holds_expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
 from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
@@ -159,7 +159,7 @@ def _json_value(raw: str) -> Any:
         value, _ = loads_calls(raw)
     except ArgumentError:
         return raw
-    return value if expressions_in(value) else raw
+    return value if holds_expression(value) else raw
 
 
 dsml_calls = grammar_decoder("deepseek_v32", _DsmlCalls())
