@@ -207,16 +207,7 @@ class ChunkRewriter:
         content = delta.get("content")
         if type(content) is not str or not content:
             return self.feed(chunk)
-        state = self._choice(index)
-        if state.finished:
-            return self.feed(chunk)
-        self._last = chunk
-        events = state.parser.feed(content)
-        if _released_whole(state, events, content):
-            if self.on_events is not None:
-                self.on_events(events)
-            return None
-        return self._plain_chunks(chunk, choice, delta, index, state, events)
+        return self.feed_text(chunk, index, content)  # (its chunk saying content is a copy of this one)
 
     def feed_text(self, base: dict[str, Any], index: int, content: str) -> list[dict[str, Any]] | None:
         """``feed_plain`` of the plain chunk ``base`` saying ``content`` (``base``: a chunk ``plain_runs.plain_text``
@@ -230,8 +221,7 @@ class ChunkRewriter:
         self._last = base  # (its envelope: what close() needs)
         events = state.parser.feed(content)
         if _released_whole(state, events, content):
-            if self.on_events is not None:
-                self.on_events(events)
+            self._seen(index, events)  # (one TextDelta: no diagnostic to keep)
             return None
         chunk = with_text(base, content)
         choice = chunk["choices"][0]
@@ -331,6 +321,11 @@ class ChunkRewriter:
                                       or (choice.get("finish_reason") and state.parser.may_be_slow())):
                 return True
         return False
+
+    def may_be_slow_text(self, index: int, content: str) -> bool:
+        """``may_be_slow`` of a plain chunk of choice ``index`` saying ``content``, without building it."""
+        state = self._choices.get(index)
+        return state is not None and state.parser.may_be_slow(content)
 
     def close(self) -> list[dict[str, Any]]:
         """Upstream ended: release what each unfinished choice still holds."""

@@ -183,9 +183,10 @@ class ChatStreamRewriter:
             return False
         if decoded is None:
             return self._rewriter.may_be_slow()
-        chunks = (value if kind == "chunk" else value[0].chunk(value[1]) if kind == "plain" else None
-                  for kind, value in decoded if kind != "event" or value.data is not None)
-        return any(self._rewriter.may_be_slow(chunk) for chunk in chunks)
+        rewriter = self._rewriter
+        return any(rewriter.may_be_slow_text(value[0].index, value[1]) if kind == "plain"
+                   else rewriter.may_be_slow(value if kind == "chunk" else None)
+                   for kind, value in decoded if kind != "event" or value.data is not None)
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
