@@ -39,9 +39,8 @@ class SSEResponse(EventSourceResponse):
     def __init__(self, body: AsyncIterable[bytes] | Iterable[bytes], *, ping: float = 0,
                  headers: Mapping[str, str] | None = None, status_code: int = 200):
         pieces = body if isinstance(body, AsyncIterable) else _pieces(body)
-        super().__init__(pieces, status_code=status_code, headers=headers, ping=ping or None, sep="\n",
-                         ping_message_factory=lambda: ServerSentEvent(comment="ping", sep="\n"))
-        self.body_iterator = self._body = pieces
+        super().__init__(pieces, status_code=status_code, headers=headers)  # (its send loop and pings: ours, below)
+        self.body_iterator = self._body = pieces  # (_body: the same, typed as the bytes it holds)
         self.ping = ping
         self._last = monotonic()  # when the last piece was sent (a ping is due ``ping`` s after it)
         self._between = True  # the last piece sent ended an event
