@@ -60,9 +60,9 @@ def char_class(chars: str, *, negate: bool = False) -> str:
     # "\\xHH" escapes last: what follows each is another escape, "^", "-" or "]", never a hex digit
     body = "".join(sorted(escaped, key=lambda e: e.startswith("\\x")))
     if caret:
-        if not body and not negate:
-            return literal("^")  # "[^]" would read as an empty negation
-        body = body + "^" if body else "^" if negate else body
+        if not body and not negate:  # "[^]", "[^-]" would read as negations
+            return "[-^]" if dash else literal("^")
+        body += "^"
     return f"[{'^' if negate else ''}{body}{'-' if dash else ''}]"
 
 

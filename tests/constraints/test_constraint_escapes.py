@@ -102,3 +102,12 @@ def test_enum_values_with_control_characters_in_a_tool_grammar(engine: Engine, d
 @given(st.text(alphabet=st.sampled_from(CONTROL + "0aAfF9gz \\\"[]\n\t\r-^"), max_size=12))
 def test_xgrammar_reads_any_literal_as_its_text(text: str) -> None:
     assert _xgrammar(f"root ::= {literal(text)}\n", text)
+
+
+@ENGINES
+@pytest.mark.parametrize("members", ["^", "^-", "-"])
+def test_a_class_of_only_a_caret_or_dash_holds_exactly_them(engine: Engine, members: str) -> None:
+    """``[^-]`` would be a negation: a class of ``^`` and ``-`` alone is written so every engine reads its members."""
+    grammar = f"root ::= {char_class(members)}+\n"
+    assert engine(grammar, members)
+    assert not engine(grammar, "a")
