@@ -193,29 +193,13 @@ def _check_plot(path: str, scenarios: list[str]) -> None:
 
 
 def _compare_parser(spec: str) -> tuple[str, Any]:
-    """``--compare module:callable``, imported as ``python -m`` would: the current directory first on the path.
-    A missing module, attribute or colon, or a module that fails to import, is one line naming it."""
-    from ..harness.benchmark import load_compare
+    """``--compare module:callable`` (``baselines.load_compare``); its refusal is one line naming the spec."""
+    from ..harness.baselines import CompareError, load_compare
 
-    module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise CliError(f"--compare {spec}: --compare wants module:callable, e.g. mymodule:parse")
-    here = os.getcwd()
-    if here not in sys.path and "" not in sys.path:
-        sys.path.insert(0, here)
     try:
-        loaded = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
-            raise CliError(f"--compare {spec}: no module {module!r} in {here} or on the Python path") from None
-        raise CliError(f"--compare {spec}: importing {module!r} failed: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the caller's module raised while importing: say so in one line
-        raise CliError(f"--compare {spec}: importing {module!r} failed: {type(exc).__name__}: {exc}") from None
-    if not callable(getattr(loaded, attr, None)):
-        missing = "no" if not hasattr(loaded, attr) else "a non-callable"
-        raise CliError(f"--compare {spec}: module {module!r} ({getattr(loaded, '__file__', '?')}) has {missing} "
-                       f"{attr!r}; give a function taking the list of deltas, returning (text, calls)")
-    return load_compare(spec)
+        return load_compare(spec)
+    except CompareError as exc:
+        raise CliError(f"--compare {spec}: {exc}") from None
 
 
 def _bench_chunk(value: str) -> int | str:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
+import sys
 from typing import Any, Callable, Protocol
 
 from ..core.events import TextDelta, ToolCall
 from ..core.parser import StreamParser
 
-__all__ = ["Session", "SessionFactory", "PARSERS", "Pair", "load_compare", "raw_api"]
+__all__ = ["Session", "SessionFactory", "PARSERS", "Pair", "load_compare", "CompareError", "raw_api"]
 
 Pair = tuple[str, list[tuple[str, str]]]  # (text, [(name, arguments_json)]) emitted by one feed
 
@@ -184,11 +186,32 @@ PARSERS: dict[str, SessionFactory] = {
 }
 
 
+class CompareError(ValueError):
+    """A ``--compare`` spec that names no callable: the message says which part is wrong, in one line."""
+
+
 def load_compare(spec: str) -> tuple[str, SessionFactory]:
-    """``module:callable`` -> a parser entry. The callable takes the list of deltas and
-    returns ``(text, calls)`` where calls are ``(name, arguments_json)`` pairs or ToolCall-like objects."""
+    """``module:callable`` -> a parser entry, the module imported as ``python -m`` would (the current directory
+    first on the path). The callable takes the list of deltas and returns ``(text, calls)`` where calls are
+    ``(name, arguments_json)`` pairs or ToolCall-like objects. A missing colon, module or attribute, a
+    non-callable, or a module that fails to import is a ``CompareError`` naming it."""
     module_name, _, attr = spec.partition(":")
-    if not attr:
-        raise ValueError(f"--compare wants module:callable, got {spec!r}")
-    fn = getattr(importlib.import_module(module_name), attr)
+    if not module_name or not attr:
+        raise CompareError("--compare wants module:callable, e.g. mymodule:parse")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        loaded = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise CompareError(f"no module {module_name!r} in {here} or on the Python path") from None
+        raise CompareError(f"importing {module_name!r} failed: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the caller's module raised while importing: say so in one line
+        raise CompareError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+    fn = getattr(loaded, attr, None)
+    if not callable(fn):
+        missing = "no" if not hasattr(loaded, attr) else "a non-callable"
+        raise CompareError(f"module {module_name!r} ({getattr(loaded, '__file__', '?')}) has {missing} {attr!r}; "
+                           "give a function taking the list of deltas, returning (text, calls)")
     return spec, lambda tools: _BatchSession(fn, tools)
