@@ -49,6 +49,17 @@ class Tag:
     closes: int = 0  # …which ``end``'s last ``closes`` characters close
     joiner: str = ""  # what stands between two calls of that list ("" : one call per block)
 
+    @property
+    def inner(self) -> tuple[str, str]:
+        """``begin`` and ``end`` of one call inside its list (the list's opener and closer cut off)."""
+        return self.begin[self.opens:], self.end[: len(self.end) - self.closes]
+
+    @property
+    def list_key(self) -> tuple[str, str, str, bool]:
+        """The list form this call stands in: its opener, closer, joiner, and whether it needs a line start
+        (tags with equal keys share one list block)."""
+        return self.begin[: self.opens], self.end[len(self.end) - self.closes:], self.joiner, self.line_start
+
 
 # Dialects whose block is a list of calls (the parser reads ``[f(a=1), g(b=2)]`` as two calls):
 # (the list's opener as the renderer writes it, its closer, the separator).

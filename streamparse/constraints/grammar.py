@@ -106,12 +106,11 @@ def _call_rules(g: Grammar, values: Values, tags: Sequence[Tag], schemas: Mappin
     lists: dict[tuple[str, str, str, bool], list[str]] = {}
     for tag in tags:
         args = args_grammar(values, tag, schemas[tag.tool])
-        begin, end = tag.begin[tag.opens:], tag.end[: len(tag.end) - tag.closes]
+        begin, end = tag.inner
         body = " ".join(p for p in (_flex(ws, begin, tag, begin=True), args, _flex(ws, end, tag, begin=False)) if p)
         call = g.rule(f"call-{tag.tool}", body)
         if tag.joiner:
-            key = (tag.begin[: tag.opens], tag.end[len(tag.end) - tag.closes:], tag.joiner, tag.line_start)
-            lists.setdefault(key, []).append(call)
+            lists.setdefault(tag.list_key, []).append(call)
         else:
             (line_calls if tag.line_start else word_calls).append(call)
     for (opener, closer, joiner, line_start), calls in lists.items():

@@ -49,11 +49,6 @@ def _tag(begin: str, content: dict[str, Any], end: str) -> dict[str, Any]:
     return {"type": "tag", "begin": begin, "content": content, "end": end}
 
 
-def _inner(tag: Tag) -> tuple[str, str]:
-    """``begin`` and ``end`` of one call inside its list (the list's opener and closer cut off)."""
-    return tag.begin[tag.opens:], tag.end[: len(tag.end) - tag.closes]
-
-
 def _list_items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool) -> list[dict[str, Any]]:
     """The tags of one list form (same opener, closer, joiner and line rule).
 
@@ -62,8 +57,8 @@ def _list_items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool)
     name, so each tool gets its own tag, ``begin`` up to its first call's arguments, and the
     calls after it (``joiner`` + a call) follow inside the content.
     """
-    opener, closer, joiner, _line_start = _list_key(tags[0])
-    calls = [(t, *_inner(t)) for t in tags]
+    opener, closer, joiner, _line_start = tags[0].list_key
+    calls = [(t, *t.inner) for t in tags]
     if all(opener.startswith(tag_trigger(t)) for t in tags):
         inner = [_tag(b, _content(t, schemas[t.tool]), e) for t, b, e in calls]
         return [_tag(opener, {"type": "tags_with_separator", "tags": inner, "separator": joiner,
@@ -80,11 +75,6 @@ def _list_items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool)
     return items
 
 
-def _list_key(tag: Tag) -> tuple[str, str, str, bool]:
-    """A list form: its opener, closer, joiner, and whether it needs a line start."""
-    return tag.begin[: tag.opens], tag.end[len(tag.end) - tag.closes:], tag.joiner, tag.line_start
-
-
 def _items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool) -> list[dict[str, Any]]:
     """Every tag, in the order of ``tags`` (a list form where its first tool stands)."""
     items: list[dict[str, Any]] = []
@@ -92,9 +82,9 @@ def _items(tags: Sequence[Tag], schemas: Mapping[str, Any], parallel: bool) -> l
     for tag in tags:
         if not tag.joiner:
             items.append(_tag(tag.begin, _content(tag, schemas[tag.tool]), tag.end))
-        elif (key := _list_key(tag)) not in done:
+        elif (key := tag.list_key) not in done:
             done.add(key)
-            items += _list_items([t for t in tags if t.joiner and _list_key(t) == key], schemas, parallel)
+            items += _list_items([t for t in tags if t.joiner and t.list_key == key], schemas, parallel)
     return items
 
 
