@@ -17,9 +17,11 @@ machine, so ratios mean something:
 Every parser's output is checked against streamparse's parse of the whole text at once:
 the calls (names and parsed arguments) and the text, separately.
 
-Cost of a run: each parser is timed up to ``repeat`` times (fewer once ``TIME_BUDGET`` seconds
-are spent, so slow parsers and big inputs run once), then one instrumented run (the output for
-the check, held text, emission latency) and one run under tracemalloc (peak memory).
+Cost of a run: one instrumented run (the output for the check, held text, emission latency), then
+each parser is timed up to ``repeat`` times (fewer once ``TIME_BUDGET`` seconds are spent, so slow
+parsers and big inputs run once), and one run under tracemalloc (peak memory); then (not with
+``--quick``) the cleanly timed parsers of a workload take turns for more timed runs. Every timed
+run comes from one loop, ``time_in_turns``.
 
 Fair timing: the timed loop is the same for every parser (one call per delta, result dropped) and
 calls the parser itself, not an adapter: ``StreamParser.feed`` for streamparse, a bare regex search
@@ -53,7 +55,7 @@ from .workloads import (KB, SCALING_DIALECTS, SCALING_KB, Workload, build_worklo
 __all__ = [
     "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "SCALING_DIALECTS", "NAIVE_MAX_CHARS",
     "build_workload", "split", "measure", "run_suite", "format_table", "format_engines", "ratios", "load_compare",
-    "skip_reason", "timed_run", "Result", "deltas_for",
+    "skip_reason", "timed_run", "time_in_turns", "Result", "deltas_for",
 ]
 
 
@@ -193,21 +195,17 @@ def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Se
     _warm_up(factory, workload.tools, deltas)
     seen = _instrumented_run(factory, workload.tools, deltas, workload.call_ends, stop_after)
     notes: list[str] = []
-    best = float("inf")
-    runs = 0
     part = seen.fed < len(deltas)
     chars = sum(map(len, deltas[: seen.fed])) if part else len(workload.text)
+    result = Result(workload.name, parser, chars, seen.fed, float("inf"), len(seen.calls), float("nan"),
+                    seen.max_held, seen.latency_deltas, seen.latency_us, None, complete=not part)
     if part or (overhead is not None and seen.seconds > SLOW_DELTA_US * 1e-6 * len(deltas)):
         cost = overhead() if overhead is not None else 0.0
-        best = seen.seconds - cost * seen.fed
+        result.seconds = seen.seconds - cost * seen.fed
         notes.append(f"one run, instrumented (its cost taken off: {cost * 1e6:.2f} µs/delta)")
     else:
-        spent = 0.0
-        while runs < max(repeat, 1) and (runs == 0 or spent < TIME_BUDGET):
-            elapsed = timed_run(factory, workload.tools, deltas)
-            best = min(best, elapsed)
-            spent += elapsed
-            runs += 1
+        time_in_turns([result], {parser: factory}, workload.tools, deltas, rounds=max(repeat, 1))
+    best = result.seconds
     if part:
         peak = float("nan")
         notes.insert(0, f"stopped at {stop_after:g} s: figures for the first {seen.fed / len(deltas):.0%} "
@@ -220,8 +218,7 @@ def measure(workload: Workload, parser: str, factory: SessionFactory, deltas: Se
         if traced < len(deltas):
             notes.append(f"peak memory of the first {traced / len(deltas):.0%} (traced run stopped at "
                          f"{TRACE_MAX_SECONDS:g} s)")
-    result = Result(workload.name, parser, chars, seen.fed, best, len(seen.calls), peak, seen.max_held,
-                    seen.latency_deltas, seen.latency_us, None, "; ".join(notes), runs=runs, complete=not part)
+    result.peak_kib, result.note = peak, "; ".join(notes)
     if expected is not None:
         if part:
             expected = ("", expected[1][: bisect.bisect_right(workload.call_ends, chars)])
@@ -316,7 +313,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
         overhead = functools.cache(lambda w=workload, d=deltas: instrumentation_cost(w.tools, d))
         table: list[Result] = []
         engine_here = by_dialect.get(workload_dialect(name) or "", {}) if name.split(":")[0] in ENGINE_KINDS else {}
-        for pname, factory in {**parsers, **engine_here}.items():
+        here = {**parsers, **engine_here}
+        for pname, factory in here.items():
             why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
             if why is None:
                 try:
@@ -338,7 +336,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 whole = result.seconds * len(deltas) / max(result.deltas, 1)
                 grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         if not quick:
-            _interleaved(table, {**parsers, **engine_here}, workload.tools, deltas)
+            timed = [r for r in table if r.runs and r.complete and r.parser in here]
+            time_in_turns(timed, here, workload.tools, deltas, rounds=INTERLEAVED_ROUNDS)
         log(format_table(table) + ("" if results else "\n\n" + table_legend(NAIVE_MAX_CHARS // KB)))
         results += table
     summary = format_engines(results)
@@ -347,18 +346,22 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
     return results
 
 
-def _interleaved(table: list[Result], factories: dict[str, SessionFactory], tools: Any, deltas: Sequence[str]) -> None:
-    """More timed runs of the cleanly timed parsers, taking turns, each keeping its best: a ratio between two
-    parsers then compares runs made side by side, not a burst of one parser's runs with another's made while
-    the machine was busier (the prose ratio moved 3.4-5.5x between back-to-back runs without this)."""
-    timed = [r for r in table if r.runs and r.complete and r.parser in factories]
+def time_in_turns(results: Sequence[Result], factories: dict[str, SessionFactory], tools: Any,
+                  deltas: Sequence[str], *, rounds: int) -> None:
+    """The one timing loop: up to ``rounds`` rounds in which each result's parser makes one timed run in turn
+    (``timed_run``), each result keeping its best ``seconds`` and counting its ``runs``; after a round, it stops
+    once TIME_BUDGET seconds per parser are spent. One parser alone is ``measure``'s burst; every cleanly timed
+    parser of a workload together are the interleaved rounds, so that a ratio between two parsers compares runs
+    made side by side, not a burst of one parser's runs with another's made while the machine was busier (the
+    prose ratio moved 3.4-5.5x between back-to-back runs without them)."""
     spent = 0.0
-    for _ in range(INTERLEAVED_ROUNDS):
-        for result in timed:
+    for _ in range(rounds):
+        for result in results:
             elapsed = timed_run(factories[result.parser], tools, deltas)
-            result.seconds, result.runs = min(result.seconds, elapsed), result.runs + 1
+            result.seconds = min(result.seconds, elapsed)
+            result.runs += 1
             spent += elapsed
-        if spent > TIME_BUDGET * max(len(timed), 1):
+        if spent >= TIME_BUDGET * max(len(results), 1):
             break
 
 
