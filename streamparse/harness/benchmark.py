@@ -245,9 +245,10 @@ _NEVER_SKIPPED = ("streamparse", "identity", "floor")
 
 
 def skip_reason(parser: str, chars: int) -> str | None:
-    """Decided by size, before running: the quadratic baseline only runs on small inputs."""
+    """Decided by size, before running: the quadratic baseline only runs on small inputs. A note, like every
+    ``Result.note``, says what happened to the row's parser without naming it (the report puts the name)."""
     if parser == "naive" and chars > NAIVE_MAX_CHARS:
-        return f"naive: skipped above {NAIVE_MAX_CHARS // KB} KB (quadratic)"
+        return f"skipped above {NAIVE_MAX_CHARS // KB} KB (quadratic)"
     return None
 
 
@@ -274,7 +275,7 @@ def _too_slow(parser: str, name: str, chars: int, grown: dict[tuple[str, str], l
     seconds, exponent = predicted_seconds([(c, t) for c, t, _ in points], chars)
     if seconds <= SLOW_RUN_SECONDS:
         return None
-    return (f"{parser}: skipped above {points[-1][2]} KB (a run would take ~{seconds:,.0f} s; "
+    return (f"skipped above {points[-1][2]} KB (a run would take ~{seconds:,.0f} s; "
             f"time grows as size^{exponent:.1f})")
 
 
@@ -324,7 +325,7 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 except Exception as exc:  # noqa: BLE001 - a comparator that breaks is reported, not fatal
                     if pname in _NEVER_SKIPPED:
                         raise
-                    why = f"{pname}: failed ({type(exc).__name__}: {str(exc)[:120]})"
+                    why = f"failed ({type(exc).__name__}: {str(exc)[:120]})"
             if why is not None:
                 table.append(Result(name, pname, len(workload.text), len(deltas), float("nan"), 0, float("nan"),
                                     None, [], [], None, why, engine=pname in engine_here))

@@ -96,8 +96,7 @@ def format_table(results: list[Result]) -> str:
             str(max(r.latency_deltas)) if r.latency_deltas else "-",
             _sig(lat[len(lat) // 2] if lat else None), _sig(lat[-1] if lat else None),
             "n/a" if na else _calls_cell(r), "n/a" if na else r.text_ok or "-"])
-        said = r.note[len(r.parser) + 2:] if r.note.startswith(r.parser + ": ") else r.note
-        for note in (said, NOT_READ if na and r.parser == "naive" else ""):  # identity, floor: the legend says
+        for note in (r.note, NOT_READ if na and r.parser == "naive" else ""):  # identity, floor: the legend says
             if note:
                 notes.setdefault(note, []).append(r.parser)
     lines = [f"\n== {results[0].scenario}  ({results[0].chars:,} chars, {results[0].deltas:,} deltas)",
@@ -148,7 +147,7 @@ def best_engine(results: list[Result], scenario: str) -> Result | None:
 def _engine_cell(r: Result, best: Result | None) -> str:
     star = "*" if r is best else ""
     if r.skipped:
-        return f"{r.parser} {'failed' if ': failed' in r.note else 'skipped'}"
+        return f"{r.parser} {'failed' if r.note.startswith('failed') else 'skipped'}"
     stopped = "" if r.complete else " (stopped)"
     return f"{r.parser}{star} {r.us_per_delta:,.1f}{stopped} [{_check_cell(r)}]"
 

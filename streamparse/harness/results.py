@@ -23,7 +23,7 @@ class Result:
     latency_deltas: list[int]
     latency_us: list[float]
     correct: bool | None  # calls and text both equal to streamparse's whole-text parse
-    note: str = ""
+    note: str = ""  # what happened to this parser here (skipped, failed, timed otherwise), without its name
     calls_ok: int | None = None  # calls equal (name and parsed arguments) to the reference, position by position
     calls_expected: int | None = None
     text_ok: str | None = None  # "ok", "ws" (equal once whitespace runs are collapsed) or "differs"

@@ -47,7 +47,7 @@ def _workload(scenario: str = "mixed:hermes", big: bool = False) -> list[Result]
         _result(scenario, "sglang:cohere_command4", 2_859.1, calls=3, right=2, text="ws", engine=True, big=big),
         _result(scenario, "sglang:qwen25", 611.4, engine=True, complete=False, text=None,
                 note="stopped at 6 s: figures for the first 41% (330 deltas), text not checked"),
-        _skipped(scenario, "vllm:internlm", "vllm:internlm: failed (ValueError: too many values to unpack "
+        _skipped(scenario, "vllm:internlm", "failed (ValueError: too many values to unpack "
                                             "(expected 2)) " + "and a long explanation " * 6, engine=True),
         _result(scenario, "a_long_module_name.with_parts:parse_everything", 7.0, right=4, calls=6),
     ]
@@ -198,7 +198,7 @@ def test_the_proxy_cost_table_and_its_legend_fit() -> None:
 
 def test_the_naive_limit_is_stated_from_its_constant() -> None:
     kb = bm.NAIVE_MAX_CHARS // KB
-    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == f"naive: skipped above {kb} KB (quadratic)"
+    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == f"skipped above {kb} KB (quadratic)"
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS) is None
     assert f"runs up to {kb} KB" in table_legend(kb)
     r = _skipped("args:hermes:64", "naive", bm.skip_reason("naive", 64 * KB) or "")

@@ -107,7 +107,7 @@ def test_a_slow_parser_runs_once_instrumented_and_is_not_traced_when_that_would_
 def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytest.MonkeyPatch,
                                                                 no_engines: None) -> None:
     assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS) is None
-    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "naive: skipped above 20 KB (quadratic)"
+    assert bm.skip_reason("naive", bm.NAIVE_MAX_CHARS + 1) == "skipped above 20 KB (quadratic)"
     assert bm.skip_reason("streamparse", 10**9) is None
     monkeypatch.setattr(bm, "NAIVE_MAX_CHARS", 2 * KB)
     logged: list[str] = []
@@ -115,7 +115,7 @@ def test_naive_runs_only_up_to_its_size_and_the_table_says_so(monkeypatch: pytes
     results = bm.run_suite(["args:hermes:1", "args:hermes:4"], parsers=parsers, quick=True, log=logged.append)
     naive = {r.scenario: r for r in results if r.parser == "naive"}
     assert not naive["args:hermes:1"].skipped and naive["args:hermes:1"].calls_ok == 1
-    assert naive["args:hermes:4"].skipped and naive["args:hermes:4"].note == "naive: skipped above 2 KB (quadratic)"
+    assert naive["args:hermes:4"].skipped and naive["args:hermes:4"].note == "skipped above 2 KB (quadratic)"
     table = next(t for t in logged if "== args:hermes:4" in t)
     assert "naive: skipped above 2 KB (quadratic)" in table
     assert logged.count("# engines: left out in tests") == 1
@@ -163,7 +163,7 @@ def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeyp
     assert logged[:2] == ["# sglang: not installed", "# vllm: not installed"]  # each note once, before the tables
     rows = {(r.scenario, r.parser): r for r in results}
     assert {p for s, p in rows if s == "agent:hermes"} == {"streamparse", "floor", "vllm:hermes", "sglang:hermes"}
-    assert rows["agent:hermes", "sglang:hermes"].note == "sglang:hermes: failed (RuntimeError: no tokenizer)"
+    assert rows["agent:hermes", "sglang:hermes"].note == "failed (RuntimeError: no tokenizer)"
     assert {p for s, p in rows if s in ("prose", "agent:qwen3_coder")} == {"streamparse", "floor"}
     engine = rows["agent:hermes", "vllm:hermes"]
     assert (engine.calls_ok, engine.calls_expected, engine.text_ok, engine.correct) == (20, 20, "ws", False)
@@ -187,7 +187,7 @@ def test_a_comparator_whose_next_size_would_take_too_long_is_skipped(monkeypatch
                            quick=True, log=lambda line: None)
     rows = {(r.scenario, r.parser): r for r in results}
     assert not rows["args:hermes:1", "vllm:hermes"].skipped and not rows["args:hermes:4", "streamparse"].skipped
-    assert rows["args:hermes:4", "vllm:hermes"].note.startswith("vllm:hermes: skipped above 1 KB (a run would take")
+    assert rows["args:hermes:4", "vllm:hermes"].note.startswith("skipped above 1 KB (a run would take")
     assert rows["args:hermes:4", "vllm:hermes"].engine
 
 
