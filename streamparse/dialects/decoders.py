@@ -188,9 +188,7 @@ class PythonCalls(Transformer[Token, Any]):
         return list(calls)
 
     def call(self, name: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
-        arguments = dict(args)
-        refuse_in_arguments(str(name), arguments)  # never evaluated: the element stays text
-        return (str(name), arguments), False
+        return (str(name), dict(args)), False
 
     def expression(self, *parts: Any) -> Expression:
         return Expression(" ".join(map(str, parts)))
@@ -328,6 +326,8 @@ def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
             raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
         if not results:
             raise ArgumentError(f"{grammar}: no calls in block")
+        for (name, arguments), _ in results:  # an expression is never evaluated: the block stays text
+            refuse_in_arguments(name, arguments)
         return [call for call, _ in results], any(repaired for _, repaired in results)
 
     decode.__name__ = f"{grammar}_calls"

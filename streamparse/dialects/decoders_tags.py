@@ -14,7 +14,7 @@ from typing import Any
 
 from lark import Token, Transformer, v_args
 
-from ..arguments.relaxed_json import holds_expression, refuse_in_arguments
+from ..arguments.relaxed_json import holds_expression
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
 from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
@@ -136,9 +136,7 @@ class _DsmlCalls(Transformer[Token, Any]):
         name = _DSML_NAME.search(str(head))
         if name is None or not name.group(1).strip():
             raise ArgumentError("empty function name")
-        arguments = dict(params)
-        refuse_in_arguments(name.group(1), arguments)
-        return (name.group(1).strip(), arguments), False
+        return (name.group(1).strip(), dict(params)), False
 
     def param(self, children: list[Any]) -> tuple[str, Any]:
         head = str(children[0])
@@ -150,7 +148,7 @@ class _DsmlCalls(Transformer[Token, Any]):
 def _json_value(raw: str) -> Any:
     """A value declared JSON (DSML ``string="false"``, XTML's non-string types): parsed, or kept as written
     when it does not parse; but arithmetic (``2 * math.pi``) is read as an opaque expression, which the
-    call then refuses (``refuse_in_arguments``), as every JSON-reading decoder does."""
+    call then refuses (``grammar_decoder`` asks ``refuse_in_arguments``), as every JSON-reading decoder does."""
     try:
         return json.loads(raw)
     except ValueError:
@@ -186,9 +184,7 @@ class _XtmlCalls(Transformer[Token, Any]):
         name = _xtml_attrs(str(head)).get("tool", "").strip()
         if not name:
             raise ArgumentError("a call needs a tool attribute")
-        arguments = dict(args)
-        refuse_in_arguments(name, arguments)
-        return (name, arguments), False
+        return (name, dict(args)), False
 
     def arg(self, children: list[Any]) -> tuple[str, Any]:
         attrs = _xtml_attrs(str(children[0]))
