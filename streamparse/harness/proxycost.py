@@ -29,6 +29,7 @@ import httpx
 
 from ..proxy.runner import free_port, port_open, started_process
 from .loadtest import LoadError, _payload, _pct, _process_tree, sse_reads
+from .table import lay_out
 
 __all__ = ["run_costs", "litellm_command", "cost_table", "cost_legend", "LOADS"]
 
@@ -265,16 +266,12 @@ def cost_table(figures: dict[str, Any]) -> Iterator[str]:
     """``figures`` as one table: a header, a row per load and target, then the ratios, one a line; under 100
     columns for the usual targets. Each column is explained by ``cost_legend``."""
     rows = [k.rsplit("_", 3)[0] for k in figures if k.endswith("_requests_per_s")]
-    split = [row.split("_", 2) for row in rows]  # c20_paced_streamparse@before
-    load_w = max([len("load"), *(len(f"{s}_{p}") for s, p, _ in split)])
-    target_w = max([len("target"), *(len(t) for _, _, t in split)])
-    widths = [max(len(head), 8) for _, head, _ in _COST_COLUMNS]
-    yield f"{'load':<{load_w}} {'target':<{target_w}}" + "".join(
-        f" {head:>{w}}" for (_, head, _), w in zip(_COST_COLUMNS, widths))
-    for row, (streams, pace, target) in zip(rows, split):
-        yield f"{streams + '_' + pace:<{load_w}} {target:<{target_w}}" + "".join(
-            f" {format(figures[f'{row}_{c}'], spec):>{w}}" if f"{row}_{c}" in figures else f" {'-':>{w}}"
-            for (c, _, spec), w in zip(_COST_COLUMNS, widths))
+    cells = [("load", "target", *(head for _, head, _ in _COST_COLUMNS))]
+    for row in rows:
+        streams, pace, target = row.split("_", 2)  # c20_paced_streamparse@before
+        cells.append((f"{streams}_{pace}", target, *(format(figures[f"{row}_{c}"], spec) if f"{row}_{c}" in figures
+                                                     else "-" for c, _, spec in _COST_COLUMNS)))
+    yield from lay_out(cells, "ll" + "r" * len(_COST_COLUMNS), least=(0, 0, *(8,) * len(_COST_COLUMNS)))
     for key, value in figures.items():
         if "_ratio_" in key:
             yield f"{key:<66}{value:>8.3f}"

@@ -11,6 +11,7 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable
 
+from .table import lay_out
 from .workloads import SCALING_DIALECTS
 
 if TYPE_CHECKING:
@@ -62,19 +63,11 @@ _COLUMNS = ("MB/s", "µs/Δ", "×floor", "KiB", "held", "lat Δ", "p50 µs", "ma
 _MIN_WIDTHS = (6, 7, 6, 6, 7, 5, 7, 7, 7, 7)  # so that tables of one run line up when their figures allow
 
 
-def _clip(name: str, width: int) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
-
-
 def _lay_out(names: list[str], rows: list[list[str]]) -> list[str]:
     """Right-aligned figure columns as wide as their widest cell; the parser column takes what is left of
     WIDTH (a longer name is clipped with …)."""
-    widths = [max(w, len(head), *(len(row[i]) for row in rows)) for i, (head, w) in enumerate(zip(_COLUMNS,
-                                                                                                _MIN_WIDTHS))]
-    room = max(WIDTH - sum(w + 1 for w in widths), 8)
-    name_width = min(max(map(len, names)), room)
-    return [(f"{_clip(name, name_width):<{name_width}}" + "".join(f" {c:>{w}}" for c, w in zip(row, widths))).rstrip()
-            for name, row in zip(names, rows)]
+    return lay_out([[name, *row] for name, row in zip(names, rows)], "l" + "r" * len(_COLUMNS),
+                   least=(0, *_MIN_WIDTHS), fit=0, width=WIDTH)
 
 
 def format_table(results: list[Result]) -> str:
@@ -182,16 +175,12 @@ def format_engines(results: list[Result]) -> str:
                       "none right" if ratio is None else f"{ratio:.3f}×"), [_engine_cell(r, best) for r in engines]))
     if not rows:
         return ""
-    head = ("format", "sp µs/Δ", "sp check", "ratio")
-    widths = [max(len(cells[i]) for cells in [head, *(r[0] for r in rows)]) for i in range(len(head))]
-
-    def start(cells: tuple[str, ...]) -> str:
-        return " ".join(f"{c:>{w}}" if i == 1 else f"{c:<{w}}" for i, (c, w) in enumerate(zip(cells, widths))) + " "
-
+    head, *starts = lay_out([("format", "sp µs/Δ", "sp check", "ratio"), *(cells for cells, _ in rows)], "lrll",
+                            ragged=False)
     lines = ["\n== engines: streamparse vs the engines' own parsers, one mixed stream per format (same run)",
-             start(head) + "engines: µs/Δ [calls / text]"]
-    for cells, listed in rows:
-        lines += _packed(start(cells), listed)
+             head + " engines: µs/Δ [calls / text]"]
+    for start, (_, listed) in zip(starts, rows):
+        lines += _packed(start + " ", listed)
     return "\n".join(lines)
 
 
@@ -296,11 +285,10 @@ _LOAD_LABELS = {  # figure of the proxy load test -> (unit, a few words); every 
 def format_load(figures: dict[str, Any]) -> list[str]:
     """The proxy load test's figures (``loadtest.run_load``), one line each: name, value (counts as integers),
     unit, and what it is."""
-    key_width = max(map(len, figures), default=0)
-    lines = []
+    rows = []
     for key, value in figures.items():
         unit, meaning = _LOAD_LABELS.get(key, ("", ""))
         shown = f"{value:,}" if isinstance(value, int) else _fmt(value, 3 if unit == "s" else 2) \
             if isinstance(value, float) else str(value)
-        lines.append(f"{key:<{key_width}} {shown:>10} {unit:<8} {meaning}".rstrip())
-    return lines
+        rows.append((key, shown, unit, meaning))
+    return lay_out(rows, "lrll", least=(0, 10, 8))
