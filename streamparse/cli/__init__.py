@@ -127,7 +127,7 @@ PLOT_FORMATS = ("png", "svg", "pdf")  # what --plot writes, chosen by the file's
 
 def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     from ..harness import benchmark as bm
-    from ..harness.report import format_load, format_ratios
+    from ..harness.report import format_ratios
 
     chunk = _bench_chunk(args.chunk)
     scenarios = args.scenario or list(bm.SCENARIOS)
@@ -137,6 +137,8 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
                        f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
     if args.plot:
         _check_plot(args.plot, scenarios)
+    if args.proxy and (args.proxy_concurrency < 1 or args.proxy_delay < 0):
+        raise CliError("--proxy-concurrency must be at least 1 and --proxy-delay at least 0")
     parsers = dict(bm.PARSERS)
     for spec in args.compare or []:
         name, factory = _compare_parser(spec)
@@ -147,21 +149,7 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     if headline:
         print(format_ratios(headline), file=out)
     if args.proxy:
-        from ..harness.loadtest import run_load
-
-        figures = run_load(args.proxy_concurrency, args.proxy_delay)
-        headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
-        print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
-              file=out)
-        for line in format_load(figures):
-            print(line, file=out)
-        from ..harness.proxycost import cost_legend, cost_table, run_costs
-
-        costs = run_costs(log=lambda s: print(s, file=out, flush=True))
-        headline.update({f"proxy_cost_{k}": v for k, v in costs.items()})
-        print("\n== proxy cost (direct / bare / streamparse / litellm, same upstream and load)", file=out)
-        for line in [*cost_table(costs), *cost_legend()]:
-            print(line, file=out)
+        _bench_proxy(args, headline, out)
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:
@@ -175,6 +163,26 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
             raise CliError(f"--plot: {exc}") from None
         print(f"# plot written to {args.plot}", file=out)
     return 1 if any(r.correct is False for r in results if r.parser == "streamparse") else 0
+
+
+def _bench_proxy(args: argparse.Namespace, headline: dict[str, float], out: TextIO) -> None:
+    """``bench --proxy``: one cost run (``proxycost``) with the load test's load beside the cost loads, the servers
+    started once; it feeds both the load test's table (``proxyload``) and the cost table."""
+    from ..harness.proxycost import LOADS, cost_legend, cost_table, run_costs
+    from ..harness.proxyload import load_figures, load_table
+
+    load = (args.proxy_concurrency, args.proxy_delay)
+    costs = run_costs(LOADS, without_litellm=(load,), log=lambda s: print(s, file=out, flush=True))
+    figures = load_figures(costs, *load)
+    headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
+    print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
+          file=out)
+    for line in load_table(figures):
+        print(line, file=out)
+    headline.update({f"proxy_cost_{k}": v for k, v in costs.items()})
+    print("\n== proxy cost (direct / bare / streamparse / litellm, same upstream and load)", file=out)
+    for line in [*cost_table(costs), *cost_legend(tuple(dict.fromkeys(LOADS + (load,))))]:
+        print(line, file=out)
 
 
 def _check_plot(path: str, scenarios: list[str]) -> None:

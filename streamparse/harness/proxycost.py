@@ -5,8 +5,10 @@ naming its ``litellm`` command; skipped with one line otherwise).
 
 For each load (concurrent streams, upstream pace) and each target: CPU per upstream chunk of the proxy process
 (every thread, from ``/proc/<pid>/task/*/schedstat``, in nanoseconds), time to first byte p50/p99 and its
-excess over direct, the p99 gap between reads at the client, requests/s. Targets take turns round by round, so
-a machine that slows down mid-run slows all of them alike; figures worth quoting are the ratios.
+excess over direct, the p99 gap between reads at the client, requests/s; and, read by the load test's table
+(``proxyload``), chunks per stream and per second, calls per stream, mean latency, and each proxy's peak memory.
+Targets take turns round by round, so a machine that slows down mid-run slows all of them alike; figures worth
+quoting are the ratios.
 
 Invariant: a figure is reported only if every stream through every target arrived complete: the bare
 pass-through and LiteLLM give the direct stream's text, streamparse its own single-request reference
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -28,14 +31,21 @@ import anyio
 import httpx
 
 from ..proxy.runner import free_port, port_open, started_process
-from .loadtest import LoadError, _payload, _pct, _process_tree, sse_reads
+from .loadtest import LoadError, _payload, _peak_rss_mib, _pct, _process_tree, sse_reads
 from .table import lay_out
 
-__all__ = ["run_costs", "litellm_command", "cost_table", "cost_legend", "LOADS"]
+__all__ = ["run_costs", "litellm_command", "cost_table", "cost_legend", "load_label", "LOADS", "PACE"]
 
-LOADS: tuple[tuple[int, float], ...] = ((1, 0.002), (20, 0.002), (20, 0.0))  # (streams at once, s per token)
+PACE = 0.002  # the upstream's seconds per token in a paced load of LOADS
+LOADS: tuple[tuple[int, float], ...] = ((1, PACE), (20, PACE), (20, 0.0))  # (streams at once, s per token)
 ALONE = 4  # requests in turn per round when the load is one stream
 LITELLM_KEY = "sk-streamparse-bench-0123456789abcdef"  # LiteLLM refuses to start without a master key
+
+
+def load_label(streams: int, delay: float) -> str:
+    """How a load's figures are named: ``c20_paced`` (at PACE), ``c20_unpaced``, ``c200_paced20ms`` (another pace)."""
+    pace = "unpaced" if not delay else "paced" if delay == PACE else f"paced{delay * 1000:g}ms"
+    return f"c{streams}_{pace}"
 
 
 def litellm_command() -> list[str] | None:
@@ -163,12 +173,15 @@ def _streamparse(source: str | None) -> list[str]:
 
 
 def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, litellm: bool = True,
-              variants: dict[str, str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+              variants: dict[str, str] | None = None, log: Callable[[str], None] = print,
+              without_litellm: tuple[tuple[int, float], ...] = ()) -> dict[str, Any]:
     """Direct, bare pass-through, streamparse (and LiteLLM) on each load; returns flat figures and ratios.
 
     ``variants``: name -> a source tree of streamparse (a checkout of another commit), served beside this one
     on the same upstream and load: its bare pass-through and parsing proxy are targets ``bare@name`` and
-    ``streamparse@name``."""
+    ``streamparse@name``. ``without_litellm``: loads run after ``loads`` without LiteLLM (the load test's
+    hundreds of streams, which would take it minutes)."""
+    lite_loads, loads = set(loads), tuple(dict.fromkeys(loads + without_litellm))
     command = litellm_command() if litellm else None
     if litellm and command is None:
         log("# litellm: not installed (pip install 'litellm[proxy]' or set $STREAMPARSE_LITELLM); not compared")
@@ -202,7 +215,8 @@ def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, lit
             lite = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
         for streams, delay in loads:
             mine = {suffix: proxies[delay, suffix] for suffix in sources}
-            figures.update(_one_load(streams, delay, upstreams[delay], mine, lite, rounds, log))
+            alongside = lite if (streams, delay) in lite_loads else None
+            figures.update(_one_load(streams, delay, upstreams[delay], mine, alongside, rounds, log))
     return figures
 
 
@@ -228,7 +242,7 @@ def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tupl
         if parsing and not references[target.name]["calls"]:
             raise LoadError(f"{target.name} found no calls in the replayed stream")
     upstream_chunks = sum(r["chunks"] for r in direct.results)
-    label = f"c{streams}_{'paced' if delay else 'unpaced'}"
+    label = load_label(streams, delay)
     out: dict[str, Any] = {}
     for target in targets:
         ttfb = [r["ttfb"] for r in target.results]
@@ -243,6 +257,13 @@ def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tupl
         out[f"{name}_latency_ms_p99"] = _pct(latencies, 0.99) * 1e3
         out[f"{name}_gap_ms_p99"] = _pct(gaps, 0.99) * 1e3
         out[f"{name}_requests_per_s"] = len(target.results) / target.seconds
+        chunks = sum(r["chunks"] for r in target.results)
+        out[f"{name}_chunks_per_stream"] = chunks // max(len(target.results), 1)
+        out[f"{name}_chunks_per_s"] = chunks / target.seconds
+        out[f"{name}_calls_per_stream"] = len(target.results[0]["calls"]) if target.results else 0
+        out[f"{name}_latency_ms_mean"] = statistics.fmean(latencies) * 1e3 if latencies else float("nan")
+        if target.pids:
+            out[f"{name}_peak_rss_mib"] = _peak_rss_mib(target.pids[0])  # the process's peak so far in the run
         if target is not direct:
             for q in ("p50", "p99"):
                 out[f"{name}_added_ttfb_ms_{q}"] = out[f"{name}_ttfb_ms_{q}"] - out[f"{label}_direct_ttfb_ms_{q}"]
@@ -279,7 +300,7 @@ def cost_table(figures: dict[str, Any]) -> Iterator[str]:
 
 def cost_legend(loads: tuple[tuple[int, float], ...] = LOADS) -> list[str]:
     """One line per load, target, column and ratio of ``cost_table`` (for the loads ``run_costs`` ran)."""
-    lines = [f"  c{streams}_{'paced' if delay else 'unpaced'}: {streams} stream{'s' * (streams > 1)} at once, "
+    lines = [f"  {load_label(streams, delay)}: {streams} stream{'s' * (streams > 1)} at once, "
              + (f"upstream paced at {delay * 1000:g} ms per token" if delay else "upstream as fast as it can")
              + (f" ({ALONE} in turn per round)" if streams == 1 else "") for streams, delay in loads]
     lines += [

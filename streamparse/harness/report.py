@@ -1,6 +1,6 @@
 """The benchmark's tables, their legends and the headline ratios (``streamparse bench``); the picture is in ``plot``.
 
-Invariant: formatting only; reads ``Result`` records (or the proxy run's figures) and measures nothing. Every
+Invariant: formatting only; reads ``Result`` records and measures nothing. Every
 line it returns fits in ``WIDTH`` columns, legends included; a baseline that reads no calls of a format is shown
 as ``n/a``, never as a mismatch.
 """
@@ -11,24 +11,18 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .table import lay_out
+from .table import fmt, lay_out
 from .workloads import SCALING_DIALECTS
 
 if TYPE_CHECKING:
     from .results import Result
 
 __all__ = ["WIDTH", "BASELINES", "format_table", "table_legend", "format_engines", "engines_legend", "ratios",
-           "format_ratios", "format_load", "best_engine", "not_applicable"]
+           "format_ratios", "best_engine", "not_applicable"]
 
 WIDTH = 100  # every line printed fits in this many columns
 BASELINES = ("identity", "floor", "naive")  # parse nothing, or only the formats a regex reads
 NOT_READ = "reads no calls of this format (n/a: not a mismatch)"
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    if value is None or value != value:  # None or NaN
-        return "-"
-    return f"{value:,.{digits}f}"
 
 
 def _sig(value: float | None) -> str:
@@ -36,7 +30,7 @@ def _sig(value: float | None) -> str:
     if value is None or value != value:
         return "-"
     size = abs(value)
-    return _fmt(value, 3 if size < 10 else 2 if size < 100 else 1 if size < 1000 else 0)
+    return fmt(value, 3 if size < 10 else 2 if size < 100 else 1 if size < 1000 else 0)
 
 
 def not_applicable(r: Result) -> bool:
@@ -84,7 +78,7 @@ def format_table(results: list[Result]) -> str:
         na = not_applicable(r)
         names.append(r.parser)
         rows.append([
-            _fmt(r.mb_per_s), _sig(r.us_per_delta), _sig(over), _fmt(r.peak_kib, 0),
+            fmt(r.mb_per_s), _sig(r.us_per_delta), _sig(over), fmt(r.peak_kib, 0),
             "-" if r.max_held is None else f"{r.max_held:,}",
             str(max(r.latency_deltas)) if r.latency_deltas else "-",
             _sig(lat[len(lat) // 2] if lat else None), _sig(lat[-1] if lat else None),
@@ -255,40 +249,3 @@ def format_ratios(headline: dict[str, float]) -> str:
     lines += [f"  {meaning}" for pattern, meaning in _RATIO_MEANINGS
               if any(re.fullmatch(pattern, key) for key in headline)]
     return "\n".join(lines)
-
-
-_LOAD_LABELS = {  # figure of the proxy load test -> (unit, a few words); every figure is for the whole run
-    "concurrency": ("streams", "requests in flight at once"),
-    "token_delay_s": ("s", "upstream pace: seconds between tokens"),
-    "calls_per_stream": ("calls", "tool calls in each answer"),
-    "chunks_per_stream_upstream": ("chunks", "SSE chunks per answer, from the upstream"),
-    "chunks_per_stream_proxy": ("chunks", "SSE chunks per answer, through the proxy"),
-    "proxy_requests_per_s": ("req/s", "answers completed per second, through the proxy"),
-    "proxy_chunks_per_s": ("chunks/s", "SSE chunks per second, through the proxy"),
-    "direct_requests_per_s": ("req/s", "answers per second, upstream read directly"),
-    "direct_chunks_per_s": ("chunks/s", "SSE chunks per second, upstream directly"),
-    "bare_requests_per_s": ("req/s", "answers per second, proxy without tools"),
-    "latency_ms_direct_p50": ("ms", "chunk sent upstream to received: direct, median"),
-    "latency_ms_direct_p99": ("ms", "the same, direct, 99th percentile"),
-    "latency_ms_proxy_p50": ("ms", "the same, through the proxy, median"),
-    "latency_ms_proxy_p99": ("ms", "the same, through the proxy, 99th percentile"),
-    "added_latency_ms_p50": ("ms", "proxy median chunk latency less direct's"),
-    "added_latency_ms_p99": ("ms", "proxy p99 chunk latency less direct's"),
-    "proxy_peak_rss_mib": ("MiB", "proxy process's peak resident memory"),
-    "proxy_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, parsing"),
-    "bare_cpu_us_per_upstream_chunk": ("µs", "proxy CPU per upstream chunk, no tools"),
-    "cpu_per_chunk_ratio_to_bare": ("×", "the two lines above, divided"),
-    "mean_latency_ms_proxy": ("ms", "per-chunk latency through the proxy, mean"),
-}
-
-
-def format_load(figures: dict[str, Any]) -> list[str]:
-    """The proxy load test's figures (``loadtest.run_load``), one line each: name, value (counts as integers),
-    unit, and what it is."""
-    rows = []
-    for key, value in figures.items():
-        unit, meaning = _LOAD_LABELS.get(key, ("", ""))
-        shown = f"{value:,}" if isinstance(value, int) else _fmt(value, 3 if unit == "s" else 2) \
-            if isinstance(value, float) else str(value)
-        rows.append((key, shown, unit, meaning))
-    return lay_out(rows, "lrll", least=(0, 10, 8))

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["lay_out", "clip", "FIT_LEAST"]
+__all__ = ["lay_out", "clip", "fmt", "FIT_LEAST"]
 
 FIT_LEAST = 8  # the fitted column never gets narrower than this, even if the lines then overflow
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    """A figure's cell: ``value`` with ``digits`` decimals and thousands commas; ``-`` for None or NaN."""
+    if value is None or value != value:  # None or NaN
+        return "-"
+    return f"{value:,.{digits}f}"
 
 
 def clip(cell: str, width: int) -> str:

@@ -11,7 +11,8 @@ import pytest
 
 from streamparse.harness import benchmark as bm
 from streamparse.harness.proxycost import LOADS, cost_legend, cost_table
-from streamparse.harness.report import (WIDTH, engines_legend, format_engines, format_load, format_ratios,
+from streamparse.harness.proxyload import load_table
+from streamparse.harness.report import (WIDTH, engines_legend, format_engines, format_ratios,
                                         format_table, table_legend)
 from streamparse.harness.results import Result
 from streamparse.harness.workloads import KB
@@ -158,7 +159,7 @@ def _load_figures() -> dict[str, Any]:
 
 
 def test_proxy_load_figures_have_units_and_counts_are_integers() -> None:
-    lines = format_load(_load_figures())
+    lines = load_table(_load_figures())
     assert _wide(lines) == [] and len(lines) == len(_load_figures())
     by = {line.split()[0]: line.split() for line in lines}
     assert by["concurrency"][1:3] == ["200", "streams"]
