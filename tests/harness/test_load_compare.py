@@ -3,7 +3,6 @@ refusal): what it accepts runs as a batch session; what it refuses is a CompareE
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -15,13 +14,13 @@ from streamparse.harness.baselines import CompareError, load_compare
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The current directory, fresh; the path as it was and no module of this folder left behind, afterwards."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", os.getcwd())])
-    before = set(sys.modules)
+    monkeypatch.setattr(sys, "path", list(sys.path))
     yield tmp_path
-    for name in set(sys.modules) - before:
-        if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
-            del sys.modules[name]
+    left = [name for name, mod in sys.modules.items() if (getattr(mod, "__file__", None) or "").startswith(str(tmp_path))]
+    for name in left:
+        del sys.modules[name]
 
 
 def test_a_module_in_the_current_directory_becomes_a_batch_parser(here: Path) -> None:
