@@ -156,6 +156,8 @@ def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeyp
     (["--chunk", "abc"], "--chunk must be a positive number of characters or 'random', not 'abc'"),
     (["--compare", "no_such_module_here:f"], "--compare no_such_module_here:f: no module 'no_such_module_here' in "),
     (["--compare", "nocolon"], "--compare nocolon: --compare wants module:callable"),
+    (["--proxy", "--proxy-concurrency", "0"], "--proxy-concurrency must be at least 1 and --proxy-delay at least 0"),
+    (["--proxy", "--proxy-delay", "-1"], "--proxy-concurrency must be at least 1 and --proxy-delay at least 0"),
 ])
 def test_bench_refuses_before_running(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
     line = fails(capsys, "bench", "--quick", *argv)
