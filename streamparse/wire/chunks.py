@@ -181,11 +181,10 @@ class ChunkRewriter:
         if not isinstance(choices, list) or not choices:
             return [dict(data)]  # usage-only chunk, or something we do not own: untouched
         self._last = data
-        template = {k: v for k, v in data.items() if k not in ("choices", "usage")}
         out: list[dict[str, Any]] = []
         for position, choice in enumerate(choices):
-            out.extend(self._rewrite_choice(template, position, choice))
-        return self._with_usage(data, template, out)
+            out.extend(self._rewrite_choice(data, position, choice))
+        return _with_usage(data, out)
 
     def feed_plain(self, chunk: JSONObject) -> list[dict[str, Any]] | None:
         """``feed``, or None when the chunk is to go on exactly as it came: one choice whose delta's text the
@@ -207,15 +206,17 @@ class ChunkRewriter:
         content = delta.get("content")
         if type(content) is not str or not content:
             return self.feed(chunk)
-        return self.feed_text(chunk, index, content)  # (its chunk saying content is a copy of this one)
+        return self.feed_text(chunk, index, content)
 
     def feed_text(self, base: dict[str, Any], index: int, content: str) -> list[dict[str, Any]] | None:
-        """``feed_plain`` of the plain chunk ``base`` saying ``content`` (``base``: a chunk ``plain_runs.plain_text``
-        reads, of choice ``index``, the one a frame was learned from), built only when it cannot go on as it
-        came (None)."""
-        if not self.parsing:
-            return self.feed(with_text(base, content))
-        state = self._choice(index)
+        """``feed_plain`` of ``base`` saying ``content`` instead of its own text (``base``: a chunk that passes
+        ``feed_plain``'s checks, of choice ``index``, such as a frame's chunk from ``plain_runs``); no chunk is
+        built unless one is to be sent."""
+        state = self._choices.get(index) if self.parsing else None
+        if state is None:
+            if not self.parsing:
+                return self.feed(with_text(base, content))
+            state = self._choice(index)
         if state.finished:
             return self.feed(with_text(base, content))
         self._last = base  # (its envelope: what close() needs)
@@ -223,29 +224,8 @@ class ChunkRewriter:
         if _released_whole(state, events, content):
             self._seen(index, events)  # (one TextDelta: no diagnostic to keep)
             return None
-        chunk = with_text(base, content)
-        choice = chunk["choices"][0]
-        return self._plain_chunks(chunk, choice, choice["delta"], index, state, events)
-
-    def _plain_chunks(self, chunk: dict[str, Any], choice: dict[str, Any], delta: dict[str, Any], index: int,
-                      state: _Choice, events: list[Event]) -> list[dict[str, Any]]:
-        """The chunks of a plain chunk whose text the parser did not release whole (``events``)."""
-        if not events and len(delta) == 1 and choice.get("logprobs") is None and "usage" not in chunk:
-            return []  # held back, and nothing else to say: no chunk (as ``feed``)
-        template = {k: v for k, v in chunk.items() if k not in ("choices", "usage")}
-        out = self._choice_chunks(template, index, choice, delta, state, state.native_calls(None), events)
-        return self._with_usage(chunk, template, out)
-
-    @staticmethod
-    def _with_usage(data: Mapping[str, Any], template: dict[str, Any], out: list[dict[str, Any]]
-                    ) -> list[dict[str, Any]]:
-        """The chunk's usage rides on the last chunk made from it (or one of its own)."""
-        if "usage" in data:
-            if out:
-                out[-1]["usage"] = data["usage"]
-            else:
-                out.append({**template, "choices": [], "usage": data["usage"]})
-        return out
+        choice = base["choices"][0]  # (its content is not read: only the parser's events say text)
+        return _with_usage(base, self._choice_chunks(base, index, choice, choice["delta"], state, None, events))
 
     def _note_native(self, choices: Any) -> None:
         """Not parsing: count the native calls passed on (their highest index + 1, per choice)."""
@@ -259,14 +239,14 @@ class ChunkRewriter:
                     key = choice.get("index", position)
                     self._native[key] = max(self._native.get(key, 0), tc["index"] + 1)
 
-    def _rewrite_choice(self, template: dict[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
-        """One upstream choice -> the chunks it becomes (``template``: the chunk's fields but choices and usage)."""
+    def _rewrite_choice(self, data: Mapping[str, Any], position: int, choice: Any) -> list[dict[str, Any]]:
+        """One choice of the upstream chunk ``data`` -> the chunks it becomes."""
         if not _is_object(choice):
             raise ValueError(f"choices[{position}] must be a JSON object")
         index = choice.get("index", position)
         delta = choice.get("delta")
         if not isinstance(index, int) or not _is_object(delta):
-            return [{**template, "choices": [dict(choice)]}]  # not ours to understand: untouched
+            return [{**_envelope(data), "choices": [dict(choice)]}]  # not ours to understand: untouched
         content = delta.get("content")
         if content is not None and not isinstance(content, str):
             raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
@@ -276,12 +256,13 @@ class ChunkRewriter:
             events: list[Event] = [TextDelta(content)]
         else:
             events = state.parser.feed(content) if content else []
-        return self._choice_chunks(template, index, choice, delta, state, native, events)
+        return self._choice_chunks(data, index, choice, delta, state, native, events)
 
-    def _choice_chunks(self, template: dict[str, Any], index: int, choice: Mapping[str, Any],
+    def _choice_chunks(self, data: Mapping[str, Any], index: int, choice: Mapping[str, Any],
                        delta: Mapping[str, Any], state: _Choice, native: Any, events: list[Event]
                        ) -> list[dict[str, Any]]:
-        """The chunks of one upstream choice whose content the parser has read (``events``)."""
+        """The chunks of one choice of the upstream chunk ``data`` whose content the parser has read (``events``;
+        the delta's own ``content`` is not read)."""
         finish = choice.get("finish_reason")
         if finish is not None and not state.finished:
             events += state.parser.close()
@@ -297,6 +278,7 @@ class ChunkRewriter:
         else:
             return []  # the content was held back: no empty chunk
         extra = {k: v for k, v in choice.items() if k not in ("index", "delta", "finish_reason")}
+        template = _envelope(data)
         out = []
         for n, piece in enumerate(pieces):
             new_choice: dict[str, Any] = {"index": index, "delta": piece}
@@ -331,8 +313,7 @@ class ChunkRewriter:
         """Upstream ended: release what each unfinished choice still holds."""
         out: list[dict[str, Any]] = []
         last = self._last
-        template = {k: v for k, v in last.items() if k not in ("choices", "usage")} if last is not None else {
-            "object": "chat.completion.chunk"}
+        template = _envelope(last) if last is not None else {"object": "chat.completion.chunk"}
         for index, state in sorted(self._choices.items()):
             if state.finished:
                 continue
@@ -340,6 +321,22 @@ class ChunkRewriter:
             for piece in state.segments(self._seen(index, state.parser.close())):
                 out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
         return out
+
+
+def _envelope(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A chunk's fields but its choices and usage (what each chunk made from it carries)."""
+    return {k: v for k, v in data.items() if k not in ("choices", "usage")}
+
+
+def _with_usage(data: Mapping[str, Any], out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``out``, the chunks made from ``data``: its usage (a plain chunk's null one too) rides on the last of
+    them, or on one of its own."""
+    if "usage" in data:
+        if out:
+            out[-1]["usage"] = data["usage"]
+        else:
+            out.append({**_envelope(data), "choices": [], "usage": data["usage"]})
+    return out
 
 
 def _released_whole(state: _Choice, events: list[Event], content: str) -> bool:

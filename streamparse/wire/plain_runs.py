@@ -79,7 +79,7 @@ class Frame:
     the chunk it was learned from (``base``, its choice ``index``), and the same frame as the OpenAI wire writes
     it (``head`` + the text's JSON literal + ``tail`` is ``orjson.dumps`` of ``base`` saying that text)."""
 
-    __slots__ = ("prefix", "suffix", "base", "index", "head", "tail")
+    __slots__ = ("prefix", "suffix", "base", "index", "head", "tail", "_opening", "_closing")
 
     def __init__(self, prefix: str, suffix: str, base: dict[str, Any]):
         self.prefix, self.suffix, self.base = prefix, suffix, base
@@ -89,6 +89,7 @@ class Frame:
         self.head, _, self.tail = encoded.partition(literal)
         if literal in self.tail:  # another field holds the sentinel: no written frame (chunk() is used instead)
             self.head = self.tail = b""
+        self._opening, self._closing = b"data: " + self.head, self.tail + b"\n\n"  # the event around the literal
 
     def chunk(self, text: str) -> dict[str, Any]:
         """The frame's chunk saying ``text``."""
@@ -99,7 +100,7 @@ class Frame:
         if not self.head:
             return None
         try:
-            return b"data: " + self.head + orjson.dumps(text) + self.tail + b"\n\n"
+            return self._opening + orjson.dumps(text) + self._closing
         except TypeError:  # what orjson refuses (a lone surrogate): written by the wire from the chunk
             return None
 
@@ -112,6 +113,11 @@ class PlainRuns:
         self._learns = 0  # frames tried since an event last fitted one
         self._misses = 0  # plain events in a row that did not fit the frame (one odd event keeps it: a stamp)
         self.given_up = False  # MAX_LEARNS frames tried and none fitted: every event is decoded on its own
+
+    @property
+    def frame(self) -> Frame | None:
+        """The learned frame (None: none yet, or given up)."""
+        return self._frame
 
     def text(self, data: str) -> str | None:
         """The text of ``data`` if it fits the frame (one is learned), else None."""
@@ -130,16 +136,21 @@ class PlainRuns:
             return None
         return text if type(text) is str else None
 
-    def learn(self, data: str, chunk: Any) -> str | None:
-        """Learn the frame of ``data``, which decoded to ``chunk``; its text when it is plain, else None."""
-        text = plain_text(chunk)
-        if text is None:
-            return None
+    def fits(self, data: str) -> str | None:
+        """``text(data)``, counted as an event that fitted the frame (the counts of ``learn`` start again)."""
+        text = self.text(data)
+        if text is not None:
+            self._learns = self._misses = 0
+        return text
+
+    def learn(self, data: str, chunk: Any, text: str) -> bool:
+        """Learn the frame of ``data``, which decoded to the plain ``chunk`` saying ``text``: True when it did
+        (the frame's chunk is ``chunk``), False when no frame could be proved from it (or the trying stops)."""
         self._learns += 1
         if self._learns >= MAX_LEARNS:
             self._frame = None  # the stream's events differ (or no frame could be proved)
             self.given_up = True
-            return text
+            return False
         literal = orjson.dumps(text).decode()
         for match in _KEY.finditer(data):
             start = match.end()
@@ -156,8 +167,8 @@ class PlainRuns:
                 continue
             if proved:
                 self._frame = Frame(prefix, suffix, chunk)
-                return text
-        return text
+                return True
+        return False
 
     def decode(self, events: list[Any], decode: Callable[[Any], Decoded], ready: Callable[[], bool]) -> list[Decoded]:
         """SSE events -> decoded items (``decode`` for one event), each run of consecutive plain events that fit
@@ -170,25 +181,24 @@ class PlainRuns:
         use = ready()
         for event in events:
             data = event.data
-            text = self.text(data) if use and data is not None else None
+            text = self.fits(data) if use and data is not None else None
             if text is not None:
                 texts.append(text)
-                self._learns = self._misses = 0
                 continue
             if texts:
                 out.append(("plain", (self._frame, "".join(texts))))
                 texts = []
             item = decode(event)
             use = ready()
-            if self._frame is not None and item[0] == "chunk" and plain_text(item[1]) is not None:
+            text = plain_text(item[1]) if item[0] == "chunk" else None
+            if text is not None and self._frame is not None:
                 self._misses += 1
                 if self._misses < RELEARN_AFTER:  # an odd plain event (one stamped chunk in N): the frame stays
                     out.append(item)
                     continue
-            if (use and item[0] == "chunk" and data is not None and self._learns < MAX_LEARNS
-                    and (learned := self.learn(data, item[1])) is not None and self._frame is not None
-                    and self._frame.base is item[1]):
-                texts.append(learned)  # the start of a run
+            if text is not None and use and data is not None and self._learns < MAX_LEARNS \
+                    and self.learn(data, item[1], text):
+                texts.append(text)  # the start of a run
                 self._misses = 0
                 continue
             out.append(item)

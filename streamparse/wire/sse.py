@@ -166,15 +166,25 @@ class ChatStreamRewriter:
     def read(self, raw: bytes) -> list[Decoded]:
         """Phase one (cheap): SSE framing and JSON of one piece of the upstream body."""
         self._chars += len(raw)
-        try:
-            events = self._decoder.feed(raw)
-        except EventTooLarge as exc:
+        data = self._decoder.lone_data(raw)  # a paced upstream's read: one event, one data line
+        if data is not None:
             self.saw_data = True
-            return [("fail", str(exc))]
-        self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
-        if self._runs.given_up:
-            return [self._decode(event) for event in events]
-        return self._runs.decode(events, self._decode, lambda: not self._surrogates.held)  # (no half held)
+            text = self._runs.fits(data) if not self._surrogates.held else None
+            if text is not None:
+                return [("plain", (self._runs.frame, text))]
+            events = [SSEEvent(data)]
+        else:
+            try:
+                events = self._decoder.feed(raw)
+            except EventTooLarge as exc:
+                self.saw_data = True
+                return [("fail", str(exc))]
+            self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
+        return self._runs.decode(events, self._decode, self._ready)
+
+    def _ready(self) -> bool:
+        """May plain events be read by their frame now? Not while a surrogate half is held."""
+        return not self._surrogates.held
 
     def may_be_slow(self, decoded: list[Decoded] | None = None) -> bool:
         """Could ``write(decoded)`` (None: ending the stream) decode a large block?
@@ -190,6 +200,9 @@ class ChatStreamRewriter:
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
+        if len(decoded) == 1:  # (the usual read: one item; a frame-written event leaves as it is)
+            outputs = self._apply(decoded[0])
+            return outputs[0][1] if len(outputs) == 1 and outputs[0][0] == "written" else self.wire.encode(outputs)
         return self.wire.encode([out for d in decoded for out in self._apply(d)])
 
     def feed_bytes(self, raw: bytes) -> bytes:

@@ -73,15 +73,27 @@ class SSEDecoder:
         self._check(self._partial_len)
         return out
 
+    def lone_data(self, raw: bytes) -> str | None:
+        """The data of ``raw`` when it is one whole event of one ``data: `` line and nothing is pending (a paced
+        upstream's usual read), read as ``feed`` would read it; None for anything else (``feed`` it then)."""
+        end = len(raw) - 2
+        if (not raw.startswith(b"data: ") or raw.find(b"\n", 6) != end or raw[end + 1:] != b"\n" or b"\r" in raw
+                or self._partial or self._data or self._after_cr or self._utf8.buffer
+                or self._event is not None or self._id is not None
+                or (self._max_line is not None and end > self._max_line)):
+            return None
+        try:
+            return raw[6:end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
     def _events(self, text: str) -> list[SSEEvent]:
         """Whole events, nothing pending before them (the usual piece): an event of one ``data: `` line is
         taken at once, any other goes through ``_line`` as in ``feed``."""
         out: list[SSEEvent] = []
-        limit = self._max_line
         for block in text[:-2].split("\n\n"):
             if block.startswith("data: ") and "\n" not in block:
-                if limit is not None and len(block) > limit:
-                    self._check(len(block))
+                self._check(len(block))
                 out.append(SSEEvent(block[6:]))
                 continue
             for line in block.split("\n"):
