@@ -18,6 +18,7 @@ from typing import Callable
 from .block import Block
 from .events import Event, FastPath
 from .json_lexis import comment_end
+from .literals import literals
 
 __all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
 
@@ -31,15 +32,9 @@ NON_WS = re.compile(r"\S")
 
 
 def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool) -> str | int | None:
-    """At ``text[j]``: the closer written there, PARTIAL_CLOSER (-1) if the text ends inside one, or None."""
-    seg = text[j : min(end, j + max(len(c) for c in closers))]
-    low = seg.lower()
-    for c in closers:
-        if low.startswith(c):
-            return seg[: len(c)]
-    if not final and j + len(seg) == end and any(c.startswith(low) for c in closers):
-        return -1
-    return None
+    """At ``text[j]``: the closer written there, PARTIAL_CLOSER (-1) if the text ends inside one, or None
+    (``closers`` lowercase; see ``literals.Literals.at``)."""
+    return literals(closers).at(text, j, end, final)
 
 
 class BracketBody:

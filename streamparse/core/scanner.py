@@ -11,29 +11,17 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Final, Iterable, Literal, Mapping, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ..dialects import DIALECTS, SPANS
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
+from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, CompiledHead, HeadMatch, Partial, compile_head
+from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern, tag_or_tail
 
 __all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
-PARTIAL: Final = "partial"  # "could still become a marker or head: wait for more text"
-Partial = Literal["partial"]
-# Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
-# with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
-ASCII_NOCASE = re.I | re.A
-
-
-@functools.lru_cache(maxsize=256)
-def literal_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
-    """One search for any of these literal markers (ASCII case-insensitive), built once per tuple."""
-    return re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)), ASCII_NOCASE)
-
 _NAME_CHARS = re.compile(r"[\w.\-]*")
-_MAX_NAME = 128
-_MAX_WS = 32  # whitespace allowed inside a head; past it the head fails (positional, so chunking-invariant)
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
 FENCE_HEAD_MAX = 80
@@ -46,6 +34,7 @@ class Candidate:
     dialect: Dialect | None
     opener: Opener | None
     span: Span | None = None
+    head: CompiledHead | None = field(default=None, compare=False)  # the opener's head, compiled (heads.py)
 
 
 Found = Union[tuple[str, list[Candidate], str | None], Partial, None]  # (marker text, candidates, name) | PARTIAL | None
@@ -68,9 +57,9 @@ class MarkerTable:
                 if "{name}" in op.text:
                     if tool_names:
                         before, after = op.text.lower().split("{name}")
-                        self.templates.append((before, after, Candidate(d, op)))
+                        self.templates.append((before, after, self._candidate(d, op)))
                 else:
-                    self.literals.setdefault(op.text.lower(), []).append(Candidate(d, op))
+                    self.literals.setdefault(op.text.lower(), []).append(self._candidate(d, op))
         for s in spans:
             self.literals.setdefault(s.opener.lower(), []).append(Candidate(None, None, s))
         alternation = [re.escape(m) for m in sorted(self.literals, key=len, reverse=True)]
@@ -107,6 +96,9 @@ class MarkerTable:
         line_part = "|".join(p for p in (at_start, "`") if p)
         self.prose_check = _alternation(any_part, f"\n[ \t]*(?:{line_part})")
         self.word_start = re.compile(f"[ \t]*(?:{line_part})", ASCII_NOCASE).match
+
+    def _candidate(self, d: Dialect, op: Opener) -> Candidate:
+        return Candidate(d, op, None, compile_head(op, self.tool_names, self.tool_prefixes, self.ungated))
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -169,32 +161,12 @@ _TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing o
 
 
 def _prefix_pattern(words: Sequence[str], depth: int = _TRIGGER_DEPTH) -> str:
-    """A regex for "a marker may start here": each word's first ``depth`` characters, where every
-    proper prefix also matches at the end of the text (the rest may come with the next delta). One trie, so
-    ``<div`` or ``<b>`` in prose never matches while ``<tool_call>``, ``<thi`` (end of text) and ``<`` do."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for ch in word[:depth]:
-            node = node.setdefault(ch, {})
-        node[""] = {}  # a word (or its checked part) ends here
-
-    def alternatives(node: dict[str, Any]) -> str:
-        if "" in node:
-            return ""
-        return "(?:" + "|".join([re.escape(ch) + alternatives(child) for ch, child in sorted(node.items())] + [r"\Z"]) + ")"
-
-    return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
+    """``literals.prefix_pattern``: a marker's first ``depth`` characters (the rest is ``match``'s to check)."""
+    return prefix_pattern(words, depth)
 
 
 def _alternation(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
-
-
-@functools.lru_cache(maxsize=256)
-def tag_or_tail(tags: tuple[str, ...]) -> re.Pattern[str]:
-    """One search for any of ``tags`` or for a prefix of one that ends the text (ASCII case-insensitive)."""
-    return re.compile(_prefix_pattern(tags, max(map(len, tags))), ASCII_NOCASE)
 
 
 @functools.lru_cache(maxsize=64)
@@ -210,12 +182,6 @@ def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = 
     dialects = [DIALECTS[n] for n in names if tools or ungated or not DIALECTS[n].needs_tools]
     spans = [s for s in SPANS if not s.dialect or s.dialect in names]
     return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, pinned)
-
-
-@dataclass
-class HeadMatch:
-    end: int  # where the head (consumed parts) ends: the body starts here
-    name: str | None
 
 
 def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:
@@ -247,16 +213,10 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
                 return more
             k = j
         elif kind == LIT or kind == OPT:
-            texts = part.texts
-            seg = text[k : k + _widest(texts)].lower()
-            hit = None
-            for t in texts:
-                if seg.startswith(t):
-                    hit = t
-                    break
-            if hit is not None:
+            hit = literals(part.texts).at(text, k, n, False)
+            if type(hit) is str:
                 k += len(hit)
-            elif k + len(seg) == n and _begins_one(seg, texts):
+            elif hit == PARTIAL_CLOSER:
                 if more is None and kind == OPT:
                     continue
                 return more
@@ -289,19 +249,6 @@ def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table:
             if text[k] not in part.texts[0]:
                 return None
     return k
-
-
-@functools.lru_cache(maxsize=1024)
-def _widest(texts: tuple[str, ...]) -> int:
-    return max(map(len, texts))
-
-
-def _begins_one(seg: str, texts: tuple[str, ...]) -> bool:
-    """Is ``seg`` the beginning of one of ``texts``? (A loop: cheaper than ``any`` over a generator.)"""
-    for t in texts:
-        if t.startswith(seg):
-            return True
-    return False
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")

@@ -14,9 +14,9 @@ import re
 from typing import Callable, Optional
 
 from .block import Block
-from .bodies import MAX_GAP, NON_WS, Hold, closer_at, partial_tail
+from .bodies import MAX_GAP, NON_WS, Hold, partial_tail
 from .events import Event, FastPath
-from .scanner import literal_pattern, tag_or_tail
+from .literals import literal_pattern, literals, tag_or_tail
 
 __all__ = ["TagBody"]
 
@@ -28,14 +28,14 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "tag_or_tail", "tag_at", "plain", "shortest", "hold")
+                 "longest", "tag_or_tail", "closers", "shortest", "hold")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
         self.b = block
         self.limit = limit
-        (self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail, self.tag_at,
-         self.plain) = _tag_table(item, nest, end_tags)
+        self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(item, nest, end_tags)
+        self.closers = literals(self.tags)
         self.has_end = bool(self.ends)
         self.longest = len(self.tags[0])
         self.shortest = len(self.tags[-1])
@@ -91,7 +91,7 @@ class TagBody:
         if len(pending) + k > MAX_GAP:
             return None
         if m is not None:
-            if self._closer(text, k, n, False) != -1:
+            if self.closers.at(text, k, n, False) != -1:
                 return None
             self.hold(text[k:])
         self.pending = pending + text[:k]
@@ -116,7 +116,7 @@ class TagBody:
                     if final:
                         return self._end_without(k)
                     return k
-                r = self._closer(text, k, end, final)
+                r = self.closers.at(text, k, end, final)
                 if r == -1:
                     return k
                 if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
@@ -159,20 +159,6 @@ class TagBody:
         b.write(text[pos:i])
         return i
 
-    def _closer(self, text: str, k: int, end: int, final: bool) -> str | int | None:
-        """``closer_at(text, k, end, self.tags, final)``, in one regex match when that is surely its answer:
-        ASCII text (the match folds ASCII case only) and no tag that begins another (the match takes the
-        first tag on its path, ``closer_at`` the longest)."""
-        if k < end and self.plain and text[k : k + self.longest].isascii():
-            m = self.tag_at(text, k, end)
-            if m is None:
-                return None
-            tag = m.group()
-            if tag.lower() in self.tags:
-                return tag
-            return None if final else -1  # the text ends inside a tag
-        return closer_at(text, k, end, self.tags, final)
-
     def _end_without(self, k: int) -> int:
         self.b.end("", self.pending)
         self.pending = ""
@@ -189,17 +175,14 @@ Pair = Optional[tuple[str, str]]
 
 @functools.lru_cache(maxsize=256)
 def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...]) -> tuple[
-        Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Search, bool]:
+        Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search]:
     """A body's tags, lowercase, and their searches, built once per dialect and end: item, nest, ends, every
-    tag (longest first), a search for any tag, for a tag or a tag's prefix ending the text, a match of that at a
-    position, and whether no tag begins another (then the match finds what ``closer_at`` finds)."""
+    tag (longest first), a search for any tag, and one for a tag or a tag's prefix ending the text."""
     item = (item[0].lower(), item[1].lower()) if item else None
     nest = (nest[0].lower(), nest[1].lower()) if nest else None
     ends = tuple(t.lower() for t in end_tags)
     tags = tuple(sorted({*(item or ()), *(nest or ()), *ends}, key=len, reverse=True))
-    tail = tag_or_tail(tags)
-    plain = not any(t != u and u.startswith(t) for t in tags for u in tags)
-    return item, nest, ends, tags, literal_pattern(tags).search, tail.search, tail.match, plain
+    return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
 
 
 def _no_hold(tail: str) -> None:

@@ -263,16 +263,30 @@ def test_a_marker_prefix_longer_than_the_trigger_looks_is_held_without_a_scan() 
     assert len(spy.runs) == 1
 
 
+def _plain_literal_at(text: str, k: int, end: int, texts: tuple[str, ...], final: bool) -> str | int | None:
+    """The plain reading every fast literal check must agree with: the first literal (in order) the text at
+    ``k`` begins with after str.lower(), else -1 if the text ends inside one (not final), else None."""
+    seg = text[k : min(end, k + max(len(t) for t in texts))]
+    for t in texts:
+        if seg.lower().startswith(t):
+            return seg[: len(t)]
+    if not final and k + len(seg) == end and any(t.startswith(seg.lower()) for t in texts):
+        return -1
+    return None
+
+
 @pytest.mark.parametrize("tags", [
     (("</tool_call>",), ("<function=", "</function>"), ("<tool_call>", "</tool_call>")),
     (("</a>",), ("<a", "<ab>"), None),  # one tag begins another: the general check decides
     ((), ("<arg_key>", "</arg_key>"), None),
+    (("<｜tool▁calls▁end｜>",), ("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), None),  # tags that are not ASCII
 ])
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
-def test_the_tag_bodys_closer_check_agrees_with_closer_at(tags: Any, data: st.DataObject) -> None:
+def test_the_shared_literal_reader_agrees_with_the_plain_reading(tags: Any, data: st.DataObject) -> None:
     from streamparse.core.block import Block
     from streamparse.core.bodies import closer_at
+    from streamparse.core.literals import literals
     from streamparse.core.tag_body import TagBody
 
     ends, item, nest = tags
@@ -285,7 +299,12 @@ def test_the_tag_bodys_closer_check_agrees_with_closer_at(tags: Any, data: st.Da
     k = data.draw(st.integers(0, len(text) - 1))
     end = data.draw(st.integers(k + 1, len(text)))
     final = data.draw(st.booleans())
-    assert body._closer(text, k, end, final) == closer_at(text, k, end, body.tags, final)
+    texts = data.draw(st.permutations(body.tags))  # any order: the first in order wins when one begins another
+    expected = _plain_literal_at(text, k, end, tuple(texts), final)
+    assert literals(tuple(texts)).at(text, k, end, final) == expected
+    assert closer_at(text, k, end, tuple(texts), final) == expected
+    if tuple(texts) == body.tags:
+        assert body.closers.at(text, k, end, final) == expected
 
 
 @settings(max_examples=60, deadline=None)

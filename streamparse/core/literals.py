@@ -1,0 +1,97 @@
+"""Literal markup read at a position: which of a few literals is written there, or whether the text ends
+inside one. The one mechanism behind a body's tags and closers (``bodies.closer_at``, ``TagBody``) and a
+head's literal steps (``scanner``). Pure functions over ``str``, no other core module imported.
+
+Invariant: ``Literals(texts).at(text, k, end, final)`` answers exactly what the plain reading does (the first
+of ``texts``, in order, that ``text[k:end]`` begins with, compared after ``str.lower()``; else ``PARTIAL_CLOSER``
+when the text ends inside one and ``final`` is false; else None). It answers in one regex match when that is
+surely the same answer: ASCII text (the match folds ASCII case only, ``str.lower`` any case) and no literal
+beginning another (the match takes the first literal on its path). Otherwise it reads it the plain way.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Sequence
+
+__all__ = ["ASCII_NOCASE", "PARTIAL_CLOSER", "Literals", "literals", "literal_pattern", "prefix_pattern", "tag_or_tail"]
+
+PARTIAL_CLOSER = -1  # the text ends inside one of the literals
+# Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
+# with the str.lower() used for partial markers: "ı", "İ", "ſ" never stand for "i"/"s" (chunking-invariant).
+ASCII_NOCASE = re.I | re.A
+
+
+@functools.lru_cache(maxsize=256)
+def literal_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of these literal markers (ASCII case-insensitive), built once per tuple."""
+    return re.compile("|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True)), ASCII_NOCASE)
+
+
+def prefix_pattern(words: Sequence[str], depth: int) -> str:
+    """A regex for "a word may start here": each word's first ``depth`` characters, where every proper prefix
+    also matches at the end of the text (the rest may come with the next delta). One trie, so ``<div`` or
+    ``<b>`` in prose never matches while ``<tool_call>``, ``<thi`` (end of text) and ``<`` do."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word[:depth]:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a word (or its checked part) ends here
+
+    def alternatives(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        return "(?:" + "|".join([re.escape(ch) + alternatives(child) for ch, child in sorted(node.items())] + [r"\Z"]) + ")"
+
+    return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
+
+
+@functools.lru_cache(maxsize=256)
+def tag_or_tail(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """One search for any of ``tags`` or for a prefix of one that ends the text (ASCII case-insensitive)."""
+    return re.compile(prefix_pattern(tags, max(map(len, tags))), ASCII_NOCASE)
+
+
+class Literals:
+    """A tuple of literals (lowercase), read at a position; built once per tuple (:func:`literals`)."""
+
+    __slots__ = ("texts", "widest", "plain", "_match")
+
+    def __init__(self, texts: tuple[str, ...]):
+        self.texts = texts
+        self.widest = max(map(len, texts), default=0)
+        # No literal begins another: the regex (first literal on its path) finds what the plain loop finds.
+        self.plain = bool(texts) and all(t for t in texts) and not any(
+            t != u and u.startswith(t) for t in texts for u in texts)
+        self._match = tag_or_tail(texts).match if self.plain else None
+
+    def at(self, text: str, k: int, end: int, final: bool) -> str | int | None:
+        """The literal written at ``text[k]`` (as written), ``PARTIAL_CLOSER`` if ``text[:end]`` ends inside
+        one (never when ``final``), or None."""
+        match = self._match
+        if match is not None and k < end and text[k : k + self.widest].isascii():
+            m = match(text, k, end)
+            if m is None:
+                return None
+            found = m.group()
+            if found.lower() in self.texts:
+                return found
+            return None if final else PARTIAL_CLOSER  # the text ends inside a literal
+        seg = text[k : min(end, k + self.widest)]
+        low = seg.lower()
+        for t in self.texts:
+            if low.startswith(t):
+                return seg[: len(t)]
+        if not final and k + len(seg) == end:
+            for t in self.texts:
+                if t.startswith(low):
+                    return PARTIAL_CLOSER
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def literals(texts: tuple[str, ...]) -> Literals:
+    """The reader of these literals (lowercase), built once per tuple."""
+    return Literals(texts)
