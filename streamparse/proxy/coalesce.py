@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - another httpx/httpcore: the body is re
     _map_errors = None  # type: ignore[assignment]
     _H11Connection = None  # type: ignore[assignment,misc]
 
-__all__ = ["coalesce", "MAX_PIECE"]
+__all__ = ["coalesce", "pieces", "MAX_PIECE"]
 
 MAX_PIECE = 32 * 1024  # more than this already received is handed over in several pieces (none waits)
 
@@ -45,24 +45,15 @@ class _Arrived(httpx.AsyncByteStream):
         self._connection = connection
         timeout = request.extensions.get("timeout") or {}
         self._timeout: float | None = timeout.get("read")
-        self._wire: _Wire | None = None  # the socket, read directly (None: through httpcore)
-        self._looked = False
+        self._wire: _Wire | None = None  # the socket, read directly (None: through httpcore), set by __aiter__
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        """The body's pieces: one generator (it maps the errors), no layer around it."""
         parser: h11.Connection = self._connection._h11_state
-        try:
-            with _map_errors():
-                body = self._chunked(parser) if _chunked_from_start(parser) else self._events(parser)
-                async for piece in body:
-                    yield piece
-        finally:
-            if self._wire is not None:
-                self._wire.close()
+        self._wire = _Wire.of(self._connection._network_stream, self._timeout)
+        return self._chunked(parser) if _chunked_from_start(parser) else self._events(parser)
 
     async def _read(self) -> bytes:
-        if not self._looked:
-            self._looked = True
-            self._wire = _Wire.of(self._connection._network_stream, self._timeout)
         if self._wire is not None:
             return await self._wire.read()
         data: bytes = await self._connection._network_stream.read(self._connection.READ_NUM_BYTES,
@@ -72,67 +63,71 @@ class _Arrived(httpx.AsyncByteStream):
     async def _chunked(self, parser: h11.Connection) -> AsyncIterator[bytes]:
         """A chunked body parsed here (h11 parses each transfer chunk in Python at several µs apiece); h11 is
         handed an empty terminal chunk at the end, so the connection ends its cycle as usual (kept alive)."""
-        buf = bytearray(parser.trailing_data[0])
-        parser._receive_buffer = type(parser._receive_buffer)()  # its bytes are ours now
-        chunks = _Chunks()
-        first = True
-        while True:
-            parts = chunks.feed(buf)
-            if parts and first:  # the first transfer chunk leaves alone: the client's first byte waits for nothing
-                first = False
-                yield parts.pop(0)
-            if parts:
-                for piece in _bounded(parts):
-                    yield piece
-            if chunks.error is not None:  # after the data that came before it
-                raise chunks.error
-            if chunks.done:
-                break
-            data = await self._read()
-            if not data:
-                raise httpcore.RemoteProtocolError("peer closed connection without sending complete message body "
-                                                   "(incomplete chunked read)")
-            buf += data
-        try:
-            parser.receive_data(b"0\r\n\r\n" + bytes(buf))
-            event = parser.next_event()
-        except h11.RemoteProtocolError as exc:
-            raise httpcore.RemoteProtocolError(str(exc)) from exc
-        if type(event) is not h11.EndOfMessage:  # pragma: no cover - h11 and this reader disagree: do not reuse
-            raise httpcore.RemoteProtocolError(f"unexpected end of a chunked body: {event!r}")
-
-    async def _events(self, parser: h11.Connection) -> AsyncIterator[bytes]:
-        """Any other body, read through h11's events, all that arrived per piece."""
-        parts: list[bytes] = []
-        size = 0
-        first = True
-        while True:
+        with _map_errors():
+            buf = bytearray(parser.trailing_data[0])
+            parser._receive_buffer = type(parser._receive_buffer)()  # its bytes are ours now
+            chunks = _Chunks()
+            first = True
+            while True:
+                parts = chunks.feed(buf)
+                if parts and first:  # the first transfer chunk leaves alone: the client's first byte waits for nothing
+                    first = False
+                    yield parts.pop(0)
+                if parts:
+                    for piece in _bounded(parts):
+                        yield piece
+                if chunks.error is not None:  # after the data that came before it
+                    raise chunks.error
+                if chunks.done:
+                    break
+                data = await self._read()
+                if not data:
+                    raise httpcore.RemoteProtocolError("peer closed connection without sending complete message body "
+                                                       "(incomplete chunked read)")
+                buf += data
             try:
+                parser.receive_data(b"0\r\n\r\n" + bytes(buf))
                 event = parser.next_event()
             except h11.RemoteProtocolError as exc:
                 raise httpcore.RemoteProtocolError(str(exc)) from exc
-            if event is h11.NEED_DATA:
-                if parts:  # hand over what has arrived before waiting for more
-                    yield parts[0] if len(parts) == 1 else b"".join(parts)
-                    parts, size = [], 0
-                    continue
-                data = await self._read()
-                if data == b"" and parser.their_state == h11.SEND_RESPONSE:
-                    raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
-                parser.receive_data(data)
-            elif type(event) is h11.Data:
-                parts.append(bytes(event.data))
-                size += len(event.data)
-                if size >= MAX_PIECE or first:
-                    first = False
-                    yield b"".join(parts)
-                    parts, size = [], 0
-            elif type(event) is h11.EndOfMessage or event is h11.PAUSED:
-                if parts:
-                    yield b"".join(parts)
-                return
+            if type(event) is not h11.EndOfMessage:  # pragma: no cover - h11 and this reader disagree: do not reuse
+                raise httpcore.RemoteProtocolError(f"unexpected end of a chunked body: {event!r}")
+
+    async def _events(self, parser: h11.Connection) -> AsyncIterator[bytes]:
+        """Any other body, read through h11's events, all that arrived per piece."""
+        with _map_errors():
+            parts: list[bytes] = []
+            size = 0
+            first = True
+            while True:
+                try:
+                    event = parser.next_event()
+                except h11.RemoteProtocolError as exc:
+                    raise httpcore.RemoteProtocolError(str(exc)) from exc
+                if event is h11.NEED_DATA:
+                    if parts:  # hand over what has arrived before waiting for more
+                        yield parts[0] if len(parts) == 1 else b"".join(parts)
+                        parts, size = [], 0
+                        continue
+                    data = await self._read()
+                    if data == b"" and parser.their_state == h11.SEND_RESPONSE:
+                        raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+                    parser.receive_data(data)
+                elif type(event) is h11.Data:
+                    parts.append(bytes(event.data))
+                    size += len(event.data)
+                    if size >= MAX_PIECE or first:
+                        first = False
+                        yield b"".join(parts)
+                        parts, size = [], 0
+                elif type(event) is h11.EndOfMessage or event is h11.PAUSED:
+                    if parts:
+                        yield b"".join(parts)
+                    return
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
         await self._outer.aclose()
 
 
@@ -334,3 +329,15 @@ def coalesce(resp: httpx.Response) -> bool:
         return False
     resp.stream = _Arrived(outer, connection, request)
     return True
+
+
+def pieces(resp: httpx.Response) -> AsyncIterator[bytes]:
+    """The pieces of ``resp``'s body (sent with ``stream=True``, not read yet), as ``resp.aiter_bytes()`` gives
+    them: a coalesced body with nothing to decode (no ``content-encoding``) is read straight from its stream,
+    without httpx's two generators around it (they would only pass each piece on); any other, by httpx.
+    Either way the response is marked consumed; closing it closes the stream."""
+    stream = resp.stream
+    if type(stream) is _Arrived and "content-encoding" not in resp.headers and not resp.is_stream_consumed:
+        resp.is_stream_consumed = True  # (as httpx marks it: a second read is refused)
+        return stream.__aiter__()
+    return resp.aiter_bytes()

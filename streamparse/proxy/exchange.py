@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
-from .coalesce import coalesce
+from .coalesce import coalesce, pieces as body_pieces
 from .config import Backend
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .metrics import Metrics, StreamMeter
@@ -235,7 +235,7 @@ class Upstream:
     async def read_all(self, resp: httpx.Response, clock: Clock, limit: int) -> bytes:
         parts: list[bytes] = []
         size = 0
-        pieces = resp.aiter_bytes()
+        pieces = body_pieces(resp)
         while (piece := await next_piece(pieces, clock)) is not None:
             size += len(piece)
             if size > limit:
@@ -258,7 +258,7 @@ class Upstream:
             return
         redact: MaskedSSE | StreamRedactor = MaskedSSE(self.redactor) if self.redactor and sse else self.redactor.stream()
         text = codecs.getincrementaldecoder("utf-8")("replace") if sse else None  # SSE is UTF-8 text
-        pieces = resp.aiter_bytes()
+        pieces = body_pieces(resp)
         guard = self.drain.guard() if sse else None
         boundary = True  # what was sent so far ends between two SSE events
         if meter is not None:

@@ -28,6 +28,7 @@ from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .metrics import StreamMeter
 from .plan import ChatPlan
 from .redaction import Redactor
+from .coalesce import pieces as body_pieces
 from .upstream import Clock, UpstreamTimeout, next_piece
 
 __all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "drained_end", "upstream_text", "OFFLOAD_BYTES"]
@@ -72,7 +73,7 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
     ``drain`` deadline the stream ends properly: held text, an error event, the end of the stream.
     ``meter`` counts the stream (in flight, first byte, a sample of reads, upstream failures)."""
     redact = redactor.stream()
-    pieces = resp.aiter_bytes()
+    pieces = body_pieces(resp)
     guard = (drain or _NO_DRAIN).guard()
     if meter is not None:
         meter.open()
