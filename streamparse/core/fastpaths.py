@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from .events import Event, FastPath, TextDelta
 from .live import LiveCall
 from .output import Output, blank_after
-from .scanner import PARTIAL, MarkerTable
+from .scanner import PARTIAL, Found, MarkerTable
 from .spans import SPAN
 
 if TYPE_CHECKING:
@@ -38,10 +38,12 @@ class FastPaths(Output):
     _body_fast: FastPath | None
     _scanner_fast: FastPath | None
     _fast_live: Callable[[], FastPath | None]
+    _run: Callable[[str, bool, int, Found], list[Event]]
 
     def _prose_more(self, delta: str) -> list[Event] | None:
         """In prose, past the gate: the held text and the delta hold no marker (or line-start marker) start,
-        or only one cut by the delta's end, which is held as the state machine would hold it. None: the
+        or only one cut by the delta's end, which is held as the state machine would hold it. A whole marker:
+        the state machine reads on from it (``_run`` told where, so it does not look for it again). None: the
         state machine must read them."""
         text = self._held + delta
         if not text or (self._line_blank and self._word_start(text)):
@@ -53,8 +55,12 @@ class FastPaths(Output):
             self._gate = type if self._line_blank else self._prose_gate
             return [TextDelta(text)]
         j = m.start()
-        if text[j] == "\n" or self._table.match(text, j, False, blank_after(self._line_blank, text[:j])) != PARTIAL:
-            return None  # (PARTIAL: all of text[j:] may still be a marker, however far the search looked into it)
+        if text[j] == "\n":
+            return None
+        found = self._table.match(text, j, False, blank_after(self._line_blank, text[:j]))
+        if found != PARTIAL:  # a marker (the state machine reads on from it) or none (it reads the text)
+            return None if found is None else self._run(text, False, j, found)
+        # (PARTIAL: all of text[j:] may still be a marker, however far the search looked into it)
         self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
         if not j:
             return []

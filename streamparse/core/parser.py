@@ -18,12 +18,12 @@ than ``max_block_chars`` is released as text at exactly that length.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import arguments as args_mod
 from .block import Block
-from .bodies import MAX_GAP, BracketBody, closer_at
+from .after import AfterReader
+from .bodies import BracketBody
 from .calls import CallFactory, new_call_id
 from ..dialects import resolve
 from ..dialects.spec import PYTHON, TAGGED, Span
@@ -31,19 +31,18 @@ from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .fastpaths import FastPaths
 from .live import LiveCall
 from .items import ItemCalls
-from .scanner import PARTIAL, Candidate, HeadMatch, marker_table, match_head
+from .scanner import PARTIAL, Candidate, Found, HeadMatch, marker_table, match_head
 from .tag_body import TagBody
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
-_WS_RUN = re.compile(r"\s*")
 _PUNCTUATION = " \t\r\n,;[]{}"
 SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand on the prose fast path (tests/core/test_fast_paths.py)
 
 
-class StreamParser(ItemCalls, SpanReader, FastPaths):
+class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -151,10 +150,15 @@ class StreamParser(ItemCalls, SpanReader, FastPaths):
 
     # ------------------------------------------------------------------ driver
 
-    def _run(self, text: str, final: bool) -> list[Event]:
+    def _run(self, text: str, final: bool, at: int = 0, found: Found = None) -> list[Event]:
+        """Read ``text`` (what was held, then the delta). ``found``: prose up to ``at``, where this marker begins
+        (the prose fast path found it, as ``_scan_text`` would)."""
         self._out = []
         self._held = ""
         pos, n = 0, len(text)
+        if found is not None and found != PARTIAL:
+            self._text(text[:at])
+            pos = self._begin(text, at, 0, found)
         while True:
             while pos < n:
                 mode = self._mode
@@ -365,33 +369,6 @@ class StreamParser(ItemCalls, SpanReader, FastPaths):
             closers.append("```")
         if closers and b.calls:  # a block released as text leaves its optional closers as text too
             self._closers, self._mode = closers, _AFTER
-        return resume
-
-    # ------------------------------------------------------------------ AFTER: optional closers
-
-    def _scan_after(self, text: str, pos: int, final: bool) -> int:
-        n = len(text)
-        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self._after_ws))  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-        self._after_ws += text[pos:k]
-        if len(self._after_ws) > MAX_GAP:
-            return self._end_after(k)
-        if k >= n:
-            return n if not final else self._end_after(n)
-        r = closer_at(text, k, n, tuple(self._closers), final)
-        if r == -1:
-            return k
-        if isinstance(r, str):
-            self._closers = self._closers[self._closers.index(r.lower()) + 1 :]
-            self._after_ws = ""
-            if not self._closers:
-                self._mode = self._resume
-            return k + len(r)
-        return self._end_after(k)
-
-    def _end_after(self, resume: int) -> int:
-        self._mode, self._closers = self._resume, []
-        ws, self._after_ws = self._after_ws, ""
-        self._text(ws)
         return resume
 
 
