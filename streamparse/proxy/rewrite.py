@@ -29,7 +29,7 @@ from .metrics import StreamMeter
 from .plan import ChatPlan
 from .redaction import Redactor
 from .coalesce import pieces as body_pieces
-from .upstream import Clock, UpstreamTimeout, next_piece
+from .upstream import Clock, UpstreamTimeout
 
 __all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "drained_end", "upstream_text", "OFFLOAD_BYTES"]
 
@@ -72,7 +72,7 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
     leave together). Cancelled when the client goes away; the upstream closes with it. Past the
     ``drain`` deadline the stream ends properly: held text, an error event, the end of the stream.
     ``meter`` counts the stream (in flight, first byte, a sample of reads, upstream failures)."""
-    redact = redactor.stream()
+    redact = redactor.stream() if redactor else None  # (no secrets: nothing to look for per read)
     pieces = body_pieces(resp)
     guard = (drain or _NO_DRAIN).guard()
     if meter is not None:
@@ -81,14 +81,20 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
     try:
         while not guard.stopped:
             guard.reading = True
-            raw = await next_piece(pieces, clock)
-            guard.reading = False
-            if raw is None:
+            try:  # (upstream.next_piece, inlined: one coroutine less per read)
+                raw = await pieces.__anext__()
+            except StopAsyncIteration:
+                guard.reading = False
                 break
+            except httpx.ReadTimeout:
+                raise UpstreamTimeout(clock.why()) from None
+            guard.reading = False
+            if clock.budget() <= 0:
+                raise UpstreamTimeout(clock.why())
             timed = meter is not None and meter.sample()
             if timed:
                 started = perf_counter()
-            decoded = rewriter.read(redact.feed(raw))
+            decoded = rewriter.read(redact.feed(raw) if redact is not None else raw)
             if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
                 data = await anyio.to_thread.run_sync(rewriter.write, decoded)
             else:
@@ -107,7 +113,7 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
             raise _Drained
 
         def end() -> bytes:
-            return rewriter.feed_bytes(redact.close()) + rewriter.end_bytes()
+            return (rewriter.feed_bytes(redact.close()) if redact is not None else b"") + rewriter.end_bytes()
 
         data = await anyio.to_thread.run_sync(end) if rewriter.may_be_slow() else end()
     except UpstreamTimeout as exc:

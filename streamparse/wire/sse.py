@@ -200,8 +200,10 @@ class ChatStreamRewriter:
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
-        if len(decoded) == 1:  # (the usual read: one item; a frame-written event leaves as it is)
+        if len(decoded) == 1:  # (the usual read: one item; held text says nothing, a frame-written event is sent)
             outputs = self._apply(decoded[0])
+            if not outputs:
+                return b""
             return outputs[0][1] if len(outputs) == 1 and outputs[0][0] == "written" else self.wire.encode(outputs)
         return self.wire.encode([out for d in decoded for out in self._apply(d)])
 
