@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from json import encoder as _json_encoder
 from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
@@ -26,17 +27,34 @@ __all__ = ["CallFactory", "new_call_id", "value_note"]
 _STRING = ["string"]  # the declared types of a plain string parameter
 _NO_TYPES: list[str] = []  # the declared types of a parameter the schema does not name
 _NO_KEYS: frozenset[str] = frozenset()
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(..., ensure_ascii=False) without a new encoder per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(..., ensure_ascii=False)
+
+
+def _not_json(o: Any) -> Any:
+    raise TypeError(f"not JSON: {type(o).__name__}")
+
+
+# A schema's JSON text (compact, as written: no sort), the key under which parsers share what they read from it;
+# no check for cycles (a schema with one raises RecursionError: not shared).
+_MAKE_ENCODER = getattr(_json_encoder, "c_make_encoder", None)  # None without the C accelerator: nothing is shared
+_SCHEMA_TEXT = (_MAKE_ENCODER(None, _not_json, _json_encoder.encode_basestring, None, ":", ",", False, False, True)
+                if _MAKE_ENCODER is not None else None)
+_ARGUMENTS_TEXT = (_MAKE_ENCODER(None, _ENCODER.default, _json_encoder.encode_basestring, None, ": ", ", ", False, False,
+                                 True) if _MAKE_ENCODER is not None else None)  # _ENCODER's own C encoder, made once
+_SHARED: dict[str, "_Tool"] = {}  # schema JSON text -> the tool read from it, for every parser (bounded)
+_SHARED_MAX = 512
 
 
 class _Tool:
-    """One tool's schema read once per parser: what typing and checking a call's arguments look up per value.
-    Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema."""
+    """One tool's schema read once: what typing and checking a call's arguments look up per value.
+    Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema.
+    ``has_enum``: the schema holds an ``enum`` anywhere (no enum, no enum check)."""
 
-    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required")
+    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required", "has_enum")
 
-    def __init__(self, schema: dict[str, Any]):
+    def __init__(self, schema: dict[str, Any], text: str | None = None):
         self.schema = schema
+        self.has_enum = '"enum"' in (text if text is not None else json.dumps(schema, default=str))
         props = schema.get("properties")
         self.props: Any = props if type(props) is dict or isinstance(props, Mapping) else None
         self.types = {k: declared_types(v) for k, v in (self.props or {}).items()}  # as coerce_xml_value reads them
@@ -60,6 +78,33 @@ class _Tool:
         return notes
 
 
+def _encode(arguments: Any) -> str:
+    """``_ENCODER.encode(arguments)`` without building its C encoder per call (arguments read from text hold no
+    cycle: a nesting too deep raises RecursionError either way)."""
+    if _ARGUMENTS_TEXT is None:
+        return _ENCODER.encode(arguments)
+    return "".join(_ARGUMENTS_TEXT(arguments, 0))
+
+
+def _read_tool(schema: dict[str, Any]) -> _Tool:
+    """The tool read from ``schema``, shared by the parsers given an equal schema (agents send the same tools
+    with every request): keyed by its JSON text, read from its own copy (so no caller's later change to its
+    dicts reaches it), and used only for a schema equal to that copy (a tuple is not a list). A schema
+    that is not plain JSON is read for this parser alone."""
+    try:
+        text = "".join(_SCHEMA_TEXT(schema, 0)) if _SCHEMA_TEXT is not None else None
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None:
+        return _Tool(schema)
+    tool = _SHARED.get(text)
+    if tool is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        tool = _SHARED[text] = _Tool(json.loads(text), text)
+    return tool if tool.schema == schema else _Tool(schema, text)
+
+
 def new_call_id() -> str:
     """An OpenAI-style call id (the default ``id_factory``)."""
     return "call_" + os.urandom(12).hex()  # 24 random hex digits, as uuid4().hex[:24] gave, 2 us cheaper
@@ -73,21 +118,18 @@ class CallFactory:
         self.max_calls = max_calls
         self.new_id = id_factory
         self.count = 0
-        self._enums: dict[str, bool] = {}  # tool name -> its schema names an enum somewhere
-        self._tools: dict[str, _Tool] = {}  # tool name -> its schema, read once
+        self._tools: dict[str, tuple[dict[str, Any], _Tool]] = {}  # tool name -> (its schema, read once)
 
     def _tool(self, name: str, schema: dict[str, Any]) -> _Tool:
-        tool = self._tools.get(name)
-        if tool is None or tool.schema is not schema:
-            tool = self._tools[name] = _Tool(schema)
-        return tool
+        seen = self._tools.get(name)
+        if seen is None or seen[0] is not schema:
+            seen = self._tools[name] = (schema, _read_tool(schema))
+        return seen[1]
 
     def has_enum(self, name: str) -> bool:
         """Does the tool's schema hold an ``enum`` anywhere? (Found once per tool: no enum, no enum check.)"""
-        found = self._enums.get(name)
-        if found is None:
-            found = self._enums[name] = '"enum"' in json.dumps(self.schema(name) or {}, default=str)
-        return found
+        schema = self.schema(name)
+        return self._tool(name, schema).has_enum if schema else False
 
     def schema(self, name: str) -> dict[str, Any] | None:
         return (self.schemas or {}).get(name)
@@ -226,7 +268,7 @@ class CallFactory:
             notes += [value_note(d, name, note) for note in found]
         if check:
             notes += self.notes(d, name, arguments, enums=False)
-        return name, _ENCODE(arguments), notes
+        return name, _encode(arguments), notes
 
 
 def value_note(d: Dialect, name: str, note: args_mod.Note) -> Diagnostic:

@@ -1,0 +1,91 @@
+"""What parsers read from a tool's schema is shared between parsers given an equal schema (calls._read_tool),
+and reads exactly as the schema read alone; arguments are written as json.dumps(ensure_ascii=False) writes them."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamparse import StreamParser
+from streamparse.core.calls import _SHARED, _Tool, _encode, _read_tool
+from streamparse.core.events import ToolCall
+
+_PROPERTY = st.one_of(
+    st.builds(lambda t: {"type": t}, st.sampled_from(["string", "integer", "number", "boolean", "array", "object"])),
+    st.builds(lambda e: {"type": "string", "enum": e}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
+    st.builds(lambda d: {"type": "string", "description": d}, st.text(max_size=8)),
+    st.just({}),
+)
+_SCHEMA = st.builds(lambda props, required: {"type": "object", "properties": props, "required": required},
+                    st.dictionaries(st.sampled_from(["a", "b", "enum", "ü"]), _PROPERTY, max_size=3),
+                    st.lists(st.sampled_from(["a", "b", "c"]), max_size=2))
+
+
+def _fields(tool: _Tool) -> tuple[Any, ...]:
+    return (tool.schema, tool.props, tool.types, tool.strings, tool.top_fits, tool.required, tool.has_enum)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_SCHEMA)
+def test_a_shared_read_equals_the_schemas_own(schema: dict[str, Any]) -> None:
+    own = _Tool(copy.deepcopy(schema))
+    shared = _read_tool(schema)
+    assert _fields(shared) == _fields(own)
+    assert _read_tool(copy.deepcopy(schema)) is shared  # an equal schema, another object: the same read
+    assert shared.schema is not schema  # read from its own copy
+
+
+def test_a_callers_later_change_does_not_reach_the_shared_read() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tool = _read_tool(schema)
+    schema["properties"]["n"]["type"] = "string"  # the caller reuses and changes its dicts
+    assert tool.types == {"n": ["integer"]}
+    assert _read_tool(schema).types == {"n": ["string"]}
+
+
+def test_schemas_that_are_not_plain_json_are_read_alone() -> None:
+    listed = _read_tool({"type": "object", "properties": {"k": {"enum": ["x", "y"]}}})
+    tupled = {"type": "object", "properties": {"k": {"enum": ("x", "y")}}}  # JSON text alike, not equal
+    assert _read_tool(tupled) is not listed and _read_tool(tupled).schema is tupled
+    odd = {"type": "object", "properties": {"k": {"enum": {"x"}}}}  # a set: no JSON text at all
+    assert _read_tool(odd).schema is odd and _read_tool(odd).has_enum
+    assert not _read_tool({"type": "object", "description": "no enum here"}).has_enum
+
+
+def test_parsers_sharing_a_read_give_the_calls_of_parsers_that_do_not() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer"}, "c": {"type": "string", "enum": ["Red", "Blue"]}},
+        "required": ["n", "x"]}}}]
+    text = "<tool_call>\n<function=f>\n<parameter=n>\n7\n</parameter>\n<parameter=c>\nred\n</parameter>\n</function>\n</tool_call>"
+
+    def run() -> list[Any]:
+        parser = StreamParser(tools, id_factory=lambda: "id")
+        return [(type(e).__name__, getattr(e, "arguments", None), getattr(e, "code", None))
+                for e in parser.feed(text) + parser.close()]
+
+    _SHARED.clear()
+    first = run()
+    assert ("ToolCall", '{"n": 7, "c": "Red"}', None) in first and ("Diagnostic", None, "missing_required") in first
+    assert run() == first  # the second parser reads the shared tool
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_arguments_are_written_as_json_dumps_writes_them(value: Any) -> None:
+    assert _encode(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_a_call_carries_that_text() -> None:
+    parser = StreamParser([{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "number"}}}}])
+    events = parser.feed("<tool_call>\n<function=f>\n<parameter=x>\n1e400\n</parameter>\n</function>\n</tool_call>")
+    calls = [e for e in events + parser.close() if isinstance(e, ToolCall)]
+    assert len(calls) == 1 and calls[0].arguments == json.dumps(json.loads(calls[0].arguments), ensure_ascii=False)
