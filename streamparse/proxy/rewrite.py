@@ -94,11 +94,14 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
             timed = meter is not None and meter.sample()
             if timed:
                 started = perf_counter()
-            decoded = rewriter.read(redact.feed(raw) if redact is not None else raw)
-            if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
-                data = await anyio.to_thread.run_sync(rewriter.write, decoded)
-            else:
-                data = rewriter.write(decoded)
+            piece = redact.feed(raw) if redact is not None else raw
+            data = rewriter.feed_lone(piece)  # (the usual paced read, in one step)
+            if data is None:
+                decoded = rewriter.read(piece)
+                if len(raw) > OFFLOAD_BYTES or rewriter.may_be_slow(decoded):
+                    data = await anyio.to_thread.run_sync(rewriter.write, decoded)
+                else:
+                    data = rewriter.write(decoded)
             if rewriter.saw_data:
                 clock.data()
             if timed:

@@ -113,6 +113,9 @@ class OpenAIWire:
             if output[0] == "written":  # a whole event, already written as below (``plain_runs.Frame.written``)
                 out.append(output[1])
                 continue
+            if output[0] == "comment":  # (as encode_event writes it)
+                out.append(b": " + output[1].encode() + b"\n\n")
+                continue
             if output[0] == "chunk":  # the usual output: straight from orjson (JSON text holds no raw newline)
                 try:
                     out.append(b"data: " + orjson.dumps(output[1]) + b"\n\n")
@@ -181,6 +184,31 @@ class ChatStreamRewriter:
                 return [("fail", str(exc))]
             self.saw_data = self._decoder.in_field_line or any(event.data is not None for event in events)
         return self._runs.decode(events, self._decode, self._ready)
+
+    def feed_lone(self, raw: bytes) -> bytes | None:
+        """``feed_bytes(raw)`` in one step for a paced upstream's usual read: one plain text event that fits the
+        stream's frame, its parser step not slow (``may_be_slow``). None, with nothing read, for any other piece:
+        ``read`` and ``write`` it then. An event whose text the parser releases whole leaves as it came (the
+        frame proves it says what the wire would write; only the OpenAI wire, unmasked)."""
+        if self.finished or self._surrogates.held:
+            return None
+        data = self._decoder.lone_data(raw)
+        frame = self._runs.frame
+        if data is None or frame is None:
+            return None
+        text = self._runs.fits(data)
+        rewriter = self._rewriter
+        if text is None or (self._chars + len(raw) >= SLOW_BLOCK_CHARS
+                            and rewriter.may_be_slow_text(frame.index, text)):
+            return None
+        self._chars += len(raw)
+        self.saw_data = True
+        chunks = rewriter.feed_text(frame.base, frame.index, text)
+        if chunks is None:
+            return raw if self._written else self.wire.encode([("chunk", frame.chunk(text))])
+        if not chunks and not rewriter.diagnostics:
+            return b""  # held text: nothing to say yet
+        return self.wire.encode(self._told() + [("chunk", c) for c in chunks])
 
     def _ready(self) -> bool:
         """May plain events be read by their frame now? Not while a surrogate half is held."""
