@@ -3,7 +3,8 @@
 Invariant: the grammar accepts exactly: an optional leading ``<think>…</think>`` span (anything
 inside), then — unless a call is required — free text in which no trigger occurs, then (optionally,
 or at least once when required) calls written as the dialect's tags, one after another, then
-whitespace, or one line of text in which no call can stand (no line break, none of ``< [ { ```).
+whitespace, an optional closing code fence (```` ``` ````, for a model that fenced its calls), and
+at most one line of text in which no call can stand (no line break, none of ``< [ { ```).
 A line-start trigger counts at the start of the text, after a newline, and right after a call (as
 the parser reads it), so a bare ``[`` or ``{"name"`` in the middle of prose stays free text; free
 text avoids triggers in any letter case, as the parser matches them.
@@ -139,9 +140,10 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     # After the last call: the end, or one line of text. Without that way out, a model that wants to add a
     # sentence is left only a new call, and writes calls until it is cut off. The line holds none of
     # < [ { ` (every opener of every dialect the parser reads needs one of them to complete a call) and
-    # no line break, so no call can stand in it, whatever the dialect, case or indentation.
-    after = g.rule("after-calls", f'{ws} ({literal(chr(10))} {char_class(_TAIL_BANNED + " ", negate=True)} '
-                                  f'{char_class(_TAIL_BANNED, negate=True)}*)?')
+    # no line break, so no call can stand in it, whatever the dialect, case or indentation. A closing fence
+    # comes first: a model that wrote ```json before its calls, left no way to close it, writes calls on.
+    after = g.rule("after-calls", f'{ws} ({literal("```")} {ws})? ({literal(chr(10))} '
+                                  f'{char_class(_TAIL_BANNED + " ", negate=True)} {char_class(_TAIL_BANNED, negate=True)}*)?')
     rest = g.rule("more-calls", f"({following})* {after}" if parallel else after)
     if lazy:
         g.define("root", f"({any_call}) {rest}")

@@ -136,6 +136,20 @@ def test_after_the_last_call_the_end_or_one_line_that_holds_no_call(dialect: str
     assert not accepts(constraint(dialect, named).grammar, call + "\n" + again)
 
 
+@pytest.mark.parametrize("dialect", [d for d in COVERED if d not in ("hermes", "llama3_json")])
+def test_calls_a_model_fenced_may_close_their_fence(dialect: str) -> None:
+    """A small model opens ```json in free text, then writes its calls. Unable to close the fence, it
+    wrote calls on until it was cut off (seen on BFCL: 5 copies of one call). The fence closes, and
+    only the one line of text may follow it. (In hermes and llama3_json a fenced call is a form of its
+    own, fence included: test_small_model_forms_are_triggers_too.)"""
+    call, wrong = render(dialect, "ping", {}), render(dialect, "get_weather", {"unit": "kelvin"})
+    for grammar in (constraint(dialect).grammar, constraint(dialect, parallel=False).grammar):
+        assert accepts(grammar, "Here is the call:\n```json\n" + call + "\n```")
+        assert accepts(grammar, "```json\n" + call + "\n```\nThat is all.")
+        assert not accepts(grammar, "```json\n" + call + "\n```\n```json\n" + wrong + "\n```")
+        assert not accepts(grammar, "```json\n" + call + "\n```" + wrong)
+
+
 @pytest.mark.parametrize(("dialect", "several"), [
     ("pythonic", "[ping(), get_weather(city='Oslo')]"),
     ("pythonic", "[get_weather(city='a'),\n get_weather(city='b', unit='celsius')]"),
