@@ -31,9 +31,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from streamparse import StreamParser
 from streamparse.core.events import TextDelta, ToolCall
 from streamparse.harness.examples import EXAMPLE_TOOLS, EXAMPLES
-from streamparse.harness.loadtest import _cpu_seconds, _pct, _process_tree
+from streamparse.harness.loadtest import _cpu_seconds, _pct, _process_tree, sse_reads
 from streamparse.proxy.runner import free_port, port_open, started_process
-from streamparse.wire.sse import SSEDecoder
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 STREAMS = int(os.environ.get("BENCH_DRAIN_STREAMS", "200"))
@@ -57,27 +56,36 @@ def _reference() -> tuple[str, list[tuple[str, Any]]]:
             [(e.name, json.loads(e.arguments)) for e in events if isinstance(e, ToolCall)])
 
 
-def _cpu(pids: list[int]) -> float:
-    """CPU seconds of the processes that still exist."""
-    return sum(t for t in map(_cpu_seconds, pids) if t == t)
+def _cpu(pids: list[int], last: dict[int, float]) -> float:
+    """CPU seconds of the processes: each one's latest reading (``last``, updated here from those that still exist;
+    a drained instance's processes exit during the run, and their CPU would otherwise vanish from the sum)."""
+    for pid in pids:
+        seconds = _cpu_seconds(pid)
+        if seconds == seconds:
+            last[pid] = seconds
+    return sum(last.get(pid, 0.0) for pid in pids)
+
+
+async def _watch_cpu(pids: list[int], until: asyncio.Event, last: dict[int, float]) -> None:
+    while not until.is_set():
+        _cpu(pids, last)
+        await asyncio.sleep(0.05)
 
 
 async def _stream(client: httpx.AsyncClient, url: str, first: asyncio.Event) -> dict[str, Any]:
-    decoder, text, calls, latencies, finish, upstream_chunks = SSEDecoder(), [], {}, [], None, 0
+    """One stream as a client reads it (``loadtest.sse_reads``: a status other than 200 or an error event fails)."""
+    text: list[str] = []
+    calls: dict[int, tuple[str, str]] = {}
+    latencies: list[float] = []
+    finish, chunks = None, 0
     body = {"model": MODEL, "stream": True, "tools": EXAMPLE_TOOLS, "messages": [{"role": "user", "content": "go"}]}
     async with client.stream("POST", url, json=body) as resp:
-        assert resp.status_code == 200, (resp.status_code, await resp.aread())
-        async for raw in resp.aiter_bytes():
-            now = time.time()
+        async for _, now, read in sse_reads(resp, f"{url}: "):
             first.set()
-            for event in decoder.feed(raw):
-                if event.data is None or event.data == "[DONE]":
-                    continue
-                chunk = json.loads(event.data)
-                assert "error" not in chunk, chunk
-                if "x_sent" in chunk:
+            for chunk in read:
+                chunks += 1
+                if "x_sent" in chunk:  # (one upstream chunk in replay.STAMP_EVERY carries its send time)
                     latencies.append(now - chunk["x_sent"])
-                    upstream_chunks += 1
                 for choice in chunk.get("choices", []):
                     delta = choice.get("delta", {})
                     text.append(delta.get("content") or "")
@@ -87,7 +95,7 @@ async def _stream(client: httpx.AsyncClient, url: str, first: asyncio.Event) -> 
                         calls[tc["index"]] = (name + (fn.get("name") or ""), args + (fn.get("arguments") or ""))
                     finish = choice.get("finish_reason") or finish
     return {"text": "".join(text), "calls": [(n, json.loads(a)) for _, (n, a) in sorted(calls.items())],
-            "finish": finish, "latencies": latencies}
+            "finish": finish, "latencies": latencies, "chunks": chunks}
 
 
 async def _scrape(base: str, until: asyncio.Event, seen: list[dict[str, float]], refused: list[str]) -> None:
@@ -103,8 +111,9 @@ async def _scrape(base: str, until: asyncio.Event, seen: list[dict[str, float]],
             await asyncio.sleep(0.25)
 
 
-async def _run(front: int, a: int, b: int, drain: Any) -> dict[str, Any]:
+async def _run(front: int, a: int, b: int, drain: Any, pids: list[int], cpu: dict[int, float]) -> dict[str, Any]:
     done = asyncio.Event()
+    watcher = asyncio.create_task(_watch_cpu(pids, done, cpu))
     scrapes: dict[str, tuple[list[dict[str, float]], list[str]]] = {"a": ([], []), "b": ([], [])}
     scrapers = [asyncio.create_task(_scrape(f"http://127.0.0.1:{port}", done, *scrapes[name]))
                 for name, port in (("a", a), ("b", b))]
@@ -120,16 +129,17 @@ async def _run(front: int, a: int, b: int, drain: Any) -> dict[str, Any]:
         results = await asyncio.gather(*tasks, return_exceptions=True)
         elapsed = time.perf_counter() - start
     done.set()
-    await asyncio.gather(*scrapers)
+    await asyncio.gather(*scrapers, watcher)
     return {"results": results, "elapsed": elapsed, "drained_at": drained_at, "scrapes": scrapes}
 
 
-async def _direct(url: str) -> list[float]:
-    """The same streams straight to the upstream: the latency floor of this machine and client."""
+async def _direct(url: str) -> tuple[list[float], int]:
+    """The same streams straight to the upstream: the latency floor of this machine and client, and the chunks
+    the upstream sends per stream."""
     limits = httpx.Limits(max_connections=STREAMS + 10)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         results = await asyncio.gather(*(_stream(client, url, asyncio.Event()) for _ in range(STREAMS)))
-    return [x for r in results for x in r["latencies"]]
+    return [x for r in results for x in r["latencies"]], results[0]["chunks"]
 
 
 @pytest.mark.skipif(NGINX is None, reason="needs nginx (Debian: apt-get install -y nginx)")
@@ -151,13 +161,14 @@ def test_load_with_drain_and_scraping(benchmark: Any) -> None:
             with started_process([str(NGINX), "-c", str(conf), "-p", d], lambda: port_open(front) and port_open(up)), \
                     started_process(serve(a), lambda: port_open(a)) as pa, \
                     started_process(serve(b), lambda: port_open(b)) as pb:
-                direct = asyncio.run(_direct(upstream + "/chat/completions"))
+                direct, upstream_chunks = asyncio.run(_direct(upstream + "/chat/completions"))
                 time.sleep(1)  # both workers of each instance up
                 pids = _process_tree(pa.pid) + _process_tree(pb.pid)
-                cpu_before = _cpu(pids)
-                run = benchmark.pedantic(
-                    lambda: asyncio.run(_run(front, a, b, lambda: pa.send_signal(signal.SIGTERM))), rounds=1, iterations=1)
-                cpu = _cpu(pids) - cpu_before
+                last: dict[int, float] = {}
+                cpu_before = _cpu(pids, last)
+                run = benchmark.pedantic(lambda: asyncio.run(_run(
+                    front, a, b, lambda: pa.send_signal(signal.SIGTERM), pids, last)), rounds=1, iterations=1)
+                cpu = _cpu(pids, last) - cpu_before
                 assert pa.wait(120) in (0, -signal.SIGTERM)
         finally:
             replay.terminate()
@@ -183,13 +194,14 @@ def test_load_with_drain_and_scraping(benchmark: Any) -> None:
                         for k, v in added.items())
         return next((le for le, v in bounds if v >= q * count), float("inf"))
 
-    chunks = len(latencies)
+    chunks = STREAMS * upstream_chunks  # what the upstream sent through the instances (they join some on the way)
     figures = {
         "direct_latency_p50_ms": round(_pct(direct, 0.5) * 1e3, 2), "direct_latency_p99_ms": round(_pct(direct, 0.99) * 1e3, 2),
         "added_latency_p50_ms": round((_pct(latencies, 0.5) - _pct(direct, 0.5)) * 1e3, 2),
         "added_latency_p99_ms": round((_pct(latencies, 0.99) - _pct(direct, 0.99)) * 1e3, 2),
         "streams": STREAMS, "seconds": round(run["elapsed"], 2), "drain_signal_at_s": round(run["drained_at"], 2),
-        "upstream_requests": asked[0], "chunks_received": chunks,
+        "upstream_requests": asked[0], "upstream_chunks": chunks,
+        "chunks_received": sum(r["chunks"] for r in run["results"]),
         "latency_p50_ms": round(_pct(latencies, 0.5) * 1e3, 2), "latency_p99_ms": round(_pct(latencies, 0.99) * 1e3, 2),
         "proxy_work_per_read_p50_le_ms": bucket_pct(0.5) * 1e3, "proxy_work_per_read_p99_le_ms": bucket_pct(0.99) * 1e3,
         "instances_cpu_us_per_chunk": round(cpu / max(chunks, 1) * 1e6, 1),
