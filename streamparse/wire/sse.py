@@ -10,7 +10,8 @@ an event that is not a chunk it can read (passed on as it came, with a comment);
 is read as U+FFFD. A chunk the rewrite would give back unchanged (a plain text delta the parser released
 whole: ``ChunkRewriter.feed_plain``) goes on as the upstream's own chunk, encoded once, never rebuilt; any
 chunk a call, a held marker, held whitespace or a finish touches is rewritten. Plain text events of one read
-that fit the stream's frame go on as one chunk with their texts joined (``plain_runs``).
+that fit the stream's frame go on as one chunk with their texts joined (``plain_runs``); a read of one such
+event (a paced upstream's) is taken in one step (``feed_lone``) and, its text released whole, leaves as it came.
 """
 
 from __future__ import annotations
