@@ -227,7 +227,8 @@ class ChunkRewriter:
         self._last = base  # (its envelope: what close() needs)
         events = state.parser.feed(content)
         if _released_whole(state, events, content):
-            self._seen(index, events)  # (one TextDelta: no diagnostic to keep)
+            if self.on_events is not None:  # (one TextDelta: no diagnostic to keep)
+                self.on_events(events)
             return None
         choice = base["choices"][0]  # (its content is not read: only the parser's events say text)
         return _with_usage(base, self._choice_chunks(base, index, choice, choice["delta"], state, None, events))
