@@ -41,6 +41,8 @@ _SCHEMA_TEXT = (_MAKE_ENCODER(None, _not_json, _json_encoder.encode_basestring, 
                 if _MAKE_ENCODER is not None else None)
 _ARGUMENTS_TEXT = (_MAKE_ENCODER(None, _ENCODER.default, _json_encoder.encode_basestring, None, ": ", ", ", False, False,
                                  True) if _MAKE_ENCODER is not None else None)  # _ENCODER's own C encoder, made once
+_SCALARS = ((bool, True), (int, 1), (float, 0.5), (str, ""), (type(None), None))  # a type, a value of it
+_ANY: frozenset[type] = frozenset({object})  # compared by identity: "every value fits" (an empty set is a singleton)
 _SHARED: dict[str, "_Tool"] = {}  # schema JSON text -> the tool read from it, for every parser (bounded)
 _SHARED_MAX = 512
 
@@ -50,7 +52,7 @@ class _Tool:
     Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema.
     ``has_enum``: the schema holds an ``enum`` anywhere (no enum, no enum check)."""
 
-    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required", "has_enum")
+    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required", "has_enum", "fits")
 
     def __init__(self, schema: dict[str, Any], text: str | None = None):
         self.schema = schema
@@ -61,6 +63,10 @@ class _Tool:
         self.strings = frozenset(k for k, types in self.types.items() if types == _STRING)  # typed as written
         self.top_fits = fits_types({}, checked_types(schema))  # mistyped() passes an object value down
         self.required = [k for k in schema.get("required") or [] if isinstance(k, str)]
+        # per property: the exact types of the scalar values mistyped() finds nothing in (every value of them fits
+        # its checked types; a scalar's schema is not walked), or _ANY (not a schema: nothing is ever found)
+        self.fits = {k: frozenset(t for t, sample in _SCALARS if fits_types(sample, checked_types(v)))
+                     if isinstance(v, Mapping) else _ANY for k, v in (self.props or {}).items()}
 
     def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
         """``args_mod.mistyped(arguments, self.schema)``, skipping the string values of string properties (a
@@ -71,9 +77,10 @@ class _Tool:
         if props is None:
             return []
         notes: list[args_mod.Note] = []
-        strings = self.strings
+        fits = self.fits
         for k, v in arguments.items():
-            if not (k in strings and isinstance(v, str)):
+            ok = fits.get(k, _ANY)  # (a key the schema does not name: nothing to find)
+            if ok is not _ANY and type(v) not in ok:
                 notes += args_mod.mistyped(v, props.get(k), k)
         return notes
 
@@ -157,10 +164,14 @@ class CallFactory:
         schema = self.schema(name)
         if not schema:
             return []  # no schema, nothing to check
-        tool = self._tool(name, schema)
+        return self._notes(d, name, self._tool(name, schema), arguments, enums)
+
+    @staticmethod
+    def _notes(d: Dialect, name: str, tool: _Tool, arguments: Any, enums: bool) -> list[Diagnostic]:
+        schema = tool.schema
         out: list[Diagnostic] = []
         if isinstance(arguments, dict):
-            if enums and self.has_enum(name):
+            if enums and tool.has_enum:
                 _, found = args_mod.review_arguments(arguments, arguments, schema, text_values=True, fix_case=False)
                 out += [value_note(d, name, note) for note in found]
             out += [value_note(d, name, note) for note in tool.mistyped(arguments)]
@@ -237,6 +248,7 @@ class CallFactory:
         """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics). ``check=False``:
         the final checks (:meth:`notes`) are left out, for a caller that makes them itself."""
         schema = (self.schemas or {}).get(name)
+        tool = self._tool(name, schema) if schema else None
         notes: list[Diagnostic] = []
         if isinstance(arguments, UnparsedArguments):
             raw = str(arguments)
@@ -245,8 +257,7 @@ class CallFactory:
             notes.append(Diagnostic("repaired", f"{name}: {why}", d.name, {"name": name, "raw_arguments": raw}))
         written = arguments
         if d.text_values:
-            if schema:
-                tool = self._tool(name, schema)
+            if tool is not None:
                 props, types, strings = tool.props or {}, tool.types, tool.strings
             else:
                 props, types, strings = {}, {}, _NO_KEYS
@@ -261,13 +272,13 @@ class CallFactory:
             arguments = typed
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
-        if schema and isinstance(arguments, dict) and (self.has_enum(name) or (not d.text_values
-                                                                               and arguments != written)):
+        if tool is not None and isinstance(arguments, dict) and (tool.has_enum or (not d.text_values
+                                                                                   and arguments != written)):
             # typed (reported), and case-only enum mismatches spelled as the enum spells them
             arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
             notes += [value_note(d, name, note) for note in found]
-        if check:
-            notes += self.notes(d, name, arguments, enums=False)
+        if check and tool is not None:
+            notes += self._notes(d, name, tool, arguments, False)
         return name, _encode(arguments), notes
 
 

@@ -89,3 +89,12 @@ def test_a_call_carries_that_text() -> None:
     events = parser.feed("<tool_call>\n<function=f>\n<parameter=x>\n1e400\n</parameter>\n</function>\n</tool_call>")
     calls = [e for e in events + parser.close() if isinstance(e, ToolCall)]
     assert len(calls) == 1 and calls[0].arguments == json.dumps(json.loads(calls[0].arguments), ensure_ascii=False)
+
+
+def test_values_are_checked_against_properties_that_fit_no_scalar() -> None:
+    schema = {"type": "object", "properties": {"xs": {"type": "array"}, "n": {"type": "integer"}, "f": {"type": "number"},
+                                               "free": "not a schema"}}
+    tool = _Tool(schema)
+    assert [code for code, _, _ in tool.mistyped({"xs": 3, "n": 2.5, "f": 2, "free": [1], "other": {}})] == [
+        "type_mismatch", "type_mismatch"]  # xs (an array wanted), n (2.5 is not integral); the rest fits
+    assert tool.mistyped({"xs": [1], "n": 2.0, "f": True}) == [("type_mismatch", "f", {"value": "true", "type": "number"})]
