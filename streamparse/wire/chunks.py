@@ -273,8 +273,7 @@ class ChunkRewriter:
         if finish is not None and not state.finished:
             events += state.parser.close()
             state.finished = True
-        self._seen(index, events)
-        pieces = state.segments(events)
+        pieces = state.segments(self._seen(index, events)) if events else []  # (held text: nothing to see)
         # Everything but content rides on the first piece; finish_reason on the last.
         passthrough = {k: (native if k == "tool_calls" else v) for k, v in delta.items() if k != "content"}
         if pieces:
