@@ -158,6 +158,7 @@ def _json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+_PLAIN_INTEGER = re.compile(r"-?[0-9]{1,18}")  # a decimal integer well inside int()'s limits
 _NUM_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NO_VALUE = object()
 
@@ -254,6 +255,8 @@ def coerce_xml_value(raw: str, schema: Mapping[str, Any] | None, layout: bool = 
         return None
     if not types or "string" in types:
         return value
+    if ("integer" in types or "number" in types) and _PLAIN_INTEGER.fullmatch(value):
+        return int(value)  # what coerce_value makes of it (integer is the first type it tries), without its walk
     return coerce_value(value, schema)
 
 

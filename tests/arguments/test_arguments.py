@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from streamparse.arguments.schema import ArgumentError, call_from_object, close_open_brackets, coerce_value, coerce_xml_value, loads_relaxed, missing_required, tool_schemas
+from streamparse.arguments.schema import (ArgumentError, call_from_object, close_open_brackets, coerce_value, coerce_xml_value,
+                                         declared_types, loads_relaxed, missing_required, strip_layout, tool_schemas)
 
 
 @pytest.mark.parametrize("text,expected,repaired", [
@@ -112,3 +114,20 @@ def test_a_dropped_closer_never_joins_the_words_around_it() -> None:
     assert close_open_brackets('{"a": tru]e}') == '{"a": tru e}'
     with pytest.raises(ArgumentError):
         loads_relaxed('{"a": tru]e}')
+
+
+_NUMERIC_SCHEMAS = [{"type": "integer"}, {"type": "number"}, {"type": ["integer", "null"]}, {"type": ["boolean", "integer"]},
+                    {"type": ["number", "array"]}, {"anyOf": [{"type": "integer"}, {"type": "object"}]}]
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.from_regex(r"\s*-?[0-9]{1,25}\s*", fullmatch=True), st.text("0123456789-+. e\n٣²", max_size=20)),
+       st.sampled_from(_NUMERIC_SCHEMAS), st.booleans())
+def test_an_xml_value_typed_as_a_number_is_what_coerce_value_makes_of_it(raw: str, schema: dict[str, object], layout: bool) -> None:
+    """coerce_xml_value takes a plain decimal integer straight to int; it must agree with the general path
+    in value and type (leading zeros, '-0', 25 digits, non-ASCII digits, spaces with and without layout)."""
+    value = strip_layout(raw) if layout else raw
+    if "null" in declared_types(schema) and value.strip().lower() in ("null", "none"):
+        return
+    typed, general = coerce_xml_value(raw, schema, layout, declared_types(schema)), coerce_value(value, schema)
+    assert typed == general and type(typed) is type(general)
