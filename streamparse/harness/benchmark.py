@@ -43,7 +43,7 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from .baselines import PARSERS, Session, SessionFactory, load_compare, raw_api
+from .baselines import PARSERS, Session, SessionFactory, raw_api
 from ..dialects.render import RENDERERS
 from .check import Expected, check, reference
 from .engines import engine_dialects, whole_tokens
@@ -54,7 +54,7 @@ from .workloads import (KB, SCALING_DIALECTS, SCALING_KB, Workload, build_worklo
 
 __all__ = [
     "Workload", "Session", "PARSERS", "SCENARIOS", "RENDERERS", "SCALING_KB", "SCALING_DIALECTS", "NAIVE_MAX_CHARS",
-    "build_workload", "split", "measure", "run_suite", "format_table", "format_engines", "ratios", "load_compare",
+    "build_workload", "split", "measure", "run_suite", "format_table", "format_engines", "ratios",
     "skip_reason", "timed_run", "time_in_turns", "Result", "deltas_for",
 ]
 
