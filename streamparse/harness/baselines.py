@@ -194,7 +194,9 @@ def load_compare(spec: str) -> tuple[str, SessionFactory]:
     """``module:callable`` -> a parser entry, the module imported as ``python -m`` would (the current directory
     first on the path). The callable takes the list of deltas and returns ``(text, calls)`` where calls are
     ``(name, arguments_json)`` pairs or ToolCall-like objects. A missing colon, module or attribute, a
-    non-callable, or a module that fails to import is a ``CompareError`` naming it."""
+    non-callable, or a module that fails to import is a ``CompareError`` naming it. The current directory, once
+    put first on ``sys.path`` (when neither it nor ``""`` is there), stays there for the rest of the process:
+    the compared parser may import more of its own modules later, while it runs."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise CompareError("--compare wants module:callable, e.g. mymodule:parse")
