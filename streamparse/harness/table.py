@@ -3,7 +3,9 @@
 Invariant: every line ``lay_out`` returns has its cells in the same columns: a column is as wide as
 its widest cell (or its least width, if more), cells are padded left or right as the column's
 alignment says and joined by one space; with ``fit``, that one column is narrowed (down to
-``FIT_LEAST``) so the lines fit ``width``, its longer cells clipped with ``…``. Formatting only.
+``FIT_LEAST``) so the lines fit ``width``, its longer cells clipped with ``…``. A row of another length than
+``align``, or ``fit`` without ``width``, is refused (``ValueError``), never clipped or padded silently.
+Formatting only.
 """
 
 from __future__ import annotations
@@ -28,13 +30,22 @@ def clip(cell: str, width: int) -> str:
 
 
 def lay_out(rows: Sequence[Sequence[str]], align: str, *, least: Sequence[int] = (), fit: int | None = None,
-            width: int = 0, ragged: bool = True) -> list[str]:
+            width: int | None = None, ragged: bool = True) -> list[str]:
     """``rows`` (a header is a row like the others) as lines. ``align``: one letter per column, ``l`` (left)
     or ``r`` (right); ``least``: least widths, column by column (missing: none); ``fit``: the column that
     takes what the others leave of ``width``. ``ragged``: trailing spaces are cut off each line; otherwise
-    every line is the table's full width (for a caller that writes on after the last column)."""
+    every line is the table's full width (for a caller that writes on after the last column).
+    A row with more or fewer cells than ``align`` has letters, ``fit`` without ``width`` (or naming no column),
+    or an ``align`` letter other than ``l`` or ``r`` is a ``ValueError``."""
+    if any(a not in "lr" for a in align):
+        raise ValueError(f"align takes one 'l' or 'r' per column, not {align!r}")
+    short = next((row for row in rows if len(row) != len(align)), None)
+    if short is not None:
+        raise ValueError(f"a row of {len(short)} cells for {len(align)} columns ({align!r}): {list(short)!r}")
+    if fit is not None and (width is None or not 0 <= fit < len(align)):
+        raise ValueError(f"fit={fit} needs a width and one of the {len(align)} columns")
     widths = [max([least[i] if i < len(least) else 0, *(len(row[i]) for row in rows)]) for i in range(len(align))]
-    if fit is not None:
+    if fit is not None and width is not None:
         room = max(width - sum(w + 1 for i, w in enumerate(widths) if i != fit), FIT_LEAST)
         widths[fit] = min(widths[fit], room)
     lines = []

@@ -4,6 +4,7 @@ clipped to the width left for it, and a table can stay unragged for a caller tha
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, strategies as st
 
 from streamparse.harness.table import FIT_LEAST, clip, lay_out
@@ -49,3 +50,22 @@ def test_every_cell_starts_where_its_column_starts(rows: list[tuple[str, str, st
         for cell, w, a in zip(row, widths, align):
             assert line[at:at + w] == (cell.ljust(w) if a == "l" else cell.rjust(w))
             at += w + 1
+
+
+def test_a_fitted_column_without_a_width_is_refused() -> None:
+    with pytest.raises(ValueError, match="width"):
+        lay_out([("a_long_name", "1")], "lr", fit=0)
+    with pytest.raises(ValueError, match="width"):
+        lay_out([("a", "1")], "lr", fit=2, width=20)  # no third column to fit
+    assert lay_out([("a_long_name", "1")], "lr", fit=0, width=40) == ["a_long_name 1"]
+
+
+@pytest.mark.parametrize("row", [("only",), ("a", "b", "c")])
+def test_a_row_of_another_length_than_align_is_refused(row: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="2 columns"):
+        lay_out([("name", "n"), row], "lr")
+
+
+def test_an_unknown_alignment_letter_is_refused() -> None:
+    with pytest.raises(ValueError, match="align"):
+        lay_out([("a", "1")], "lc")
