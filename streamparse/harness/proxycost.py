@@ -43,8 +43,10 @@ LITELLM_KEY = "sk-streamparse-bench-0123456789abcdef"  # LiteLLM refuses to star
 
 
 def load_label(streams: int, delay: float) -> str:
-    """How a load's figures are named: ``c20_paced`` (at PACE), ``c20_unpaced``, ``c200_paced20ms`` (another pace)."""
-    pace = "unpaced" if not delay else "paced" if delay == PACE else f"paced{delay * 1000:g}ms"
+    """How a load's figures are named: ``c20_paced`` (at PACE), ``c20_unpaced``, ``c200_paced20ms`` (another pace,
+    in three significant digits: ``--proxy-delay 0.123456`` is ``paced123ms``, so the cost table's load column
+    stays narrow; two paces that round alike would share a name)."""
+    pace = "unpaced" if not delay else "paced" if delay == PACE else f"paced{delay * 1000:.3g}ms"
     return f"c{streams}_{pace}"
 
 

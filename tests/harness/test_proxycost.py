@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from streamparse.harness.proxycost import cost_table, cpu_ns, litellm_command, run_costs
+from streamparse.harness.proxycost import cost_table, cpu_ns, litellm_command, load_label, run_costs
 
 
 def test_a_small_run_gives_every_figure_for_every_target_and_the_ratio_to_bare() -> None:
@@ -50,3 +50,18 @@ def test_cpu_time_is_read_from_every_thread_and_never_goes_back() -> None:
     sum(i * i for i in range(200_000))
     assert cpu_ns([os.getpid()]) > first > 0
     assert cpu_ns([2 ** 22 + 12345]) == 0  # a process that is gone counts nothing
+
+
+def test_an_odd_pace_is_named_in_three_digits_and_the_table_stays_under_100_columns() -> None:
+    assert load_label(200, 0.123456) == "c200_paced123ms"
+    assert load_label(200, 0.02) == "c200_paced20ms" and load_label(1, 0.0005) == "c1_paced0.5ms"
+    label = load_label(200, 0.123456)
+    figures: dict[str, float] = {}
+    for target in ("direct", "bare", "streamparse", "litellm"):  # every column at a wide but plausible value
+        figures.update({f"{label}_{target}_{column}": 12345.678 for column in (
+            "cpu_us_per_chunk", "added_ttfb_ms_p50", "added_ttfb_ms_p99", "latency_ms_p50", "latency_ms_p99",
+            "gap_ms_p99", "requests_per_s")})
+    figures[f"{label}_cpu_ratio_streamparse_to_litellm"] = 0.5
+    table = list(cost_table(figures))
+    assert [row.split()[0] for row in table[1:]] == [label] * 4 + [f"{label}_cpu_ratio_streamparse_to_litellm"]
+    assert max(len(line) for line in table) < 100
