@@ -2,7 +2,7 @@
 
 Run: pytest bench/test_load_proxy.py --benchmark-only -s
 Each scenario checks that every stream arrived complete and identical to its
-reference (the load functions raise otherwise) and records its figures in the
+reference (the load functions raise LoadError otherwise) and records its figures in the
 benchmark's extra_info (and prints them). Figures worth comparing are ratios
 within one run: this machine is noisy.
 """
@@ -14,8 +14,9 @@ from typing import Any, Callable
 
 import pytest
 
-from streamparse.harness.loadtest import run_fairness, run_load, run_workers
+from streamparse.harness.loadtest import run_fairness, run_workers
 from streamparse.harness.proxycost import cost_table, run_costs
+from streamparse.harness.proxyload import load_figures
 
 
 def _record(benchmark: Any, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
@@ -27,9 +28,18 @@ def _record(benchmark: Any, fn: Callable[..., dict[str, Any]], *args: Any) -> di
 
 @pytest.mark.parametrize("concurrency,token_delay", [(1, 0.02), (200, 0.02), (200, 0.0)])
 def test_proxy_under_load(benchmark: Any, concurrency: int, token_delay: float) -> None:
-    """Latency added, throughput, and CPU per upstream chunk next to the bare pass-through."""
-    figures = _record(benchmark, run_load, concurrency, token_delay)
-    assert figures["calls_per_stream"] == 3
+    """Latency added, throughput, and CPU per upstream chunk next to the bare pass-through: the load test's
+    figures as ``bench --proxy`` gives them (one load of the cost run, without LiteLLM; CPU of the proxy's
+    process tree from schedstat). run_costs raises LoadError unless every stream through streamparse is identical
+    to its single-request result (calls included) and every bare stream to the direct one."""
+    figures = _record(benchmark, _load_test, concurrency, token_delay)
+    assert figures["concurrency"] == concurrency and figures["calls_per_stream"] == 3
+    assert figures["proxy_cpu_us_per_upstream_chunk"] > 0 and figures["bare_cpu_us_per_upstream_chunk"] > 0
+
+
+def _load_test(concurrency: int, token_delay: float) -> dict[str, Any]:
+    load = (concurrency, token_delay)
+    return load_figures(run_costs((load,), rounds=1, litellm=False), *load)
 
 
 def test_streams_beside_a_one_megabyte_argument(benchmark: Any) -> None:

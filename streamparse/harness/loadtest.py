@@ -1,19 +1,19 @@
-"""Load test of the proxy: many concurrent streams through ``streamparse serve`` against the
-replay upstream, both run as real processes on loopback, compared with a direct connection.
+"""Load runs of the proxy beyond its cost (``proxycost``, which also gives the load test's figures,
+``proxyload``): fairness beside one huge argument, and throughput with several workers; ``streamparse serve``
+and the replay upstream run as real processes on loopback. Also the pieces the load runs share: reading a
+streaming answer (``sse_reads``), the servers, process CPU and memory from /proc, percentiles.
 
-Every stream must arrive complete and identical to the single-request result.
-Added latency per chunk is measured with the upstream's ``x_sent`` stamp
-(same machine, same clock): receive time minus send time, via the proxy and direct.
+Per-chunk latency is measured with the upstream's ``x_sent`` stamp (same machine, same clock): receive time
+minus send time.
 
 Invariant: a run counts as passed only if every stream arrived complete and identical to the
-single-request result.
+single-request result (otherwise ``LoadError``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 import time
 from contextlib import contextmanager
@@ -26,7 +26,7 @@ from .examples import EXAMPLE_TOOLS
 from ..proxy.runner import free_port, port_open, started_process
 from ..wire.sse import SSEDecoder
 
-__all__ = ["run_load", "run_fairness", "run_workers", "LoadError"]
+__all__ = ["run_fairness", "run_workers", "sse_reads", "LoadError"]
 
 
 class LoadError(AssertionError):
@@ -155,62 +155,6 @@ def _process_tree(pid: int) -> list[int]:
 def _payload(model: str, tools: bool = True) -> dict[str, Any]:
     payload = {"model": model, "stream": True, "messages": [{"role": "user", "content": "go"}]}
     return {**payload, "tools": EXAMPLE_TOOLS} if tools else payload
-
-
-def run_load(concurrency: int = 200, token_delay: float = 0.0, model: str = "long") -> dict[str, Any]:
-    """Run the load test; returns the figures (raises LoadError if any stream differs).
-
-    ``token_delay`` paces the upstream (seconds per token per stream): 0 measures
-    throughput (the upstream outruns the proxy, so latency is mostly queueing);
-    a model-like pace (0.02 s = 50 tokens/s) measures the latency the proxy adds.
-    The same streams requested without tools go through the proxy untouched: that
-    bare pass-through, on the same stack in the same run, is the floor for CPU per chunk.
-    """
-    payload = _payload(model)
-    with _servers(token_delay) as (direct_base, proxy_base, pids):
-        direct_url, proxy_url = direct_base + "/chat/completions", proxy_base + "/chat/completions"
-        reference, _, _ = anyio.run(_many, proxy_url, payload, 1)
-        ref = reference[0]
-        direct, direct_lat, direct_s = anyio.run(_many, direct_url, payload, concurrency)
-        cpu_before = _cpu_seconds(pids[0])
-        results, proxy_lat, proxy_s = anyio.run(_many, proxy_url, payload, concurrency)
-        proxy_cpu = _cpu_seconds(pids[0]) - cpu_before
-        bad = [r for r in results if _comparable(r) != _comparable(ref)]
-        if len(results) != concurrency or bad:
-            raise LoadError(f"{len(bad)} of {len(results)} streams differ from the reference")
-        cpu_before = _cpu_seconds(pids[0])
-        bare, _, bare_s = anyio.run(_many, proxy_url, _payload(model, tools=False), concurrency)
-        bare_cpu = _cpu_seconds(pids[0]) - cpu_before
-        if any(r["calls"] for r in bare):
-            raise LoadError("a request without tools got tool calls")
-        peak = _peak_rss_mib(pids[0])
-    proxy_chunks = sum(r["chunks"] for r in results)
-    direct_chunks = sum(r["chunks"] for r in direct)
-    per_chunk = proxy_cpu / max(direct_chunks, 1) * 1e6
-    bare_per_chunk = bare_cpu / max(direct_chunks, 1) * 1e6
-    return {
-        "concurrency": concurrency,
-        "token_delay_s": token_delay,
-        "calls_per_stream": len(ref["calls"]),
-        "chunks_per_stream_upstream": direct_chunks // max(len(direct), 1),
-        "chunks_per_stream_proxy": proxy_chunks // max(len(results), 1),
-        "proxy_requests_per_s": concurrency / proxy_s,
-        "proxy_chunks_per_s": proxy_chunks / proxy_s,
-        "direct_requests_per_s": concurrency / direct_s,
-        "direct_chunks_per_s": direct_chunks / direct_s,
-        "bare_requests_per_s": concurrency / bare_s,
-        "latency_ms_direct_p50": _pct(direct_lat, 0.5) * 1e3,
-        "latency_ms_direct_p99": _pct(direct_lat, 0.99) * 1e3,
-        "latency_ms_proxy_p50": _pct(proxy_lat, 0.5) * 1e3,
-        "latency_ms_proxy_p99": _pct(proxy_lat, 0.99) * 1e3,
-        "added_latency_ms_p50": (_pct(proxy_lat, 0.5) - _pct(direct_lat, 0.5)) * 1e3,
-        "added_latency_ms_p99": (_pct(proxy_lat, 0.99) - _pct(direct_lat, 0.99)) * 1e3,
-        "proxy_peak_rss_mib": peak,
-        "proxy_cpu_us_per_upstream_chunk": per_chunk,
-        "bare_cpu_us_per_upstream_chunk": bare_per_chunk,
-        "cpu_per_chunk_ratio_to_bare": per_chunk / bare_per_chunk if bare_per_chunk else float("nan"),
-        "mean_latency_ms_proxy": statistics.fmean(proxy_lat) * 1e3 if proxy_lat else float("nan"),
-    }
 
 
 async def _probe(url: str, until: anyio.Event, delays: list[float]) -> None:
