@@ -148,6 +148,9 @@ def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeyp
     assert "tool_call #0 get_weather" in run("serv")
 
 
+PROXY_LIMITS = "--proxy-concurrency and --proxy-rounds must be at least 1 and --proxy-delay at least 0"
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["--scenario", "nope"], "unknown scenario 'nope'; give prose, tool_heavy, dialects, scaling, engines, dialect:NAME or "
                              "args:NAME:KB, where NAME is one of hermes, "),
@@ -156,12 +159,23 @@ def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeyp
     (["--chunk", "abc"], "--chunk must be a positive number of characters or 'random', not 'abc'"),
     (["--compare", "no_such_module_here:f"], "--compare no_such_module_here:f: no module 'no_such_module_here' in "),
     (["--compare", "nocolon"], "--compare nocolon: --compare wants module:callable"),
-    (["--proxy", "--proxy-concurrency", "0"], "--proxy-concurrency must be at least 1 and --proxy-delay at least 0"),
-    (["--proxy", "--proxy-delay", "-1"], "--proxy-concurrency must be at least 1 and --proxy-delay at least 0"),
+    (["--proxy", "--proxy-concurrency", "0"], PROXY_LIMITS),
+    (["--proxy", "--proxy-delay", "-1"], PROXY_LIMITS),
+    (["--proxy", "--proxy-rounds", "0"], PROXY_LIMITS),
 ])
 def test_bench_refuses_before_running(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
     line = fails(capsys, "bench", "--quick", *argv)
     assert line.startswith("streamparse bench: " + expected), line
+
+
+def test_bench_proxy_rounds_default_to_two_and_are_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamparse.cli import build_parser
+
+    assert build_parser().parse_args(["bench"]).proxy_rounds == 2
+    assert build_parser().parse_args(["bench", "--proxy", "--proxy-rounds", "5"]).proxy_rounds == 5
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bench", "--help"])
+    assert "--proxy-rounds N" in capsys.readouterr().out
 
 
 def test_bench_accepts_every_scenario_run_suite_knows() -> None:

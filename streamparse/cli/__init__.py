@@ -137,8 +137,8 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
                        f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
     if args.plot:
         _check_plot(args.plot, scenarios)
-    if args.proxy and (args.proxy_concurrency < 1 or args.proxy_delay < 0):
-        raise CliError("--proxy-concurrency must be at least 1 and --proxy-delay at least 0")
+    if args.proxy and (args.proxy_concurrency < 1 or args.proxy_delay < 0 or args.proxy_rounds < 1):
+        raise CliError("--proxy-concurrency and --proxy-rounds must be at least 1 and --proxy-delay at least 0")
     parsers = dict(bm.PARSERS)
     for spec in args.compare or []:
         name, factory = _compare_parser(spec)
@@ -172,7 +172,8 @@ def _bench_proxy(args: argparse.Namespace, headline: dict[str, float], out: Text
     from ..harness.proxyload import load_figures, load_table
 
     load = (args.proxy_concurrency, args.proxy_delay)
-    costs = run_costs(LOADS, without_litellm=(load,), log=lambda s: print(s, file=out, flush=True))
+    costs = run_costs(LOADS, rounds=args.proxy_rounds, without_litellm=(load,),
+                      log=lambda s: print(s, file=out, flush=True))
     figures = load_figures(costs, *load)
     headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
     print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
@@ -315,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--proxy", action="store_true", help="also load-test the proxy (starts real processes)")
     b.add_argument("--proxy-concurrency", type=int, default=200, help="concurrent streams in the proxy run (default 200)")
     b.add_argument("--proxy-delay", type=float, default=0.02, help="upstream seconds per token in the proxy run")
+    b.add_argument("--proxy-rounds", type=int, default=2, metavar="N",
+                   help="turns each target (direct, bare, streamparse, litellm) takes per proxy load (default 2); "
+                        "more give steadier CPU ratios, which swing by about 0.2 between runs of 2 on a busy "
+                        "machine, in a longer run")
     b.set_defaults(func=run_bench)
 
     d = sub.add_parser("demo", help="replay upstream + proxy + streaming client, all on loopback, then exit")
