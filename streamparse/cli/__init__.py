@@ -166,20 +166,26 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _bench_proxy(args: argparse.Namespace, headline: dict[str, float], out: TextIO) -> None:
-    """``bench --proxy``: one cost run (``proxycost``) with the load test's load beside the cost loads, the servers
-    started once; it feeds both the load test's table (``proxyload``) and the cost table."""
+    """``bench --proxy``: the load test's load first, without LiteLLM, its table printed as soon as it is done
+    (``proxyload``); then the cost loads with LiteLLM (``proxycost``; a LiteLLM failure costs only its columns,
+    with one line saying why), and the cost table of every load. Each run starts only the servers it uses."""
     from ..harness.proxycost import LOADS, cost_legend, cost_table, run_costs
     from ..harness.proxyload import load_figures, load_table
 
+    def log(line: str) -> None:
+        print(line, file=out, flush=True)
+
     load = (args.proxy_concurrency, args.proxy_delay)
-    costs = run_costs(LOADS, rounds=args.proxy_rounds, without_litellm=(load,),
-                      log=lambda s: print(s, file=out, flush=True))
-    figures = load_figures(costs, *load)
+    tested = run_costs((load,), rounds=args.proxy_rounds, litellm=False, log=log)
+    figures = load_figures(tested, *load)
     headline.update({f"proxy_{k}": v for k, v in figures.items() if isinstance(v, (int, float))})
     print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
           file=out)
     for line in load_table(figures):
         print(line, file=out)
+    out.flush()
+    costs = run_costs(LOADS, rounds=args.proxy_rounds, log=log)
+    costs.update({k: v for k, v in tested.items() if k not in costs})  # a load in LOADS too: the cost run's figures
     headline.update({f"proxy_cost_{k}": v for k, v in costs.items()})
     print("\n== proxy cost (direct / bare / streamparse / litellm, same upstream and load)", file=out)
     for line in [*cost_table(costs), *cost_legend(tuple(dict.fromkeys(LOADS + (load,))))]:

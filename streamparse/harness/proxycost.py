@@ -1,7 +1,8 @@
 """The proxy's own cost, side by side in one run: the same replayed upstream read directly, through
 ``streamparse serve`` with tools (parsing), through it without tools (the bare pass-through on the same stack),
 and through the LiteLLM proxy when it is installed (``pip install 'litellm[proxy]'``, or ``$STREAMPARSE_LITELLM``
-naming its ``litellm`` command; skipped with one line otherwise).
+naming its ``litellm`` command; skipped with one line otherwise). LiteLLM failing (not starting, or a stream through
+it lost or wrong) costs only its own figures, from that load on, with one line saying why; never the others'.
 
 For each load (concurrent streams, upstream pace) and each target: CPU per upstream chunk of the proxy process
 (every thread, from ``/proc/<pid>/task/*/schedstat``, in nanoseconds), time to first byte p50/p99 and its
@@ -12,7 +13,7 @@ quoting are the ratios.
 
 Invariant: a figure is reported only if every stream through every target arrived complete: the bare
 pass-through and LiteLLM give the direct stream's text, streamparse its own single-request reference
-(with its calls); otherwise ``LoadError``.
+(with its calls); otherwise ``LoadError`` (for LiteLLM: its figures are left out, as said above).
 """
 
 from __future__ import annotations
@@ -154,6 +155,11 @@ def _alias(delay: float) -> str:
     return f"long-{delay * 1000:g}ms"
 
 
+def _first(target: _Target) -> dict[str, Any]:
+    """One request alone: the target's reference, and its warm-up."""
+    return anyio.run(_round, target.url, target.payload, 1, target.headers)[0][0]
+
+
 def _check(target: _Target, reference: dict[str, Any], with_calls: bool) -> None:
     for result in target.results:
         if result["content"] != reference["content"] or (with_calls and result["calls"] != reference["calls"]):
@@ -175,15 +181,16 @@ def _streamparse(source: str | None) -> list[str]:
 
 
 def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, litellm: bool = True,
-              variants: dict[str, str] | None = None, log: Callable[[str], None] = print,
-              without_litellm: tuple[tuple[int, float], ...] = ()) -> dict[str, Any]:
+              variants: dict[str, str] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Direct, bare pass-through, streamparse (and LiteLLM) on each load; returns flat figures and ratios.
 
     ``variants``: name -> a source tree of streamparse (a checkout of another commit), served beside this one
     on the same upstream and load: its bare pass-through and parsing proxy are targets ``bare@name`` and
-    ``streamparse@name``. ``without_litellm``: loads run after ``loads`` without LiteLLM (the load test's
-    hundreds of streams, which would take it minutes)."""
-    lite_loads, loads = set(loads), tuple(dict.fromkeys(loads + without_litellm))
+    ``streamparse@name``. ``rounds``: turns each target takes per load (more: steadier ratios, a longer run).
+    A load run without LiteLLM (the load test's hundreds of streams, which would take it minutes) is a run of
+    its own, ``litellm=False``: only the servers of the loads given are started."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, not {rounds}")
     command = litellm_command() if litellm else None
     if litellm and command is None:
         log("# litellm: not installed (pip install 'litellm[proxy]' or set $STREAMPARSE_LITELLM); not compared")
@@ -204,26 +211,51 @@ def run_costs(loads: tuple[tuple[int, float], ...] = LOADS, rounds: int = 2, lit
                     [*_streamparse(source), "serve", "--upstream", upstreams[delay], "--port", str(port),
                      "--log-level", "warning"], _opened(port)))
                 proxies[delay, suffix] = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
-        lite: tuple[str, list[int]] | None = None
-        if command is not None:
-            folder = stack.enter_context(tempfile.TemporaryDirectory())
-            _litellm_config(upstreams, os.path.join(folder, "litellm.yaml"))
-            port = free_port()
-            env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": LITELLM_KEY,
-                   "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"}
-            proc = stack.enter_context(started_process(
-                [*command, "--config", os.path.join(folder, "litellm.yaml"), "--host", "127.0.0.1", "--port",
-                 str(port), "--num_workers", "1"], _opened(port), timeout=120, env=env))
-            lite = (f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid))
+        lite = _start_litellm(stack, command, upstreams, log) if command is not None else None
         for streams, delay in loads:
             mine = {suffix: proxies[delay, suffix] for suffix in sources}
-            alongside = lite if (streams, delay) in lite_loads else None
-            figures.update(_one_load(streams, delay, upstreams[delay], mine, alongside, rounds, log))
+            out, failure = _one_load(streams, delay, upstreams[delay], mine, lite, rounds, log)
+            figures.update(out)
+            if failure is not None:
+                log(f"# litellm: {failure}; its figures are left out from {load_label(streams, delay)} on")
+                lite = None
     return figures
 
 
+def _start_litellm(stack: ExitStack, command: list[str], upstreams: dict[float, str], log: Callable[[str], None]
+                   ) -> tuple[str, list[int]] | None:
+    """The LiteLLM proxy in front of ``upstreams`` (stopped with ``stack``): (base URL, pids); None, with one line
+    saying why, when it does not start."""
+    folder = stack.enter_context(tempfile.TemporaryDirectory())
+    _litellm_config(upstreams, os.path.join(folder, "litellm.yaml"))
+    port = free_port()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": LITELLM_KEY,
+           "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False"}
+    try:
+        proc = stack.enter_context(started_process(
+            [*command, "--config", os.path.join(folder, "litellm.yaml"), "--host", "127.0.0.1", "--port",
+             str(port), "--num_workers", "1"], _opened(port), timeout=120, env=env))
+    except (RuntimeError, OSError) as exc:
+        log(f"# litellm: {command[0]} did not start ({_one_line(exc)}); not compared")
+        return None
+    return f"http://127.0.0.1:{port}/v1", _process_tree(proc.pid)
+
+
+def _one_line(exc: BaseException) -> str:
+    """What went wrong, in one short line: the first failure inside an exception group (anyio's task groups
+    wrap a stream's error in one), its type and the start of its message."""
+    inner = getattr(exc, "exceptions", None)  # BaseExceptionGroup (a builtin from Python 3.11 only)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:160]}" if text else type(exc).__name__
+
+
 def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tuple[str, list[int]]],
-              lite: tuple[str, list[int]] | None, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
+              lite: tuple[str, list[int]] | None, rounds: int, log: Callable[[str], None]
+              ) -> tuple[dict[str, Any], str | None]:
+    """One load's figures, and why LiteLLM failed on it (its target then dropped, its figures left out), or None."""
     path = "/chat/completions"
     tools, bare = _payload("long"), _payload("long", tools=False)
     targets = [_Target("direct", upstream + path, tools, [])]
@@ -233,14 +265,33 @@ def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tupl
     if lite is not None:
         targets.append(_Target("litellm", lite[0] + path, {**tools, "model": _alias(delay)}, lite[1],
                                {"authorization": f"Bearer {LITELLM_KEY}"}))
-    references = {t.name: anyio.run(_round, t.url, t.payload, 1, t.headers)[0][0] for t in targets}  # warm-up too
+    failure: str | None = None
+
+    def attempt(target: _Target, step: Callable[..., Any], *args: Any) -> Any:
+        """``step(target, *args)``; a LiteLLM failure drops its target (and is kept as ``failure``), any other
+        target's is raised."""
+        nonlocal failure
+        try:
+            return step(target, *args)
+        except Exception as exc:  # noqa: BLE001 - LiteLLM's own failure, whatever it is, costs only its figures
+            if target.name != "litellm":
+                raise
+            failure = _one_line(exc)
+            targets.remove(target)
+            return None
+
+    references: dict[str, dict[str, Any]] = {}
+    for target in list(targets):  # the reference of each, a warm-up too
+        first = attempt(target, _first)
+        if first is not None:
+            references[target.name] = first
     for _ in range(rounds):
-        for target in targets:
-            target.run(streams)
+        for target in list(targets):
+            attempt(target, _Target.run, streams)
     direct = targets[0]
-    for target in targets[1:]:
+    for target in list(targets[1:]):
         parsing = target.name.startswith("streamparse")
-        _check(target, references[target.name] if parsing else references["direct"], with_calls=parsing)
+        attempt(target, _check, references[target.name] if parsing else references["direct"], parsing)
         if parsing and not references[target.name]["calls"]:
             raise LoadError(f"{target.name} found no calls in the replayed stream")
     upstream_chunks = sum(r["chunks"] for r in direct.results)
@@ -272,11 +323,11 @@ def _one_load(streams: int, delay: float, upstream: str, proxies: dict[str, tupl
     for suffix in proxies:
         ours = out[f"{label}_streamparse{suffix}_cpu_us_per_chunk"]
         out[f"{label}_cpu_ratio_streamparse{suffix}_to_bare{suffix}"] = ours / out[f"{label}_bare{suffix}_cpu_us_per_chunk"]
-        if lite is not None:
+        if any(t.name == "litellm" for t in targets):
             out[f"{label}_cpu_ratio_streamparse{suffix}_to_litellm"] = ours / out[f"{label}_litellm_cpu_us_per_chunk"]
     log(f"# proxy cost {label}: " + ", ".join(f"{t.name} {out[f'{label}_{t.name}_cpu_us_per_chunk']:.0f} µs"
                                               for t in targets[1:]) + " CPU per upstream chunk")
-    return out
+    return out, failure
 
 
 _COST_COLUMNS = (("cpu_us_per_chunk", "CPU µs/chk", ".1f"), ("added_ttfb_ms_p50", "+TTFB50 ms", ".2f"),

@@ -1,6 +1,7 @@
-"""The proxy load test's table (``streamparse bench --proxy``): many streams through ``streamparse serve`` against
-the upstream read directly, as figures of one load of the proxy cost run (``proxycost.run_costs``), not a run of
-its own: the servers start once and one measurement feeds both tables.
+"""The proxy load test's table (``streamparse bench --proxy``, ``bench/test_load_proxy.py``): many streams through
+``streamparse serve`` against the upstream read directly, as figures of one load measured by the proxy cost run
+(``proxycost.run_costs``, without LiteLLM), the same way as the cost table's (CPU of the proxy's process tree from
+schedstat); its rows also stand in the cost table.
 
 Invariant: each figure's name, unit, meaning and the cost figure it is read from stand in one row of
 ``FIGURES`` (the one source of all four); ``load_figures`` gives every row, in that order, and ``load_table``

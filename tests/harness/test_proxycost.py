@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,27 @@ def test_an_odd_pace_is_named_in_three_digits_and_the_table_stays_under_100_colu
     table = list(cost_table(figures))
     assert [row.split()[0] for row in table[1:]] == [label] * 4 + [f"{label}_cpu_ratio_streamparse_to_litellm"]
     assert max(len(line) for line in table) < 100
+
+
+SERVES_501 = """import http.server, sys
+port = int(sys.argv[sys.argv.index("--port") + 1])
+http.server.HTTPServer(("127.0.0.1", port), http.server.BaseHTTPRequestHandler).serve_forever()
+"""  # a stand-in LiteLLM that starts but answers every request 501 (no do_POST)
+
+
+@pytest.mark.parametrize("body, why", [(SERVES_501, "status 501"), ("import sys; sys.exit(3)\n", "did not start")])
+def test_a_failing_litellm_costs_only_its_own_figures_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, why: str) -> None:
+    fake = tmp_path / "litellm"
+    fake.write_text(f"#!{sys.executable}\n{body}")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("STREAMPARSE_LITELLM", str(fake))
+    lines: list[str] = []
+    figures = run_costs(((2, 0.0), (1, 0.0)), rounds=1, log=lines.append)
+    said = [line for line in lines if "litellm" in line]
+    assert len(said) == 1 and why in said[0], lines
+    assert not any("litellm" in key for key in figures)
+    for label in ("c2_unpaced", "c1_unpaced"):  # the load it failed on and the next
+        for target in ("bare", "streamparse"):
+            assert figures[f"{label}_{target}_cpu_us_per_chunk"] > 0
+        assert f"{label}_cpu_ratio_streamparse_to_bare" in figures

@@ -1,10 +1,17 @@
-"""The proxy load test's table is one load of the proxy cost run (``bench --proxy`` starts the servers once):
-every figure it printed as a run of its own is read from that load's cost figures, under the same name."""
+"""The proxy load test's table is one load measured by the proxy cost run: every figure it printed as a run of
+its own is read from that load's cost figures, under the same name; ``bench --proxy`` runs that load first,
+without LiteLLM, and prints its table before the cost loads start."""
 
 from __future__ import annotations
 
+import argparse
+import io
 from typing import Any
 
+import pytest
+
+from streamparse.cli import _bench_proxy
+from streamparse.harness import proxycost
 from streamparse.harness.proxycost import LOADS, PACE, cost_legend, cost_table, load_label, run_costs
 from streamparse.harness.proxyload import FIGURES, load_figures, load_table
 
@@ -56,13 +63,39 @@ def test_a_load_is_named_by_its_pace_and_the_legend_says_each() -> None:
     assert "  c200_paced20ms: 200 streams at once, upstream paced at 20 ms per token" in legend
 
 
-def test_one_cost_run_feeds_the_load_test_and_the_cost_table() -> None:
+def test_a_load_run_without_litellm_feeds_the_load_test_and_the_cost_table() -> None:
     lines: list[str] = []
-    costs = run_costs(((1, 0.0),), rounds=1, litellm=False, without_litellm=((3, 0.001),), log=lines.append)
+    costs = run_costs(((3, 0.001),), rounds=1, litellm=False, log=lines.append)
     figures = load_figures(costs, 3, 0.001)
     assert figures["concurrency"] == 3 and figures["calls_per_stream"] > 0
     assert figures["chunks_per_stream_upstream"] > 0 and figures["proxy_peak_rss_mib"] > 0
     assert figures["proxy_cpu_us_per_upstream_chunk"] > 0 and figures["bare_cpu_us_per_upstream_chunk"] > 0
-    assert len(lines) == 2  # one log line per load, the load test's last
+    assert len(lines) == 1 and "litellm" not in lines[0]  # its one load's line; LiteLLM not even looked for
+    assert not any("litellm" in key for key in costs)
     rows = [line.split()[:2] for line in cost_table(costs)]
-    assert ["c3_paced1ms", "streamparse"] in rows and ["c1_unpaced", "streamparse"] in rows
+    assert rows[1:4] == [["c3_paced1ms", "direct"], ["c3_paced1ms", "bare"], ["c3_paced1ms", "streamparse"]]
+
+
+def test_bench_proxy_prints_the_load_test_before_the_cost_loads_start_and_leaves_litellm_out_of_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    runs: list[tuple[tuple[tuple[int, float], ...], int, bool, str]] = []
+
+    def fake_run_costs(loads: tuple[tuple[int, float], ...], rounds: int = 2, litellm: bool = True,
+                       log: Any = print) -> dict[str, Any]:
+        runs.append((loads, rounds, litellm, out.getvalue()))  # what was printed when this run began
+        figures: dict[str, Any] = {}
+        for streams, delay in loads:
+            figures.update(_costs(load_label(streams, delay)))
+        return figures
+
+    monkeypatch.setattr(proxycost, "run_costs", fake_run_costs)
+    headline: dict[str, float] = {}
+    _bench_proxy(argparse.Namespace(proxy_concurrency=200, proxy_delay=0.02, proxy_rounds=3), headline, out)
+    assert [run[:3] for run in runs] == [(((200, 0.02),), 3, False), (LOADS, 3, True)]
+    assert runs[0][3] == ""
+    assert "== proxy load test" in runs[1][3] and "proxy_cpu_us_per_upstream_chunk" in runs[1][3]
+    assert headline["proxy_concurrency"] == 200 and headline["proxy_cost_c200_paced20ms_bare_requests_per_s"] == 11.0
+    cost = out.getvalue().split("== proxy cost")[1].splitlines()
+    loads = [line.split()[0] for line in cost if line.startswith("c") and line.split()[1:2] == ["streamparse"]]
+    assert loads == ["c1_paced", "c20_paced", "c20_unpaced", "c200_paced20ms"]  # the load test's load last
