@@ -66,9 +66,9 @@ class BracketBody:
         self.opens = ""
         self.blank = False
 
-    def fast_path(self, hold: Hold) -> FastPath | None:
-        """The fast path, when the next delta may take it (inside a value). It never holds text (``hold``)."""
-        return self.fast if self.state == _VALUE else None
+    def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
+        """The fast path, when the next delta may take it (inside a value, nothing held). It never holds text."""
+        return self.fast if self.state == _VALUE and not held else None
 
     def fast(self, delta: str) -> list[Event] | None:
         """Inside a value, a delta that opens or closes no item, reaches no end marker and does not end the

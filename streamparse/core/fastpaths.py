@@ -36,7 +36,6 @@ class FastPaths(Output):
     _lives: list[LiveCall]
     _resume: int
     _body_fast: FastPath | None
-    _scanner_fast: FastPath | None
     _fast_live: Callable[[], FastPath | None]
     _run: Callable[[str, bool, int, Found], list[Event]]
 
@@ -77,21 +76,9 @@ class FastPaths(Output):
             return None  # the next text may start a streamed call: its start leaves in that feed, from here
         if live is not None and live.started:
             return None if self._held else self._fast_live()
-        fast = self._scanner_fast = b.scanner.fast_path(self._hold_tail)
-        return self._fast_after_held if fast is not None and self._held else fast
+        return b.scanner.fast_path(self._hold_tail, self._held)  # it reads what is held in front of the delta
 
     def _hold_tail(self, tail: str) -> None:
-        """A body's fast path ended on a possible tag: it is held, and read again in front of the next delta."""
+        """A body's fast path ended on a possible tag (``tail``; "" once it was read): the parser holds it for
+        its slow path, while the fast path reads it again in front of the next delta itself."""
         self._held = tail
-        self._body_fast = self._fast_after_held
-
-    def _fast_after_held(self, delta: str) -> list[Event] | None:
-        held, fast = self._held, self._scanner_fast
-        assert fast is not None
-        self._held = ""
-        taken = fast(held + delta)  # may hold a new tail (_hold_tail)
-        if taken is None:
-            self._held = held  # the slow path reads it all
-        elif not self._held:
-            self._body_fast = fast
-        return taken

@@ -81,7 +81,6 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose (not in reasoning, stream open): feed() may take a fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
-        self._scanner_fast: FastPath | None = None  # the body scanner's own, which _fast_after_held calls
         enabled = self._table.spans
         # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
         self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))

@@ -3,8 +3,9 @@
 Invariant: as for every body scanner (see ``bodies``): each character is examined once (a held partial
 tag is at most one tag long), nothing recurses on nesting depth, complete items go to ``block.items``,
 and ``block.done`` is set at the block's end. Its fast paths take a delta inside an item whole when it
-holds no tag, and a delta between items that is whitespace, handing a tag's prefix at its end to the
-parser to hold; either leaves the scanner exactly as ``scan`` would.
+holds no tag, and a delta between items that is whitespace; a tag's prefix at a delta's end is kept as
+``tail`` (and handed to the parser, which holds it for its slow path) and read again in front of the next
+delta. Either leaves the scanner exactly as ``scan`` would.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "tag_or_tail", "closers", "shortest", "hold")
+                 "longest", "tag_or_tail", "closers", "shortest", "hold", "tail")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int):
@@ -40,6 +41,7 @@ class TagBody:
         self.longest = len(self.tags[0])
         self.shortest = len(self.tags[-1])
         self.hold: Hold = _no_hold
+        self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
         self.depth = 0
         self.nested = 0
         self.between = False
@@ -49,15 +51,20 @@ class TagBody:
             block.open_item()
             self.depth = 1
 
-    def fast_path(self, hold: Hold) -> FastPath | None:
+    def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
+        """The fast path for the next delta; ``held``: what the parser holds in front of it (``hold`` sets that)."""
         self.hold = hold
+        self.tail = held
         return self.gap if self.between else self.fast
 
-    def fast(self, text: str) -> list[Event] | None:
-        """Inside an item, ``text`` (a delta, after what the parser held) holding no tag is taken whole (no
-        events), but for a tag's prefix at its end, which goes to ``hold``: a ``<parameter=``,
+    def fast(self, delta: str) -> list[Event] | None:
+        """Inside an item, ``text`` (the held tail, then the delta) holding no tag is taken whole (no
+        events), but for a tag's prefix at its end, which is held (``tail`` and ``hold``): a ``<parameter=``,
         ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
-        (the parser holds any possible one), so the search looks at it alone. None: the slow path reads it."""
+        (a possible one is held), so the search looks at it alone. None: the slow path reads it (nothing
+        changed: the parser still holds the tail)."""
+        tail = self.tail
+        text = tail + delta if tail else delta
         b = self.b
         size = b.size + len(text)
         if size >= self.limit:
@@ -71,17 +78,23 @@ class TagBody:
                 if k:
                     b.size += k
                     b.sink(text[:k])
-                self.hold(text[k:])
+                self.tail = tail = text[k:]
+                self.hold(tail)
                 return []
+        if tail:
+            self.tail = ""
+            self.hold("")
         b.size = size
         b.sink(text)
         return []
 
-    def gap(self, text: str) -> list[Event] | None:
-        """Between items, ``text`` (a delta, after what the parser held) that is whitespace, then maybe a
-        tag's prefix at its end, is read as ``scan`` reads it: the whitespace joins ``pending`` and the
-        prefix goes to ``hold``; no events. So ``\n</t``, ``ool_`` on the way to ``</tool_call>`` cost a
-        search each. None: the slow path reads it (a whole tag, anything else, a limit reached)."""
+    def gap(self, delta: str) -> list[Event] | None:
+        """Between items, ``text`` (the held tail, then the delta) that is whitespace, then maybe a tag's
+        prefix at its end, is read as ``scan`` reads it: the whitespace joins ``pending`` and the prefix is
+        held (``tail`` and ``hold``); no events. So ``\n</t``, ``ool_`` on the way to ``</tool_call>`` cost
+        a search each. None: the slow path reads it (a whole tag, anything else, a limit reached)."""
+        tail = self.tail
+        text = tail + delta if tail else delta
         n = len(text)
         pending = self.pending
         if self.b.size + len(pending) + n >= self.limit:
@@ -93,7 +106,11 @@ class TagBody:
         if m is not None:
             if self.closers.at(text, k, n, False) != -1:
                 return None
-            self.hold(text[k:])
+            self.tail = text[k:]
+            self.hold(self.tail)
+        elif tail:
+            self.tail = ""
+            self.hold("")
         self.pending = pending + text[:k]
         return []
 
