@@ -29,8 +29,6 @@ class FastPaths(Output):
     _held: str
     _gate: Callable[[str], object]
     _prose_gate: Callable[[str], re.Match[str] | None]
-    _prose_check: Callable[[str], re.Match[str] | None]
-    _word_start: Callable[[str], re.Match[str] | None]
     _table: MarkerTable
     _block: Block | None
     _lives: list[LiveCall]
@@ -45,9 +43,10 @@ class FastPaths(Output):
         the state machine reads on from it (``_run`` told where, so it does not look for it again). None: the
         state machine must read them."""
         text = self._held + delta
-        if not text or (self._line_blank and self._word_start(text)):
+        table = self._table
+        if not text or (self._line_blank and table.word_start(text)):
             return None
-        m = self._prose_check(text)
+        m = table.prose_check.search(text)
         if m is None:
             self._held = ""
             self._track_line(text)
@@ -56,7 +55,7 @@ class FastPaths(Output):
         j = m.start()
         if text[j] == "\n":
             return None
-        found = self._table.match(text, j, False, blank_after(self._line_blank, text[:j]))
+        found = table.match(text, j, False, blank_after(self._line_blank, text[:j]))
         if found != PARTIAL:  # a marker (the state machine reads on from it) or none (it reads the text)
             return None if found is None else self._run(text, False, j, found)
         # (PARTIAL: all of text[j:] may still be a marker, however far the search looked into it)

@@ -66,18 +66,17 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         stream_arguments: bool = False,
         calls_in_reasoning: bool = False,
     ) -> None:
+        # Fewer than 30 attribute names on every path (tests/core/test_parser_attributes.py): CPython's shared-key
+        # limit, past which each self._x read in feed() gets slower. Derived values are read from self._table.
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
         names = tuple(resolve(dialects))
         self._table = marker_table(names, tuple(self._schemas or ()), dialects is not None and len(names) == 1)
-        self._trigger = self._table.trigger.search
         self._prose_gate = self._table.prose_gate.search
-        self._prose_check = self._table.prose_check.search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "prose, take it whole"
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
-        self._word_start = self._table.word_start
         self._mode = _SPAN if start_in_reasoning else _TEXT
         self._idle = not start_in_reasoning  # in prose (not in reasoning, stream open): feed() may take a fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
@@ -202,7 +201,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
     # ------------------------------------------------------------------ TEXT (SPAN: spans.py)
 
     def _scan_text(self, text: str, pos: int, final: bool) -> int:
-        search, table = self._trigger, self._table
+        table = self._table
+        search = table.trigger.search
         i = pos
         if self._line_blank:
             k, word = table.match_word(text, pos, final)

@@ -10,7 +10,6 @@ read too much like thinking aloud.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Callable
 
 from ..dialects.spec import Span
@@ -34,7 +33,6 @@ class SpanReader(Output):
     _span: Span
     _mode: int
     _table: MarkerTable
-    _trigger: Callable[..., re.Match[str] | None]  # the marker table's compiled search
     _calls_in_reasoning: bool
     _resume: int  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
     _begin: Callable[[str, int, int, tuple[str, list[Candidate], str | None]], int]
@@ -68,8 +66,9 @@ class SpanReader(Output):
         possible opener cut by the delta's end, the text from it is held). None: no opener here."""
         seg = text[:stop] if stop < len(text) else text
         i = pos
+        search = self._table.trigger.search
         while True:
-            m = self._trigger(seg, i)
+            m = search(seg, i)
             if m is None:
                 return None
             j = m.start()
