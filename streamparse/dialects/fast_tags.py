@@ -49,8 +49,21 @@ class FastXmlItem:
         self.param_close = param_close
         self.close = close
         self.tags = re.compile(tags, re.I)
+        # The commonest item, with no "<" but the structural ones, read by one match: the same patterns with "<"
+        # left out of their classes and values of no "<". When it matches, every "<" is a structural tag (so the
+        # tag check passes) and the first closer after each head is the one it took: the loop's reading.
+        head_plain, param_plain = (pattern.replace("[^", "[^<") for pattern in (head, param))
+        self.plain = re.compile(rf"\s*{head_plain}((?:\s*{param_plain}[^<]*{re.escape(param_close)})*)\s*"
+                                rf"{re.escape(close)}\s*\Z")
+        self.pairs = re.compile(rf"{param_plain}([^<]*){re.escape(param_close)}")
 
     def __call__(self, text: str) -> Fast:
+        plain = self.plain.match(text)
+        if plain is not None:
+            name = plain.group(1).strip()
+            if not name:
+                return None  # the decoder's error to report
+            return [(name, {k.strip(): v for k, v in self.pairs.findall(plain.group(2))})], False
         skip = _WS.match
         m = self.head.match(text, skip(text).end())  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
         if m is None:
