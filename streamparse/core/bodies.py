@@ -22,7 +22,7 @@ from .literals import literals
 
 __all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
 
-Hold = Callable[[str], None]  # the parser's: a fast path ended on a possible tag, held for the next delta
+Hold = Callable[[str, FastPath], None]  # the parser's: hold this tail ("": none), the next delta goes to that fast path
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one
 _PAIRS = {"(": ")", "[": "]", "{": "}"}

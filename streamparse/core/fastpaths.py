@@ -77,7 +77,7 @@ class FastPaths(Output):
             return None if self._held else self._fast_live()
         return b.scanner.fast_path(self._hold_tail, self._held)  # it reads what is held in front of the delta
 
-    def _hold_tail(self, tail: str) -> None:
+    def _hold_tail(self, tail: str, then: FastPath) -> None:
         """A body's fast path ended on a possible tag (``tail``; "" once it was read): the parser holds it for
-        its slow path, while the fast path reads it again in front of the next delta itself."""
-        self._held = tail
+        its slow path, and the next delta goes to ``then`` (which reads the tail in front of it)."""
+        self._held, self._body_fast = tail, then

@@ -52,19 +52,28 @@ class TagBody:
             self.depth = 1
 
     def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
-        """The fast path for the next delta; ``held``: what the parser holds in front of it (``hold`` sets that)."""
+        """The fast path for the next delta; ``held``: what the parser holds in front of it (``hold`` sets that,
+        with the fast path for the delta after)."""
         self.hold = hold
         self.tail = held
-        return self.gap if self.between else self.fast
+        return self.after_tail if held else self.gap if self.between else self.fast
 
-    def fast(self, delta: str) -> list[Event] | None:
-        """Inside an item, ``text`` (the held tail, then the delta) holding no tag is taken whole (no
+    def after_tail(self, delta: str) -> list[Event] | None:
+        """The held tail, then ``delta``, read by the fast path of the moment; once no tail is left, the parser
+        holds nothing and the next delta goes to that fast path straight (no join)."""
+        text, self.tail = self.tail + delta, ""
+        read = self.gap if self.between else self.fast
+        taken = read(text)
+        if taken is not None and not self.tail:
+            self.hold("", read)
+        return taken
+
+    def fast(self, text: str) -> list[Event] | None:
+        """Inside an item, ``text`` (a delta, or the held tail then the delta) holding no tag is taken whole (no
         events), but for a tag's prefix at its end, which is held (``tail`` and ``hold``): a ``<parameter=``,
         ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
         (a possible one is held), so the search looks at it alone. None: the slow path reads it (nothing
         changed: the parser still holds the tail)."""
-        tail = self.tail
-        text = tail + delta if tail else delta
         b = self.b
         size = b.size + len(text)
         if size >= self.limit:
@@ -78,23 +87,18 @@ class TagBody:
                 if k:
                     b.size += k
                     b.sink(text[:k])
-                self.tail = tail = text[k:]
-                self.hold(tail)
+                self.tail = text[k:]
+                self.hold(self.tail, self.after_tail)
                 return []
-        if tail:
-            self.tail = ""
-            self.hold("")
         b.size = size
         b.sink(text)
         return []
 
-    def gap(self, delta: str) -> list[Event] | None:
-        """Between items, ``text`` (the held tail, then the delta) that is whitespace, then maybe a tag's
+    def gap(self, text: str) -> list[Event] | None:
+        """Between items, ``text`` (a delta, or the held tail then the delta) that is whitespace, then maybe a tag's
         prefix at its end, is read as ``scan`` reads it: the whitespace joins ``pending`` and the prefix is
         held (``tail`` and ``hold``); no events. So ``\n</t``, ``ool_`` on the way to ``</tool_call>`` cost
         a search each. None: the slow path reads it (a whole tag, anything else, a limit reached)."""
-        tail = self.tail
-        text = tail + delta if tail else delta
         n = len(text)
         pending = self.pending
         if self.b.size + len(pending) + n >= self.limit:
@@ -107,10 +111,7 @@ class TagBody:
             if self.closers.at(text, k, n, False) != -1:
                 return None
             self.tail = text[k:]
-            self.hold(self.tail)
-        elif tail:
-            self.tail = ""
-            self.hold("")
+            self.hold(self.tail, self.after_tail)
         self.pending = pending + text[:k]
         return []
 
@@ -202,5 +203,5 @@ def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...]) -> tuple[
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
 
 
-def _no_hold(tail: str) -> None:
+def _no_hold(tail: str, then: FastPath) -> None:
     raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
