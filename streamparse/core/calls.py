@@ -44,7 +44,10 @@ _ARGUMENTS_TEXT = (_MAKE_ENCODER(None, _ENCODER.default, _json_encoder.encode_ba
 _SCALARS = ((bool, True), (int, 1), (float, 0.5), (str, ""), (type(None), None))  # a type, a value of it
 _ANY: frozenset[type] = frozenset({object})  # compared by identity: "every value fits" (an empty set is a singleton)
 _SHARED: dict[str, "_Tool"] = {}  # schema JSON text -> the tool read from it, for every parser (bounded)
-_SHARED_MAX = 512
+_SHARED_MAX = 512  # entries held at once
+_SHARED_MAX_CHARS = 4 << 20  # schema text held at once (its parsed copy and tables take a few times that)
+_SHARE_MAX_CHARS = 64 << 10  # a larger schema is read for its parser alone, and freed with it
+_shared_chars = 0  # the schema text _SHARED holds now
 
 
 class _Tool:
@@ -97,18 +100,22 @@ def _read_tool(schema: dict[str, Any]) -> _Tool:
     """The tool read from ``schema``, shared by the parsers given an equal schema (agents send the same tools
     with every request): keyed by its JSON text, read from its own copy (so no caller's later change to its
     dicts reaches it), and used only for a schema equal to that copy (a tuple is not a list). A schema
-    that is not plain JSON is read for this parser alone."""
+    that is not plain JSON, or whose text passes _SHARE_MAX_CHARS, is read for this parser alone; what is
+    shared is bounded in entries and in characters (clients may send large, ever-different schemas)."""
     try:
         text = "".join(_SCHEMA_TEXT(schema, 0)) if _SCHEMA_TEXT is not None else None
     except (TypeError, ValueError, RecursionError):
         text = None
-    if text is None:
-        return _Tool(schema)
+    if text is None or len(text) > _SHARE_MAX_CHARS:
+        return _Tool(schema, text)
     tool = _SHARED.get(text)
     if tool is None:
-        if len(_SHARED) >= _SHARED_MAX:
+        global _shared_chars
+        if len(_SHARED) >= _SHARED_MAX or _shared_chars + len(text) > _SHARED_MAX_CHARS:
             _SHARED.clear()
+            _shared_chars = 0
         tool = _SHARED[text] = _Tool(json.loads(text), text)
+        _shared_chars += len(text)
     return tool if tool.schema == schema else _Tool(schema, text)
 
 

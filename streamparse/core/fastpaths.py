@@ -53,7 +53,7 @@ class FastPaths(Output):
             self._gate = type if self._line_blank else self._prose_gate
             return [TextDelta(text)]
         j = m.start()
-        if text[j] == "\n":
+        if text[j] in "\n`":  # a line break, or a fence: the state machine's own readings (no table marker)
             return None
         found = table.match(text, j, False, blank_after(self._line_blank, text[:j]))
         if found != PARTIAL:  # a marker (the state machine reads on from it) or none (it reads the text)

@@ -161,7 +161,8 @@ async def next_piece(pieces: AsyncIterator[bytes], clock: Clock) -> bytes | None
     No timer per piece (that costs more than the rest of the relay): httpx's own
     read timeout, set to ``min(read_timeout, total_timeout)``, ends a silent wait,
     and the deadlines are checked as each piece arrives, so an upstream that sends
-    only pings is cut at the first ping past its deadline.
+    only pings is cut at the first ping past its deadline. ``rewrite.rewrite_sse`` keeps an inlined copy of
+    this step in its read loop (one coroutine less per read): a change here belongs there too.
     """
     try:
         piece = await pieces.__anext__()

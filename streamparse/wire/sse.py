@@ -188,8 +188,9 @@ class ChatStreamRewriter:
 
     def feed_lone(self, raw: bytes) -> bytes | None:
         """``feed_bytes(raw)`` in one step for a paced upstream's usual read: one plain text event that fits the
-        stream's frame, its parser step not slow (``may_be_slow``). None, with nothing read, for any other piece:
-        ``read`` and ``write`` it then. An event whose text the parser releases whole leaves as it came (the
+        stream's frame, its parser step not slow (``may_be_slow``). None for any other piece, with nothing fed to
+        the parser (only the frame's fit counters may have moved, as ``read`` moves them): ``read`` and ``write``
+        it then. An event whose text the parser releases whole leaves as it came (the
         frame proves it says what the wire would write; only the OpenAI wire, unmasked)."""
         if self.finished or self._surrogates.held:
             return None

@@ -10,7 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from streamparse import StreamParser
+from streamparse.core import calls
 from streamparse.core.calls import _SHARED, _Tool, _encode, _read_tool
 from streamparse.core.events import ToolCall
 
@@ -26,7 +29,7 @@ _SCHEMA = st.builds(lambda props, required: {"type": "object", "properties": pro
 
 
 def _fields(tool: _Tool) -> tuple[Any, ...]:
-    return (tool.schema, tool.props, tool.types, tool.strings, tool.top_fits, tool.required, tool.has_enum)
+    return (tool.schema, tool.props, tool.types, tool.strings, tool.top_fits, tool.required, tool.has_enum, tool.fits)
 
 
 @settings(max_examples=200, deadline=None)
@@ -56,7 +59,7 @@ def test_schemas_that_are_not_plain_json_are_read_alone() -> None:
     assert not _read_tool({"type": "object", "description": "no enum here"}).has_enum
 
 
-def test_parsers_sharing_a_read_give_the_calls_of_parsers_that_do_not() -> None:
+def test_parsers_sharing_a_read_give_the_calls_of_parsers_that_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"n": {"type": "integer"}, "c": {"type": "string", "enum": ["Red", "Blue"]}},
         "required": ["n", "x"]}}}]
@@ -67,10 +70,25 @@ def test_parsers_sharing_a_read_give_the_calls_of_parsers_that_do_not() -> None:
         return [(type(e).__name__, getattr(e, "arguments", None), getattr(e, "code", None))
                 for e in parser.feed(text) + parser.close()]
 
+    with monkeypatch.context() as m:
+        m.setattr(calls, "_SCHEMA_TEXT", None)  # no JSON text: every parser reads the schema alone
+        alone = run()
+    assert ("ToolCall", '{"n": 7, "c": "Red"}', None) in alone and ("Diagnostic", None, "missing_required") in alone
     _SHARED.clear()
-    first = run()
-    assert ("ToolCall", '{"n": 7, "c": "Red"}', None) in first and ("Diagnostic", None, "missing_required") in first
-    assert run() == first  # the second parser reads the shared tool
+    assert run() == alone  # the first parser fills the shared read
+    assert run() == alone  # the second reads it
+
+
+def test_what_is_shared_is_bounded_in_size() -> None:
+    big = {"type": "object", "properties": {"x": {"type": "string", "description": "d" * (calls._SHARE_MAX_CHARS + 1)}}}
+    assert _read_tool(big).schema is big and not any(t.schema == big for t in _SHARED.values())  # read alone
+    _SHARED.clear()
+    calls._shared_chars = 0
+    each = calls._SHARE_MAX_CHARS - 100
+    for i in range(calls._SHARED_MAX_CHARS // each + 2):
+        _read_tool({"type": "object", "description": f"{i}" + "d" * (each - 40)})
+        assert calls._shared_chars <= calls._SHARED_MAX_CHARS
+        assert calls._shared_chars == sum(len(k) for k in _SHARED)
 
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
