@@ -151,11 +151,6 @@ class ChunkRewriter:
         """Tool calls sent on so far, parsed and native, over all choices."""
         return sum(state.next_index for state in self._choices.values()) + sum(self._native.values())
 
-    @property
-    def diagnostics(self) -> bool:
-        """Are diagnostics waiting for ``take_diagnostics``?"""
-        return bool(self._diagnostics)
-
     def take_diagnostics(self) -> list[dict[str, Any]]:
         """The diagnostics made since the last call, as wire objects (none when ``report_diagnostics`` is off)."""
         out, self._diagnostics = self._diagnostics, []

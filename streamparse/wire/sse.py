@@ -24,7 +24,7 @@ from typing import Any, Mapping, Protocol
 from ..core.parser import SLOW_BLOCK_CHARS
 from .diagnostics import comment_text
 from .openai import ChunkRewriter
-from .plain_runs import Decoded, PlainRuns
+from .plain_runs import Decoded, Frame, PlainRuns
 from .sse_decode import EventTooLarge, SSEDecoder, SSEEvent
 from .surrogates import SurrogateJoiner
 
@@ -199,18 +199,12 @@ class ChatStreamRewriter:
         if data is None or frame is None:
             return None
         text = self._runs.fits(data)
-        rewriter = self._rewriter
         if text is None or (self._chars + len(raw) >= SLOW_BLOCK_CHARS
-                            and rewriter.may_be_slow_text(frame.index, text)):
+                            and self._rewriter.may_be_slow_text(frame.index, text)):
             return None
         self._chars += len(raw)
         self.saw_data = True
-        chunks = rewriter.feed_text(frame.base, frame.index, text)
-        if chunks is None:
-            return raw if self._written else self.wire.encode([("chunk", frame.chunk(text))])
-        if not chunks and not rewriter.diagnostics:
-            return b""  # held text: nothing to say yet
-        return self.wire.encode(self._told() + [("chunk", c) for c in chunks])
+        return self._sent(self._plain(frame, text, raw))
 
     def _ready(self) -> bool:
         """May plain events be read by their frame now? Not while a surrogate half is held."""
@@ -230,12 +224,15 @@ class ChatStreamRewriter:
 
     def write(self, decoded: list[Decoded]) -> bytes:
         """Phase two: the parser's work, and the SSE bytes to send."""
-        if len(decoded) == 1:  # (the usual read: one item; held text says nothing, a frame-written event is sent)
-            outputs = self._apply(decoded[0])
-            if not outputs:
-                return b""
-            return outputs[0][1] if len(outputs) == 1 and outputs[0][0] == "written" else self.wire.encode(outputs)
+        if len(decoded) == 1:  # (the usual read: one item)
+            return self._sent(self._apply(decoded[0]))
         return self.wire.encode([out for d in decoded for out in self._apply(d)])
+
+    def _sent(self, outputs: list[Output]) -> bytes:
+        """One read's outputs on the wire: held text says nothing, a frame-written event goes as it is."""
+        if not outputs:
+            return b""
+        return outputs[0][1] if len(outputs) == 1 and outputs[0][0] == "written" else self.wire.encode(outputs)
 
     def feed_bytes(self, raw: bytes) -> bytes:
         """What this piece of the upstream body becomes (events that arrive together leave together)."""
@@ -289,12 +286,7 @@ class ChatStreamRewriter:
         if kind == "raw":
             return [("raw", value)]
         if kind == "plain":  # plain events read by their frame (``plain_runs``): the frame's chunk, that text
-            frame, text = value
-            chunks = self._rewriter.feed_text(frame.base, frame.index, text)
-            if chunks is None:
-                written = frame.written(text) if self._written else None
-                return [("written", written) if written is not None else ("chunk", frame.chunk(text))]
-            return self._told() + [("chunk", c) for c in chunks]
+            return self._plain(*value)
         if kind == "event":
             return [("comment", value.comment or "")] if value.data is None else self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:
@@ -307,6 +299,16 @@ class ChatStreamRewriter:
         if chunks is None:  # a plain text delta: the upstream's own chunk is what the rewrite would make
             return [("chunk", value)]
         return self._told() + [("chunk", c) for c in chunks]
+
+    def _plain(self, frame: Frame, text: str, raw: bytes | None = None) -> list[Output]:
+        """The outputs of plain text read by its frame: the parser's chunks, or, when it releases the text whole,
+        the event as the frame writes it (``raw``: the upstream's own bytes of that one event) where the wire
+        takes it, else the frame's chunk."""
+        chunks = self._rewriter.feed_text(frame.base, frame.index, text)
+        if chunks is not None:
+            return self._told() + [("chunk", c) for c in chunks]
+        written = (raw if raw is not None else frame.written(text)) if self._written else None
+        return [("written", written) if written is not None else ("chunk", frame.chunk(text))]
 
     def _told(self) -> list[Output]:
         """The diagnostics the parser made, as SSE comments."""
