@@ -72,8 +72,8 @@ class _Tool:
                      if isinstance(v, Mapping) else _ANY for k, v in (self.props or {}).items()}
 
     def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
-        """``args_mod.mistyped(arguments, self.schema)``, skipping the string values of string properties (a
-        string fits them: nothing to find)."""
+        """``args_mod.mistyped(arguments, self.schema)``, skipping each value whose exact scalar type always fits
+        its property (``fits``: nothing to find there)."""
         if not self.top_fits:
             return args_mod.mistyped(arguments, self.schema)
         props = self.props
@@ -139,11 +139,6 @@ class CallFactory:
         if seen is None or seen[0] is not schema:
             seen = self._tools[name] = (schema, _read_tool(schema))
         return seen[1]
-
-    def has_enum(self, name: str) -> bool:
-        """Does the tool's schema hold an ``enum`` anywhere? (Found once per tool: no enum, no enum check.)"""
-        schema = self.schema(name)
-        return self._tool(name, schema).has_enum if schema else False
 
     def schema(self, name: str) -> dict[str, Any] | None:
         return (self.schemas or {}).get(name)

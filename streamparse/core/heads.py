@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, Mapping, Union
 
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Opener, Part
+from .literals import literals
 
 __all__ = ["PARTIAL", "Partial", "HeadMatch", "CompiledHead", "compile_head", "MAX_WS", "MAX_NAME"]
 
@@ -114,8 +115,7 @@ def compile_head(opener: Opener, tool_names: Mapping[str, str], tool_prefixes: f
     if sum(p.kind == NAME for p in parts) > 1 or any(p.kind == NAME and p.called for p in parts):
         return None
     for p in parts:
-        if p.kind in (LIT, OPT) and (not p.texts or any(t != u and u.startswith(t) for t in p.texts for u in p.texts)
-                                     or not all(p.texts)):
+        if p.kind in (LIT, OPT) and not literals(p.texts).plain:  # none empty, none beginning another
             return None
         if p.kind == PEEK and not p.texts[0]:
             return None

@@ -25,6 +25,7 @@ _NAME_CHARS = re.compile(r"[\w.\-]*")
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
 FENCE_HEAD_MAX = 80
+_TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class MarkerTable:
         # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
         # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
         named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
-        any_part = _prefix_pattern(sorted({*(m for m in self.literals if pinned or not line_only(m)), *named}))
-        at_start = _prefix_pattern(starts)
+        any_part = prefix_pattern(sorted({*(m for m in self.literals if pinned or not line_only(m)), *named}),
+                                  _TRIGGER_DEPTH)
+        at_start = prefix_pattern(starts, _TRIGGER_DEPTH)
         # Where markup may start: a marker read anywhere, checked for its first characters (a "<" that opens
         # <div> is prose), a backtick (a fence, when at a line start), or a newline before the first
         # characters of a line-start marker (a line opening "The" is prose). A character this does not match
@@ -155,14 +157,6 @@ class MarkerTable:
         if (m is not None or (p is not None and p.end() == len(text))) and len(text) - i <= FENCE_HEAD_MAX:
             return PARTIAL
         return None
-
-
-_TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
-
-
-def _prefix_pattern(words: Sequence[str], depth: int = _TRIGGER_DEPTH) -> str:
-    """``literals.prefix_pattern``: a marker's first ``depth`` characters (the rest is ``match``'s to check)."""
-    return prefix_pattern(words, depth)
 
 
 def _alternation(*parts: str) -> re.Pattern[str]:

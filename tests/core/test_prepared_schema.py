@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamparse import arguments as args_mod
-from streamparse.core.calls import CallFactory, _Tool
+from streamparse.core.calls import CallFactory, _Tool, _read_tool
 from streamparse.dialects import DIALECTS
 
 _TYPE_NAMES = st.sampled_from(["string", "String", "str", "text", "integer", "int", "number", "float", "boolean",
@@ -101,7 +101,7 @@ def test_xml_values_are_typed_as_coerce_xml_value_types_them(schema: dict[str, A
             expected = {k: args_mod.coerce_xml_value(v, None, d.value_layout) if isinstance(v, str) else v
                         for k, v in raw.items()}
         factory = CallFactory(schemas, 10, lambda: "id")
-        if schemas is not None and factory.has_enum("f"):
+        if schemas is not None and _read_tool(schema).has_enum:
             continue  # enum spelling is review_values' business, checked elsewhere
         _, text, _ = factory._typed(d, "f", raw)
         assert json.loads(text) == expected and text == json.dumps(expected, ensure_ascii=False)
