@@ -204,7 +204,10 @@ class ChatStreamRewriter:
             return None
         self._chars += len(raw)
         self.saw_data = True
-        return self._sent(self._plain(frame, text, raw))
+        chunks = self._rewriter.feed_text(frame.base, frame.index, text)
+        if chunks is None and self._written:
+            return raw  # released whole: the event as it came is what the frame writes
+        return self._sent(self._plain(frame, text, chunks))
 
     def _ready(self) -> bool:
         """May plain events be read by their frame now? Not while a surrogate half is held."""
@@ -286,7 +289,8 @@ class ChatStreamRewriter:
         if kind == "raw":
             return [("raw", value)]
         if kind == "plain":  # plain events read by their frame (``plain_runs``): the frame's chunk, that text
-            return self._plain(*value)
+            frame, text = value
+            return self._plain(frame, text, self._rewriter.feed_text(frame.base, frame.index, text))
         if kind == "event":
             return [("comment", value.comment or "")] if value.data is None else self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:
@@ -300,14 +304,13 @@ class ChatStreamRewriter:
             return [("chunk", value)]
         return self._told() + [("chunk", c) for c in chunks]
 
-    def _plain(self, frame: Frame, text: str, raw: bytes | None = None) -> list[Output]:
-        """The outputs of plain text read by its frame: the parser's chunks, or, when it releases the text whole,
-        the event as the frame writes it (``raw``: the upstream's own bytes of that one event) where the wire
-        takes it, else the frame's chunk."""
-        chunks = self._rewriter.feed_text(frame.base, frame.index, text)
+    def _plain(self, frame: Frame, text: str, chunks: list[dict[str, Any]] | None) -> list[Output]:
+        """The outputs of plain text read by its frame, given what ``feed_text`` made of it: the parser's
+        ``chunks``, or (None: released whole) the event as the frame writes it where the wire takes it, else the
+        frame's chunk."""
         if chunks is not None:
             return self._told() + [("chunk", c) for c in chunks]
-        written = (raw if raw is not None else frame.written(text)) if self._written else None
+        written = frame.written(text) if self._written else None
         return [("written", written) if written is not None else ("chunk", frame.chunk(text))]
 
     def _told(self) -> list[Output]:
