@@ -21,6 +21,8 @@ body_timeout = 30               # seconds a client has to send a request's body 
 drain_timeout = 30              # on SIGTERM / Ctrl-C: seconds in-flight answers get to finish before they are
                                 # ended properly (held text, an error event, [DONE]); new connections are refused
 ready_cache = 5                 # seconds /readyz remembers whether the upstreams answered
+responses_store_size = 1000     # POST /v1/responses: answers kept for previous_response_id (in this process
+responses_store_ttl = 3600      # only, not shared across workers), and for how many seconds
 
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
@@ -36,6 +38,9 @@ constrain = "off"                        # with tool_prompt: constrain decoding 
                                          # engine: "llamacpp", "vllm", "sglang", or "auto" (probed once); "off"
 stream_arguments = false                 # stream each call's arguments as they are written (name first)
 calls_in_reasoning = false               # a call to an offered tool written inside <think> leaves as a call
+system_messages = "inline"               # system messages after the first (Claude Code sends them): "inline" sends
+                                         # each in its place; "fold" joins them into the leading one, for chat
+                                         # templates that accept only one system message at the start
 report_diagnostics = true                # tell clients what the parser refused, repaired or coerced (SSE comments,
                                          # x-streamparse-diagnostics header); the payloads stay valid either way
 max_block_chars = 1048576
@@ -67,11 +72,12 @@ else:  # pragma: no cover
 from ..dialects import REGISTRY, resolve
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
-           "CONSTRAIN_MODES"]
+           "CONSTRAIN_MODES", "SYSTEM_MESSAGE_MODES"]
 
 KEYS_ENV = "STREAMPARSE_API_KEYS"  # the proxy's own keys, comma-separated (``serve --api-key`` sets it)
 KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
 CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's ``constrain``
+SYSTEM_MESSAGE_MODES = ("inline", "fold")  # a backend's ``system_messages``
 
 
 class ConfigError(ValueError):
@@ -125,6 +131,7 @@ class Backend:
     constrain: str = "off"
     stream_arguments: bool = False
     calls_in_reasoning: bool = False
+    system_messages: str = "inline"
     report_diagnostics: bool = True
     max_block_chars: int = 1 << 20
     max_calls: int = 1000
@@ -182,6 +189,8 @@ class ProxyConfig:
     body_timeout: float = 30.0
     drain_timeout: float = 30.0
     ready_cache: float = 5.0
+    responses_store_size: int = 1000
+    responses_store_ttl: float = 3600.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -270,6 +279,11 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
         raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
     if "constrain" in raw:
         _check_constrain(name, raw["constrain"], raw.get("tool_prompt"))
+    if raw.get("system_messages", "inline") not in SYSTEM_MESSAGE_MODES:
+        value = raw["system_messages"]
+        hint = did_you_mean([value], SYSTEM_MESSAGE_MODES) if isinstance(value, str) else ""
+        raise ConfigError(f"backend {name!r}: system_messages must be one of {list(SYSTEM_MESSAGE_MODES)}, "
+                          f"not {value!r}{hint}")
     return Backend(name=name, **raw)
 
 

@@ -1,4 +1,5 @@
-"""The API a proxy client speaks: OpenAI chat completions or Anthropic Messages.
+"""The API a proxy client speaks: OpenAI chat completions or Anthropic Messages (the Responses front, in
+``responses``, is built from the pieces here).
 
 The proxy's pipeline (``chat``) always talks OpenAI to the upstream and works on
 OpenAI chunks and completions; a front decides only how the client sees them:
@@ -11,14 +12,14 @@ error keeps its status and message.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from starlette.responses import Response
 
-from ..wire.anthropic import ChunkTranslator, encode_sse, error_body as anthropic_error, message_from_completion
+from ..wire.anthropic import ChunkTranslator, error_body as anthropic_error, message_from_completion
 from ..wire.sse import OpenAIWire, Output, Wire, dumps, encode_event
 
-__all__ = ["Front", "OpenAIFront", "AnthropicFront", "OPENAI", "JSONBody"]
+__all__ = ["Front", "OpenAIFront", "AnthropicFront", "OPENAI", "JSONBody", "Translator", "TranslatingWire"]
 
 
 class JSONBody(Response):
@@ -62,30 +63,52 @@ class OpenAIFront:
 OPENAI = OpenAIFront()
 
 
-class AnthropicWire:
-    """Rewritten OpenAI chunks -> Anthropic Messages stream events (``event: <type>`` frames)."""
+class Translator(Protocol):
+    """OpenAI chunks -> another API's stream events (``wire.anthropic.ChunkTranslator``, ...)."""
 
-    def __init__(self, model: str | None, stop_sequences: Sequence[str]):
-        self.translator = ChunkTranslator(model=model, stop_sequences=stop_sequences)
+    def feed(self, chunk: Mapping[str, Any]) -> list[dict[str, Any]]: ...
+
+    def close(self) -> list[dict[str, Any]]: ...
+
+    def fail(self, message: str) -> list[dict[str, Any]]: ...
+
+
+def _typed_frame(event: Mapping[str, Any]) -> bytes:
+    """``event: <type>`` and the event's compact JSON, as Anthropic and the Responses API send them."""
+    return encode_event(dumps(event), event=event["type"])
+
+
+class TranslatingWire:
+    """Rewritten OpenAI chunks -> another API's typed stream events (``event: <type>`` frames), through a
+    ``Translator``; ``comments`` go first, and ``on_end`` runs once the stream has ended well."""
+
+    def __init__(self, translator: Translator, comments: Sequence[str] = (),
+                 on_end: Callable[[], None] | None = None):
+        self.translator = translator
+        self.comments = list(comments)
+        self.on_end = on_end
 
     def encode(self, outputs: list[Output]) -> bytes:
-        frames: list[bytes] = []
+        frames = [encode_event(comment=c) for c in self.comments]
+        self.comments.clear()
         for kind, value in outputs:
             if kind == "chunk":
                 events = self.translator.feed(value)
             elif kind == "comment":
                 frames.append(encode_event(comment=value))
                 continue
-            elif kind == "raw":  # an upstream event too deep to read has no Anthropic form
+            elif kind == "raw":  # an upstream event too deep to read has no form in these APIs
                 frames.append(encode_event(comment="an upstream event too deep to read was left out"))
                 continue
             elif kind == "done":
                 events = self.translator.close()
+                if self.on_end is not None:
+                    self.on_end()
             else:
                 error = value.get("error") if isinstance(value, dict) else None
                 message = error.get("message") if isinstance(error, dict) else None
                 events = self.translator.fail(str(message or error or value))
-            frames.extend(encode_sse(event) for event in events)
+            frames.extend(_typed_frame(event) for event in events)
         return b"".join(frames)
 
 
@@ -105,7 +128,7 @@ class AnthropicFront:
         return JSONBody(anthropic_error(status, str(message or f"error {status}")), status_code=status)
 
     def wire(self) -> Wire:
-        return AnthropicWire(self.model, self.stop_sequences)
+        return TranslatingWire(ChunkTranslator(model=self.model, stop_sequences=self.stop_sequences))
 
     def completion_response(self, completion: Mapping[str, Any], status: int,
                             headers: Mapping[str, str] | None = None) -> Response:

@@ -12,7 +12,7 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from helpers import TOOLS
-from streamparse.proxy.fronts import AnthropicWire
+from streamparse.proxy.fronts import AnthropicFront
 from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder
 
 HERMES = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
@@ -47,7 +47,7 @@ def blocks(stream: bytes) -> tuple[list[tuple[str, str]], list[str], int]:
 
 
 def rewriter() -> ChatStreamRewriter:
-    return ChatStreamRewriter(TOOLS, wire=AnthropicWire("claude-x", ()))
+    return ChatStreamRewriter(TOOLS, wire=AnthropicFront("claude-x").wire())
 
 
 def test_plain_events_of_one_read_are_one_text_delta() -> None:

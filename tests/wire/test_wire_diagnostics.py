@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import streamparse as sp
-from streamparse.proxy.fronts import AnthropicWire
+from streamparse.proxy.fronts import AnthropicFront
 from streamparse.wire.completion import rewrite_completion
 from streamparse.wire.diagnostics import COMMENT_PREFIX, header_value
 from streamparse.wire.sse import ChatStreamRewriter, SSEDecoder, SSEEvent
@@ -91,7 +91,7 @@ def test_a_comment_is_one_line_and_its_details_are_capped() -> None:
 
 
 def test_anthropic_stream_carries_the_same_comment_and_valid_events() -> None:
-    rewriter = ChatStreamRewriter([CIRCLE], wire=AnthropicWire("m", ()))
+    rewriter = ChatStreamRewriter([CIRCLE], wire=AnthropicFront("m").wire())
     raw = rewriter.feed_bytes(_upstream(MIXED)) + rewriter.end_bytes()
     decoder = SSEDecoder()
     events = decoder.feed(raw) + decoder.close()

@@ -1,0 +1,130 @@
+"""OpenAI ``chat.completion.chunk`` dicts read once, for every front that writes another API's stream.
+
+Invariant: a :class:`ChunkReader` hands its :class:`StreamWriter` everything choice 0 of the chunks says, in
+order: reasoning (``reasoning_content`` or ``reasoning``), text, and tool call pieces, both in the whole form
+streamparse emits and in fragments (first piece with id and name, then ``arguments`` pieces, possibly for a
+call other than the newest); the finish reason, the stop string vLLM reports, and the usage (which comes in a
+later chunk) are kept for ``close()``. An error object in the stream ends it through ``fail``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol, Sequence
+
+from .shapes import JSONObject, _is_object, _json_object
+from .sse import dumps
+
+__all__ = ["StreamWriter", "ChunkReader", "first_choice", "arguments_text", "error_message"]
+
+
+class StreamWriter(Protocol):
+    """A front's sans-I/O writer: each method returns that API's events to send (maybe none)."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    def start(self) -> list[dict[str, Any]]: ...
+
+    def text(self, s: str) -> list[dict[str, Any]]: ...
+
+    def thinking(self, s: str) -> list[dict[str, Any]]: ...
+
+    def tool_start(self, call_id: str, name: str) -> list[dict[str, Any]]:
+        """Open a call; the writer's ``last_call`` is then its key for ``call_arguments``."""
+        ...
+
+    @property
+    def last_call(self) -> int: ...
+
+    def call_arguments(self, key: int, fragment: str) -> list[dict[str, Any]]: ...
+
+    def finish(self, finish_reason: str | None, *, matched_stop: str | None = None,
+               usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
+
+    def error(self, message: str) -> list[dict[str, Any]]: ...
+
+
+def first_choice(choices: Any) -> Mapping[str, Any] | None:
+    """The choice with index 0 (the only one these APIs have room for)."""
+    for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+        if _is_object(choice) and choice.get("index", position) == 0:
+            return choice
+    return None
+
+
+def arguments_text(value: Any) -> str:
+    """``function.arguments``: normally a string; an object (some servers send one) as its JSON."""
+    return value if isinstance(value, str) else dumps(value) if _is_object(value) else ""
+
+
+def error_message(error: Any) -> str:
+    """An upstream error object's message (its JSON when it has none)."""
+    message = error.get("message") if _is_object(error) else error
+    return message if isinstance(message, str) and message else dumps(error)
+
+
+class ChunkReader:
+    """Chunks -> a writer's events, one chunk at a time (see the module's invariant)."""
+
+    def __init__(self, writer: StreamWriter, stop_sequences: Sequence[str] = ()):
+        self.writer = writer
+        self._stops = tuple(stop_sequences)
+        self._finish: str | None = None
+        self._matched: str | None = None
+        self._usage: Mapping[str, Any] | None = None
+        self._calls: dict[Any, int] = {}  # OpenAI tool_calls index -> the writer's key for that call
+
+    def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
+        data = _json_object(chunk, "a chat.completion.chunk")
+        writer = self.writer
+        if "error" in data and not data.get("choices"):
+            return writer.error(error_message(data["error"]))  # an error object in the stream
+        if writer.finished:
+            return []
+        out = writer.start()
+        if _is_object(data.get("usage")):
+            self._usage = data["usage"]
+        choice = first_choice(data.get("choices"))
+        if choice is None:
+            return out
+        delta: Any = choice.get("delta")
+        if _is_object(delta):
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # servers may send both
+            if isinstance(reasoning, str):
+                out += writer.thinking(reasoning)
+            if isinstance(delta.get("content"), str):
+                out += writer.text(delta["content"])
+            if isinstance(delta.get("tool_calls"), list):
+                out += self._tool_calls(delta["tool_calls"])
+        if choice.get("finish_reason") is not None:
+            self._finish = choice["finish_reason"]
+            matched = choice.get("stop_reason")  # vLLM reports the stop string that ended the answer here
+            self._matched = matched if isinstance(matched, str) and matched in self._stops else None
+        return out
+
+    def _tool_calls(self, pieces: list[Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        writer = self.writer
+        for position, piece in enumerate(pieces):
+            if not _is_object(piece):
+                continue
+            key = piece.get("index", position)
+            function = piece["function"] if _is_object(piece.get("function")) else {}
+            if key not in self._calls:
+                out += writer.tool_start(_str(piece.get("id")), _str(function.get("name")))
+                self._calls[key] = writer.last_call
+            # A fragment for a call already closed (calls interleaved) still goes to that call.
+            out += writer.call_arguments(self._calls[key], arguments_text(function.get("arguments")))
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """The upstream ended: the writer's end (once)."""
+        return self.writer.finish(self._finish, matched_stop=self._matched, usage=self._usage)
+
+    def fail(self, message: str) -> list[dict[str, Any]]:
+        """The upstream broke: the writer's error ends the stream."""
+        return self.writer.error(message)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,310 @@
+"""Parser events, OpenAI chunks and completions -> OpenAI Responses stream events and response objects.
+
+Invariant: a :class:`ResponseStream`'s events form one well-ordered Responses stream, as the openai SDK's
+``responses.stream()`` accumulates it: ``response.created`` and ``response.in_progress``; then per output item
+``response.output_item.added``, its content events (``content_part.added`` / ``output_text.delta``* /
+``output_text.done`` / ``content_part.done`` for a message; the ``reasoning_text`` events for reasoning;
+``function_call_arguments.delta``* / ``.done`` for a call; ``custom_tool_call_input.delta`` / ``.done`` for a
+custom tool's call) and ``response.output_item.done``, one item open at a time, output indexes from 0; then one
+of ``response.completed`` / ``response.incomplete`` / ``response.failed``, whose ``response`` has every item as
+its ``done`` event gave it. Every event has the next ``sequence_number`` from 0. ``response`` is what the
+events accumulate to, and what the non-streaming functions return for the same input. No item holds only
+whitespace (such text waits for the item's first other character, and is dropped if none comes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ...core.parser import StreamParser
+from ..chunk_reader import ChunkReader
+from ..completion import completion_to_chunks
+from ..shapes import JSONObject, Tools, _json_object
+from .vocab import CUSTOM_INPUT, call_id, fresh_id, incomplete_reason, usage_from
+
+__all__ = ["ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text"]
+
+class _TextKind(NamedTuple):
+    """How an item of text or reasoning is written."""
+
+    prefix: str  # of its id
+    item: dict[str, Any]  # its skeleton
+    part: dict[str, Any]  # its one content part, empty
+    delta: str  # the event types of its text
+    done: str
+    extra: dict[str, Any]  # what each text event carries besides
+
+
+_TEXT_KINDS = {
+    "text": _TextKind("msg_", {"type": "message", "role": "assistant", "status": "in_progress", "content": []},
+                      {"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+                      "response.output_text.delta", "response.output_text.done", {"logprobs": []}),
+    "thinking": _TextKind("rs_", {"type": "reasoning", "summary": [], "content": [], "status": "in_progress"},
+                          {"type": "reasoning_text", "text": ""},
+                          "response.reasoning_text.delta", "response.reasoning_text.done", {}),
+}
+_KIND_OF_ITEM = {"message": "text", "reasoning": "thinking"}
+
+
+def custom_input(arguments: str) -> str:
+    """A custom tool's input from the arguments of the function that stood for it: ``{"input": "…"}`` gives
+    its string; an object with one string value gives that value; anything else is the text the model wrote."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    if isinstance(value, dict):
+        if isinstance(value.get(CUSTOM_INPUT), str):
+            return str(value[CUSTOM_INPUT])
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(value) == 1 and strings:
+            return strings[0]
+    return value if isinstance(value, str) else arguments
+
+
+class ResponseStream:
+    """Sans-I/O writer of one response's stream events (dicts with a ``type``).
+
+    Each method returns the events to send (maybe none). ``start()`` is implied by any other method; after
+    ``finish()`` or ``error()`` every method returns ``[]``. ``echo``: the request's settings, repeated in
+    the response object; ``custom_tools``: the function names whose calls leave as ``custom_tool_call`` items.
+    """
+
+    def __init__(self, *, model: str, echo: Mapping[str, Any] | None = None,
+                 custom_tools: frozenset[str] = frozenset(), response_id: str | None = None):
+        self._response: dict[str, Any] = {
+            "id": response_id or fresh_id("resp_"), "object": "response", "created_at": int(time.time()),
+            "status": "in_progress", "error": None, "incomplete_details": None, "model": model, "output": [],
+            "usage": None, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], **(echo or {})}
+        self._custom = custom_tools
+        self._seq = 0
+        self.started = self.finished = False
+        self._open: int | None = None  # output index of the open item
+        self._pieces: list[str] = []  # the open text or reasoning item's text so far
+        self._arguments: dict[int, list[str]] = {}  # a call item's output index -> its arguments so far
+        self._blank_kind, self._blank = "", ""  # whitespace waiting to begin an item of that kind
+        self._live: dict[int, int] = {}  # parser index of a started call -> its item's output index
+
+    @property
+    def response(self) -> dict[str, Any]:
+        """The response object the events so far accumulate to."""
+        return self._response
+
+    @property
+    def last_call(self) -> int:
+        """The output index of the newest call item (its key for ``call_arguments``)."""
+        return len(self._response["output"]) - 1
+
+    def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": type_, **fields, "sequence_number": self._seq}
+        self._seq += 1
+        return event
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {**self._response, "output": [dict(item) for item in self._response["output"]]}
+
+    def start(self) -> list[dict[str, Any]]:
+        """``response.created`` then ``response.in_progress`` (once)."""
+        if self.started:
+            return []
+        self.started = True
+        return [self._event("response.created", response=self._snapshot()),
+                self._event("response.in_progress", response=self._snapshot())]
+
+    def _open_item(self, prefix: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        out = self.start() + self._close_item()
+        self._blank = ""  # whitespace held for an item that did not come
+        item = {"id": fresh_id(prefix), **item}
+        self._open = index = len(self._response["output"])
+        self._response["output"].append(item)
+        return out + [self._event("response.output_item.added", output_index=index, item=dict(item))]
+
+    def _close_item(self, status: str = "completed") -> list[dict[str, Any]]:
+        index = self._open
+        if index is None:
+            return []
+        self._open = None
+        item = self._response["output"][index]
+        kind = item["type"]
+        out: list[dict[str, Any]] = []
+        ids = {"item_id": item["id"], "output_index": index}
+        if kind in _KIND_OF_ITEM:
+            text = "".join(self._pieces)
+            self._pieces.clear()
+            how = _TEXT_KINDS[_KIND_OF_ITEM[kind]]
+            part = {**how.part, "text": text}
+            item["content"] = [part]
+            out += [self._event(how.done, **ids, content_index=0, text=text, **how.extra),
+                    self._event("response.content_part.done", **ids, content_index=0, part=dict(part))]
+        elif kind == "function_call":
+            item["arguments"] = "".join(self._arguments[index])
+            out.append(self._event("response.function_call_arguments.done", **ids, name=item["name"],
+                                   arguments=item["arguments"]))
+        else:  # a custom tool's call: its input is known once its arguments are whole
+            item["input"] = custom_input("".join(self._arguments[index]))
+            if item["input"]:
+                out.append(self._event("response.custom_tool_call_input.delta", **ids, delta=item["input"]))
+            out.append(self._event("response.custom_tool_call_input.done", **ids, input=item["input"]))
+        if "status" in item:
+            item["status"] = status
+        return out + [self._event("response.output_item.done", output_index=index, item=dict(item))]
+
+    def _delta(self, kind: str, s: str) -> list[dict[str, Any]]:
+        """Text or reasoning: appended to the open item of that kind, else to a new one. Whitespace that would
+        begin an item waits for the item's first other character: an item is never blank."""
+        if not s or self.finished:
+            return []
+        how = _TEXT_KINDS[kind]
+        output = self._response["output"]
+        if self._open is not None and output[self._open]["type"] == how.item["type"]:
+            out = self.start()
+        else:
+            s = (self._blank if self._blank_kind == kind else "") + s
+            self._blank_kind, self._blank = kind, s
+            if s.isspace():
+                return self.start()
+            out = self._open_item(how.prefix, {**how.item, "content": []})
+            out.append(self._event("response.content_part.added", item_id=output[-1]["id"],
+                                   output_index=self._open, content_index=0, part=dict(how.part)))
+        self._pieces.append(s)
+        out.append(self._event(how.delta, item_id=output[self._open]["id"], output_index=self._open,
+                               content_index=0, delta=s, **how.extra))
+        return out
+
+    def text(self, s: str) -> list[dict[str, Any]]:
+        """Text, as ``response.output_text.delta`` (opening a message item if the open item is another)."""
+        return self._delta("text", s)
+
+    def thinking(self, s: str) -> list[dict[str, Any]]:
+        """Reasoning, as ``response.reasoning_text.delta`` in a reasoning item."""
+        return self._delta("thinking", s)
+
+    def tool_start(self, call: str, name: str) -> list[dict[str, Any]]:
+        """Open a call item: ``function_call``, or ``custom_tool_call`` for a custom tool's name."""
+        if self.finished:
+            return []
+        ident = call_id(call)
+        if name in self._custom:
+            out = self._open_item("ctc_", {"type": "custom_tool_call", "call_id": ident, "name": name, "input": ""})
+        else:
+            out = self._open_item("fc_", {"type": "function_call", "status": "in_progress", "call_id": ident,
+                                          "name": name, "arguments": ""})
+        self._arguments[self.last_call] = []
+        return out
+
+    def call_arguments(self, index: int, fragment: str) -> list[dict[str, Any]]:
+        """A piece of call item ``index``'s arguments: ``function_call_arguments.delta`` (a custom tool's
+        input is sent whole when its item closes)."""
+        if not fragment or self.finished or index not in self._arguments:
+            return []
+        self._arguments[index].append(fragment)
+        item = self._response["output"][index]
+        if index != self._open:  # a late fragment for an item already done: keep the response up to date
+            if item["type"] == "function_call":
+                item["arguments"] += fragment
+            else:
+                item["input"] = custom_input("".join(self._arguments[index]))
+        if item["type"] != "function_call":
+            return []
+        return [self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
+                            delta=fragment)]
+
+    def tool_call(self, call: str, name: str, arguments: str) -> list[dict[str, Any]]:
+        """A whole call: its item added, its arguments, and its item done."""
+        out = self.tool_start(call, name)
+        if out:
+            out += self.call_arguments(self.last_call, arguments) + self._close_item()
+        return out
+
+    def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
+        """Parser events -> stream events (diagnostics are not part of the wire format). With the parser's
+        ``stream_arguments``, ``ToolCallStart`` opens the call's item and each ``ToolCallDelta`` is an arguments
+        delta; the ``ToolCall`` that ends it closes it."""
+        out: list[dict[str, Any]] = []
+        live = self._live
+        for ev in parser_events:
+            if isinstance(ev, TextDelta):
+                out += self.text(ev.text)
+            elif isinstance(ev, ReasoningDelta):
+                out += self.thinking(ev.text)
+            elif isinstance(ev, ToolCallStart):
+                out += self.tool_start(ev.id, ev.name)
+                live[ev.index] = self.last_call
+            elif isinstance(ev, ToolCallDelta) and ev.index in live:
+                out += self.call_arguments(live[ev.index], ev.arguments_fragment)
+            elif isinstance(ev, ToolCall):
+                item = live.pop(ev.index, None)
+                if item is None:
+                    out += self.tool_call(ev.id, ev.name, ev.arguments)
+                elif item == self._open and not self.finished:
+                    out += self._close_item()
+        return out
+
+    def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
+               usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Close the open item; then ``response.completed``, or ``response.incomplete`` when the answer was cut
+        (``length``: ``max_output_tokens``; ``content_filter``)."""
+        if self.finished:
+            return []
+        reason = incomplete_reason(finish_reason)
+        out = self.start() + self._close_item("incomplete" if reason else "completed")
+        self.finished = True
+        self._response["usage"] = usage_from(usage)
+        if reason:
+            self._response.update(status="incomplete", incomplete_details={"reason": reason})
+            return out + [self._event("response.incomplete", response=self._snapshot())]
+        self._response["status"] = "completed"
+        return out + [self._event("response.completed", response=self._snapshot())]
+
+    def error(self, message: str, code: str = "server_error") -> list[dict[str, Any]]:
+        """``response.failed`` (a failure after the response began): the open item is left as it is."""
+        if self.finished:
+            return []
+        out = self.start()
+        self.finished = True
+        self._response.update(status="failed", error={"code": code, "message": message})
+        return out + [self._event("response.failed", response=self._snapshot())]
+
+
+class ChunkTranslator(ChunkReader):
+    """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Responses stream events, one chunk at a time.
+
+    Only choice index 0 is used. A call's item stays open until the next item or the end, since a chunk does
+    not say that a call is complete."""
+
+    writer: ResponseStream
+
+    def __init__(self, *, model: str = "unknown", echo: Mapping[str, Any] | None = None,
+                 custom_tools: frozenset[str] = frozenset(), response_id: str | None = None):
+        super().__init__(ResponseStream(model=model, echo=echo, custom_tools=custom_tools, response_id=response_id))
+
+    @property
+    def stream(self) -> ResponseStream:
+        return self.writer
+
+
+def response_from_completion(completion: JSONObject, *, model: str | None = None,
+                             echo: Mapping[str, Any] | None = None, custom_tools: frozenset[str] = frozenset(),
+                             response_id: str | None = None) -> dict[str, Any]:
+    """A (rewritten) OpenAI ``chat.completion`` -> a Responses ``response`` object. It is what the stream of the
+    same answer accumulates to, by construction: the completion is replayed as chunks through a
+    :class:`ChunkTranslator`. Only choice index 0 is used."""
+    data = _json_object(completion, "a chat.completion")
+    name = model or (data.get("model") if isinstance(data.get("model"), str) else None) or "unknown"
+    translator = ChunkTranslator(model=name, echo=echo, custom_tools=custom_tools, response_id=response_id)
+    for chunk in completion_to_chunks(data):
+        translator.feed(chunk)
+    translator.close()
+    return translator.stream.response
+
+
+def response_from_text(text: str, tools: Tools = None, *, model: str = "streamparse",
+                       **parser_options: Any) -> dict[str, Any]:
+    """A whole answer's text, parsed -> a Responses ``response`` object (items in the order the text has them)."""
+    stream, parser = ResponseStream(model=model), StreamParser(tools, **parser_options)
+    stream.events(parser.feed(text) + parser.close())
+    stream.finish()
+    return stream.response
