@@ -3,6 +3,7 @@
 Routes, each the top of one path down the layers:
 - ``POST /v1/chat/completions``: checked, then the chat ``pipeline``;
 - ``POST /v1/messages`` and ``/v1/messages/count_tokens``: ``messages`` (Anthropic in), then the pipeline;
+- ``POST /v1/responses``: ``responses`` (the OpenAI Responses API in), then the pipeline;
 - other ``/v1`` paths: relayed unchanged through the bounded ``exchange``;
 - ``GET /v1/models``: every backend's models (``catalog``), when there is more than one backend or names
   are configured; else relayed;
@@ -43,6 +44,7 @@ from .exchange import Upstream
 from .fronts import OPENAI
 from .metrics import CONTENT_TYPE, STARTED, Metrics, counted, route_label
 from .messages import MessagesAPI
+from .responses import ResponsesAPI
 from .pipeline import ChatPipeline
 from .redaction import RedactingFilter, Redactor
 from .replies import CLIENT_GONE, Replies
@@ -121,6 +123,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     chat = ChatPipeline(config, upstream)
     openai_routes = OpenAIRoutes(config, upstream, chat)
     messages = MessagesAPI(config, replies, chat)
+    responses = ResponsesAPI(config, replies, chat)
     RedactingFilter(redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access")
 
     @contextlib.asynccontextmanager
@@ -139,7 +142,8 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)
 
     def refused(path: str) -> None:
-        metrics.request(route_label(path), "anthropic" if path.startswith("/v1/messages") else "openai", "", 401)
+        front = "anthropic" if path.startswith("/v1/messages") else "responses" if path == "/v1/responses" else "openai"
+        metrics.request(route_label(path), front, "", 401)
 
     catalog = Catalog(config, upstream, drain)
     models = [Route("/v1/models", counted(metrics, catalog.models), methods=["GET"])] if catalog.merges_models() else []
@@ -147,6 +151,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         Route("/v1/chat/completions", counted(metrics, openai_routes.completions), methods=["POST"]),
         Route("/v1/messages", counted(metrics, messages.create, "anthropic"), methods=["POST"]),
         Route("/v1/messages/count_tokens", counted(metrics, messages.count_tokens, "anthropic"), methods=["POST"]),
+        Route("/v1/responses", counted(metrics, responses.create, "responses"), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", catalog.readyz, methods=["GET"]),
         Route("/metrics", metrics_page, methods=["GET"]),

@@ -40,7 +40,7 @@ STARTED = "streamparse.started"  # the request scope's key for perf_counter() at
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 SAMPLE_EVERY = 16  # one upstream read in this many is timed for the added-latency histogram
 
-_ROUTES = ("/v1/chat/completions", "/v1/messages/count_tokens", "/v1/messages", "/v1/models", "/healthz", "/readyz",
+_ROUTES = ("/v1/chat/completions", "/v1/messages/count_tokens", "/v1/messages", "/v1/responses", "/v1/models", "/healthz", "/readyz",
            "/metrics")
 _TTFB_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _ADDED_BUCKETS = (0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25)

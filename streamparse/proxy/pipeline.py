@@ -1,6 +1,6 @@
-"""One chat request through the proxy, shared by ``/v1/chat/completions`` and ``/v1/messages``.
+"""One chat request through the proxy, shared by ``/v1/chat/completions``, ``/v1/messages`` and ``/v1/responses``.
 
-A checked OpenAI chat request (the client's, or an Anthropic request translated by ``messages``)
+A checked OpenAI chat request (the client's, or one translated by ``messages`` or ``responses``)
 flows down one path: **plan** (``plan``: the upstream body, tool prompting, the parser options)
 -> **upstream exchange** (``exchange``) -> **rewrite** (``rewrite``: calls parsed out of the text)
 -> **respond** (the client's ``front``: OpenAI or Anthropic, stream or JSON).
@@ -43,7 +43,7 @@ from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_
 from .sse_out import SSEResponse
 from .upstream import CREDENTIALS, Clock, Failure, Slot, forward_headers, upstream_url
 
-__all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER", "CONSTRAINT_HEADER"]
+__all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER", "CONSTRAINT_HEADER", "set_header"]
 
 log = logging.getLogger("streamparse.server")
 
@@ -88,11 +88,13 @@ def _utf8(raw: bytes) -> bytes:
     return raw
 
 
-def _set_header(response: Response, name: str, value: str) -> None:
-    """``name: value`` on ``response`` (or on the response a cleanup wrapper holds) before it is sent."""
+def set_header(response: Response, name: str, value: str) -> None:
+    """``name: value`` on ``response`` (or on the response a cleanup wrapper holds) before it is sent; a value
+    already there is kept, and the new one follows it after ``"; "``."""
     inner = getattr(response, "response", response)
     if isinstance(inner, Response) and response.status_code != CLIENT_GONE:
-        inner.headers[name] = value
+        before = inner.headers.get(name)
+        inner.headers[name] = f"{before}; {value}" if before else value
 
 
 class _Refused(Exception):
@@ -173,7 +175,7 @@ class ChatPipeline:
 
         response = await upstream.exchange(request, backend, req, answer, front, fallback)
         if plan.constraint is not None or fallback is not None:
-            _set_header(response, CONSTRAINT_HEADER, said)
+            set_header(response, CONSTRAINT_HEADER, said)
         return response
 
     def _credentials(self, request: Request, headers: Mapping[str, str] | None, backend: Backend) -> dict[str, str]:

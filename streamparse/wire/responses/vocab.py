@@ -42,7 +42,8 @@ def _detail(usage: Mapping[str, Any], key: str, field: str) -> int:
 
 def usage_from(usage: Any) -> dict[str, Any] | None:
     """Chat-completions usage (``prompt_tokens``, ``completion_tokens``, their details) or Responses usage ->
-    Responses usage; None when the upstream said nothing (the field is then null, never invented zeros)."""
+    Responses usage; None when the upstream said nothing (the field is then null, never invented zeros). A
+    chat backend reports no cache writes: ``cache_write_tokens`` is 0, as the openai package requires it."""
     if not _is_object(usage):
         return None
     if "input_tokens" in usage or "output_tokens" in usage:
@@ -56,7 +57,7 @@ def usage_from(usage: Any) -> dict[str, Any] | None:
     else:
         return None
     total = usage.get("total_tokens")
-    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": min(cached, prompt)},
+    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": min(cached, prompt), "cache_write_tokens": 0},
             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": min(reasoning, completion)},
             "total_tokens": _count(total) if _count(total) >= prompt + completion else prompt + completion}
 
