@@ -170,3 +170,16 @@ def test_the_stream_masker_is_chunking_invariant(parts: list[str], data: st.Data
     got = "".join(json.loads(e.data)["choices"][0]["delta"]["content"] for e in SSEDecoder().feed(raw)
                   if e.data and e.data != "[DONE]")
     assert got == redactor.text(text)
+
+
+def test_the_responses_front_masks_a_split_key_streamed_and_whole(proxy: str) -> None:
+    client = openai.OpenAI(base_url=proxy + "/v1", api_key="client", max_retries=0)
+    for cut in (1, 5, 12, 23):
+        with client.responses.stream(model=f"split:{cut}", input="go", tools=[
+                {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]) as events:
+            response = events.get_final_response()
+        assert response.output_text == "your key is *** ok"
+    assert client.responses.create(model="whole", input="go").output_text == "key *** end"
+    with pytest.raises(openai.AuthenticationError) as info:
+        client.responses.create(model="error", input="go")
+    assert KEY not in str(info.value.body) and "***" in str(info.value.body)

@@ -90,6 +90,9 @@ def test_without_a_proxy_key_nothing_is_forwarded_and_each_front_answers_401_in_
                 claude.messages.create(model="m", max_tokens=10, messages=MESSAGES)  # type: ignore[arg-type]
             assert ainfo.value.body == {"type": "error", "error": {"type": "authentication_error",
                                                                    "message": ainfo.value.body["error"]["message"]}}
+            with pytest.raises(openai.AuthenticationError) as info:
+                client.responses.create(model="m", input="go")
+            assert info.value.status_code == 401 and info.value.body["code"] == "invalid_api_key"
         r = httpx.get(px.url + "/v1/models", timeout=10)
         assert r.status_code == 401 and r.json()["error"]["type"] == "invalid_request_error"
         assert r.headers["www-authenticate"] == "Bearer"
@@ -113,7 +116,11 @@ def test_a_proxy_key_is_accepted_as_bearer_or_x_api_key_and_never_forwarded(monk
         r = httpx.post(px.url + "/v1/chat/completions", headers={"x-api-key": PROXY_KEY}, timeout=10,
                        json={"model": "m", "messages": MESSAGES})
         assert r.status_code == 200
-    assert len(model.headers) == 3
+        assert client.responses.create(model="m", input="go").output_text == "hello"
+        r = httpx.post(px.url + "/v1/responses", headers={"x-api-key": PROXY_KEY}, timeout=10,
+                       json={"model": "m", "input": "go"})
+        assert r.status_code == 200 and r.json()["output"][0]["content"][0]["text"] == "hello"
+    assert len(model.headers) == 5
     for headers in model.headers:  # a keyless backend: the client's proxy key is not passed on either
         assert "authorization" not in headers and "x-api-key" not in headers
         assert not any(PROXY_KEY in v or "second-key-xyz" in v for v in headers.values())
