@@ -9,9 +9,11 @@ from __future__ import annotations
 from .requests import (PROMPT_DIALECTS, PromptedRequest, PromptError, ToolChoice, corrective_message,
                        example_arguments, instructions, merge_system, prompt_request, render_history,
                        render_tool_result)
+from .system import SYSTEM_ROLES, fold_system
 
 __all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "instructions", "example_arguments",
-           "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
+           "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request",
+           "fold_system", "SYSTEM_ROLES"]
 
 from .._lazy import lazy_submodules  # noqa: E402
 

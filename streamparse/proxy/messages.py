@@ -3,7 +3,10 @@
 ``POST /v1/messages`` translates the request (``wire.anthropic.request``), runs the
 shared chat pipeline (``pipeline``: tool prompting, parsing, retries, limits) and
 answers as Anthropic does (``fronts.AnthropicFront``: message JSON, or its
-stream events). ``POST /v1/messages/count_tokens`` answers with an estimate.
+stream events). ``POST /v1/messages/count_tokens`` answers with an estimate of
+the prompt the planned upstream request carries. Both take the query string
+the SDK's beta client and Claude Code add (``?beta=true``) and the
+``anthropic-beta`` header, and need neither.
 
 Invariants: every answer, errors included, is in Anthropic's shape
 (``{"type": "error", "error": {"type", "message"}}`` with the matching status);
@@ -19,12 +22,12 @@ from typing import Mapping
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..prompting import prompt_request
 from ..wire.anthropic.request import estimate_input_tokens, to_chat_request
 from ..wire.validation import BadRequest, check_chat_request
 from .config import ProxyConfig
 from .fronts import AnthropicFront, JSONBody
 from .pipeline import ChatPipeline
+from .plan import plan_chat
 from .replies import Replies
 
 __all__ = ["MessagesAPI", "upstream_headers", "ESTIMATE_HEADER"]
@@ -66,7 +69,8 @@ class MessagesAPI:
 
     async def count_tokens(self, request: Request) -> Response:
         """``POST /v1/messages/count_tokens``: an estimate (see ``estimate_input_tokens``) of the prompt the
-        backend would see, prompted tool instructions included; the ``x-streamparse-estimate`` header says so."""
+        backend would see (as ``plan_chat`` writes it: prompted tool instructions included); the
+        ``x-streamparse-estimate`` header says so."""
         front = AnthropicFront()
         body = await self.replies.read_json(request, front)
         if isinstance(body, Response):
@@ -77,7 +81,9 @@ class MessagesAPI:
         except BadRequest as exc:
             return self.replies.refuse(exc, front)
         backend = self.config.backend_for(payload.get("model"))
-        if backend.tool_prompt:  # what that backend sees: the tools as instructions, history as text
-            payload = prompt_request(payload, backend.tool_prompt).payload
-        tokens = estimate_input_tokens(payload)
+        try:  # what that backend sees: system messages folded, tools as instructions and history as text
+            upstream = plan_chat(payload, backend).upstream
+        except ValueError as exc:  # a request the tool prompt cannot be written for
+            return self.replies.refuse(BadRequest(str(exc)), front)
+        tokens = estimate_input_tokens(upstream)
         return JSONBody({"input_tokens": tokens}, headers={ESTIMATE_HEADER: "characters/4; not a tokenizer count"})

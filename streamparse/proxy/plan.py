@@ -5,7 +5,9 @@ Invariants: pure (a request, a backend and the backend's engine in, a plan out; 
 none (``unmet``), and with the corrective message of the one retry when the backend allows it.
 A constraint (``constrain``, with ``tool_prompt``) is merged only into a request whose answer is parsed,
 that carries no decoding constraint of the client's own; ``drop_constraint`` gives back exactly the
-request as it would have been planned without one.
+request as it would have been planned without one. A backend with ``system_messages = "fold"`` gets every system
+(and developer) message's text in one leading system message, folded before the tool instructions are added to it
+(``prompting.fold_system``); with ``"inline"`` (the default) each stays in its place. Every front plans here.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..constraints import Backend as Engine, Constraint, build_constraint
-from ..prompting import ToolChoice, corrective_message, prompt_request
+from ..prompting import ToolChoice, corrective_message, fold_system, prompt_request
 from ..wire.openai import should_parse
 from .config import Backend
 
@@ -63,6 +65,8 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | Non
 
     Raises ValueError (``PromptError``) for a request the tool prompt cannot be written for.
     """
+    if backend.system_messages == "fold" and isinstance(payload.get("messages"), list):
+        payload = {**payload, "messages": fold_system(payload["messages"])}
     if backend.tool_prompt:
         prompted = prompt_request(payload, backend.tool_prompt, others=backend.dialects)
         upstream, tools, choice = prompted.payload, prompted.tools, prompted.choice

@@ -1,7 +1,8 @@
 """The Anthropic Messages API served by the proxy, driven by the real anthropic client.
 
-Two backends behind it, both scripted model servers that record what they receive:
-one that ignores ``tools`` (``tool_prompt = "hermes"``) and one that takes OpenAI
+Three backends behind it, all scripted model servers that record what they receive:
+one that ignores ``tools`` (``tool_prompt = "hermes"``), the same with ``system_messages = "fold"``
+(a chat template that takes one leading system message only), and one that takes OpenAI
 tools natively (the request is translated; the model still writes markup, which is parsed).
 """
 
@@ -44,8 +45,10 @@ def proxies(model: RecordingModel) -> Iterator[dict[str, ServerThread]]:
         prompted = ProxyConfig.single(up.url + "/v1", {"tool_prompt": "hermes"})
         native = ProxyConfig(backends=[Backend(name="native", upstream=up.url + "/v1", default=True,
                                                model_map={"claude-local": "qwen-upstream"})])
-        with ServerThread(create_app(prompted)) as p1, ServerThread(create_app(native)) as p2:
-            yield {"prompted": p1, "native": p2}
+        folded = ProxyConfig.single(up.url + "/v1", {"tool_prompt": "hermes", "system_messages": "fold"})
+        with ServerThread(create_app(prompted)) as p1, ServerThread(create_app(native)) as p2, \
+                ServerThread(create_app(folded)) as p3:
+            yield {"prompted": p1, "native": p2, "folded": p3}
 
 
 def client(server: ServerThread) -> anthropic.Anthropic:
@@ -305,3 +308,93 @@ def test_reasoning_is_a_thinking_block_even_when_no_call_is_parsed(proxies: dict
     assert kinds == ["thinking", "text"], kinds
     assert message.content[0].thinking == "Paris is in France."
     assert "<tool_call>" in message.content[1].text and message.stop_reason == "end_turn"
+
+
+# --------------------------------------------------------------------------- what current Claude Code sends
+
+MID = {"role": "system", "content": "Available agents: none."}  # Claude Code sends such a message after the first
+
+
+def ask_with_a_system_message(ac: anthropic.Anthropic, stream: bool, **kw: Any) -> anthropic.types.Message:
+    """A ``system``-role message inside ``messages``, as the SDK types it (``SystemMessageParam``)."""
+    args: dict[str, Any] = dict(model="m", max_tokens=64, system="Lead.", messages=[*ASK, MID], **kw)
+    if stream:
+        with ac.messages.stream(**args) as s:
+            return s.get_final_message()
+    return ac.messages.create(**args)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_system_message_inside_messages_is_sent_in_its_place(proxies: dict[str, ServerThread],
+                                                                model: RecordingModel, stream: bool) -> None:
+    model.reset(CALL)
+    message = ask_with_a_system_message(client(proxies["native"]), stream, tools=TOOLS)
+    assert [b.type for b in message.content] == ["tool_use"] and message.stop_reason == "tool_use"
+    assert model.requests[0]["messages"] == [{"role": "system", "content": "Lead."}, *ASK, MID]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("backend", ["prompted", "folded"])
+def test_system_messages_with_tool_prompt_inline_and_folded(proxies: dict[str, ServerThread], model: RecordingModel,
+                                                            backend: str, stream: bool) -> None:
+    model.reset(CALL)
+    message = ask_with_a_system_message(client(proxies[backend]), stream, tools=TOOLS)
+    assert [b.type for b in message.content] == ["tool_use"] and message.content[0].input == {"city": "Paris"}
+    prompt = instructions(OPENAI_TOOLS, "hermes", ToolChoice("auto"))
+    if backend == "prompted":  # inline: the instructions join the leading message, the other stays in place
+        assert model.requests[0]["messages"] == [{"role": "system", "content": "Lead.\n\n" + prompt}, *ASK, MID]
+    else:  # fold: one leading system message, the client's text in order, then the instructions
+        assert model.requests[0]["messages"] == [
+            {"role": "system", "content": "Lead.\n\n" + MID["content"] + "\n\n" + prompt}, *ASK]
+
+
+def test_the_beta_client_and_its_query_string(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    """``client.beta.messages`` posts to ``/v1/messages?beta=true`` (and ``/count_tokens?beta=true``) with an
+    ``anthropic-beta`` header, as Claude Code does; the beta system message type goes through."""
+    model.reset("Done.")
+    beta = client(proxies["native"]).beta.messages
+    message = beta.create(model="m", max_tokens=16, messages=[*ASK, {**MID, "clear_at": "never"}],
+                          betas=["context-management-2025-06-27", "mid-conversation-system-2026-04-07"],
+                          context_management={"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+                          thinking={"type": "adaptive"})
+    assert [b.type for b in message.content] == ["text"] and message.content[0].text == "Done."  # type: ignore[union-attr]
+    sent = model.requests[0]
+    assert sent["messages"] == [*ASK, MID] and sent["chat_template_kwargs"] == {"enable_thinking": True}
+    assert "context_management" not in sent and not any(k.startswith("anthropic-") for k in model.headers[0])
+    counted = beta.count_tokens(model="m", messages=[*ASK, MID], betas=["context-management-2025-06-27"])
+    assert counted.input_tokens > 0 and len(model.requests) == 1
+
+
+def test_claude_codes_title_request(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    """Claude Code's title request asks for JSON by ``output_config.format``: the backend is asked for it too."""
+    model.reset('{"title": "Weather in Paris"}')
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"],
+              "additionalProperties": False}
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies["prompted"].url + "/v1/messages?beta=true", json={
+            "model": "m", "max_tokens": 32, "messages": ASK, "tools": [], "thinking": {"type": "disabled"},
+            "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.197.363;"},
+                       {"type": "text", "text": "Write a title."}],
+            "output_config": {"effort": "high", "format": {"type": "json_schema", "schema": schema}}},
+            headers={"x-api-key": "k", "anthropic-beta": "structured-outputs-2025-12-15"})
+    assert resp.status_code == 200 and resp.json()["content"] == [{"type": "text", "text": '{"title": "Weather in Paris"}'}]
+    sent = model.requests[0]
+    assert sent["response_format"] == {"type": "json_schema",
+                                       "json_schema": {"name": "output", "schema": schema, "strict": True}}
+    assert sent["messages"] == [{"role": "system", "content": "Write a title."}, *ASK]  # no billing line
+
+
+@pytest.mark.parametrize("body, param", [
+    ({"messages": [*ASK, {"role": "system", "content": [{"type": "image", "source": {}}]}]}, "messages[1].content[0]"),
+    ({"messages": ASK, "thread": {"type": "continue", "previous_message_id": "msg_1"}}, "thread"),
+    ({"messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "url", "url": "u"}}]}]},
+     "messages[0].content[0].source"),
+])
+def test_what_would_change_the_answer_is_a_400_naming_the_field(proxies: dict[str, ServerThread],
+                                                                model: RecordingModel, body: dict[str, Any],
+                                                                param: str) -> None:
+    model.reset("unused")
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies["native"].url + "/v1/messages?beta=true", json={"model": "m", "max_tokens": 8, **body})
+    assert resp.status_code == 400 and resp.json()["error"]["type"] == "invalid_request_error"
+    assert param in resp.json()["error"]["message"] and model.requests == []

@@ -100,7 +100,7 @@ def test_streaming_asks_for_usage_and_thinking_maps_to_the_template_switch() -> 
     ({"messages": [{"role": "user", "content": "x"}]}, "max_tokens"),
     ({"max_tokens": 0, "messages": []}, "max_tokens"),
     ({"max_tokens": 5, "messages": "hi"}, "messages"),
-    ({"max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}, "messages[0].role"),
+    ({"max_tokens": 5, "messages": [{"role": "tool", "content": "x"}]}, "messages[0].role"),
     ({"max_tokens": 5, "messages": [{"role": "user"}]}, "messages[0].content"),
     ({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "video"}]}]}, "messages[0].content[0]"),
     ({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]},
@@ -134,7 +134,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["model", "max_tokens", "messages", "system", "tools", "tool_choice",
-                                        "stop_sequences", "metadata", "thinking", "stream", "temperature"]),
+                                        "stop_sequences", "metadata", "thinking", "stream", "temperature",
+                                        "output_config", "output_format", "thread", "context_management"]),
                        _json, max_size=8))
 def test_any_json_body_is_a_chat_request_or_a_bad_request(body: dict[str, Any]) -> None:
     try:
@@ -143,3 +144,120 @@ def test_any_json_body_is_a_chat_request_or_a_bad_request(body: dict[str, Any]) 
         assert exc.status == 400
     else:
         assert isinstance(out["messages"], list) and isinstance(out["model"], str)
+
+
+# --------------------------------------------------------------------------- what current Claude Code sends
+
+def claude_code_body() -> dict[str, Any]:
+    """The shape of Claude Code 2.1.197's main request (captured; texts and the tool list cut short)."""
+    return {
+        "model": "claude-opus-4-8", "max_tokens": 64000, "stream": True,
+        "system": [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.197.2b3; cc_entrypoint=sdk-cli;"},
+            {"type": "text", "text": "You are a Claude agent.", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "You help with software tasks.", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": "<system-reminder>Today is 2026-11-27.</system-reminder>\n"},
+                {"type": "text", "text": "Run echo hi", "cache_control": {"type": "ephemeral"}}]},
+            {"role": "system", "content": "Available agent types for the Agent tool: ..."}],
+        "tools": [{"name": "Bash", "description": "Executes a bash command.", "input_schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+            "properties": {"command": {"type": "string"}, "description": {"type": "string"}},
+            "required": ["command"], "additionalProperties": False}}],
+        "metadata": {"user_id": '{"device_id":"d","account_uuid":"","session_id":"s"}'},
+        "thinking": {"type": "adaptive"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "output_config": {"effort": "high"},
+    }
+
+
+def test_claude_codes_request_keeps_its_system_message_in_place() -> None:
+    body = claude_code_body()
+    original = copy.deepcopy(body)
+    out = to_chat_request(body)
+    assert body == original
+    assert out["messages"] == [
+        {"role": "system", "content": "You are a Claude agent.\nYou help with software tasks."},  # no billing line
+        {"role": "user", "content": "<system-reminder>Today is 2026-11-27.</system-reminder>\n\nRun echo hi"},
+        {"role": "system", "content": "Available agent types for the Agent tool: ..."}]
+    assert out["chat_template_kwargs"] == {"enable_thinking": True}  # adaptive
+    assert [t["function"]["name"] for t in out["tools"]] == ["Bash"]
+    assert out["user"] == original["metadata"]["user_id"] and out["max_tokens"] == 64000
+    # effort and context_management change nothing the backend is told
+    assert set(out) == {"model", "messages", "max_tokens", "user", "tools", "chat_template_kwargs", "stream",
+                        "stream_options"}
+
+
+def test_claude_codes_title_request_asks_for_json() -> None:
+    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"],
+              "additionalProperties": False}
+    out = chat(messages=[{"role": "user", "content": "Title?"}], thinking={"type": "disabled"},
+               output_config={"effort": "high", "format": {"type": "json_schema", "schema": schema}})
+    assert out["response_format"] == {"type": "json_schema",
+                                      "json_schema": {"name": "output", "schema": schema, "strict": True}}
+    assert out["chat_template_kwargs"] == {"enable_thinking": False}
+    legacy = chat(messages=[{"role": "user", "content": "Title?"}], output_format={"type": "json_schema", "schema": schema})
+    assert legacy["response_format"] == out["response_format"]
+
+
+@pytest.mark.parametrize("content", ["Be brief.", [{"type": "text", "text": "Be"}, {"type": "text", "text": "brief."}]])
+def test_system_messages_stay_in_their_place(content: Any) -> None:
+    out = chat(system="Lead.", messages=[
+        {"role": "user", "content": "a"}, {"role": "system", "content": content},
+        {"role": "assistant", "content": "b"}, {"role": "system", "content": "Last word."}])
+    text = content if isinstance(content, str) else "Be\nbrief."
+    assert out["messages"] == [{"role": "system", "content": "Lead."}, {"role": "user", "content": "a"},
+                               {"role": "system", "content": text}, {"role": "assistant", "content": "b"},
+                               {"role": "system", "content": "Last word."}]
+
+
+def test_a_system_message_cleared_at_the_next_user_message() -> None:
+    turn = {"role": "system", "content": "Only for this turn.", "clear_at": "next_user_message"}
+    kept = {"role": "system", "content": "Always.", "clear_at": "never"}
+    now = chat(messages=[{"role": "user", "content": "a"}, turn, kept])
+    assert [m["content"] for m in now["messages"]] == ["a", "Only for this turn.", "Always."]
+    later = chat(messages=[{"role": "user", "content": "a"}, turn, kept, {"role": "assistant", "content": "b"},
+                           {"role": "user", "content": "c"}])
+    assert [m["content"] for m in later["messages"]] == ["a", "Always.", "b", "c"]
+    # a per-turn output_config alone says nothing to the backend
+    alone = chat(messages=[{"role": "user", "content": "a"}, {"role": "system", "output_config": {"effort": "low"}}])
+    assert alone["messages"] == [{"role": "user", "content": "a"}]
+
+
+@pytest.mark.parametrize("thinking, enabled", [
+    ({"type": "adaptive"}, True), ({"type": "adaptive", "display": "omitted"}, True),
+    ({"type": "enabled", "budget_tokens": 2048}, True), ({"type": "between_tools"}, True),
+    ({"type": "disabled"}, False),
+])
+def test_every_thinking_mode(thinking: dict[str, Any], enabled: bool) -> None:
+    out = chat(messages=[{"role": "user", "content": "x"}], thinking=thinking)
+    assert out["chat_template_kwargs"] == {"enable_thinking": enabled}
+
+
+def test_fields_that_only_steer_anthropics_service_are_ignored() -> None:
+    base = chat(messages=[{"role": "user", "content": "x"}])
+    steering = {
+        "cache_control": {"type": "ephemeral"}, "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+        "compaction": {"type": "summarize"}, "container": "container_1", "mcp_servers": [{"type": "url", "url": "u"}],
+        "service_tier": "auto", "speed": "fast", "inference_geo": "us", "diagnostics": {"previous_message_id": None},
+        "output_config": {"effort": "max", "task_budget": {"type": "tokens", "total": 100}}, "betas": ["b"],
+        "thread": {"type": "create"}, "fallbacks": [], "user_profile_id": "p", "workspace_id": "w"}
+    assert chat(messages=[{"role": "user", "content": "x"}], **steering) == base
+
+
+@pytest.mark.parametrize("body, param", [
+    ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "max_tokens"),
+    ({"messages": [{"role": "system", "content": [{"type": "image", "source": {}}]}]}, "messages[0].content[0]"),
+    ({"messages": [{"role": "system", "content": 3}]}, "messages[0].content"),
+    ({"messages": [{"role": "system"}]}, "messages[0].content"),
+    ({"messages": [{"role": "system", "content": "x", "clear_at": "soon"}]}, "messages[0].clear_at"),
+    ({"messages": [], "output_config": "high"}, "output_config"),
+    ({"messages": [], "output_config": {"format": {"type": "xml"}}}, "output_config.format"),
+    ({"messages": [], "output_format": {"type": "json_schema"}}, "output_format"),
+    ({"messages": [], "thread": {"type": "continue", "previous_message_id": "msg_1"}}, "thread"),
+])
+def test_what_cannot_be_ignored_is_refused(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(BadRequest) as info:
+        to_chat_request({"model": "m", "max_tokens": 5, **body})
+    assert info.value.status == 400 and info.value.param == param

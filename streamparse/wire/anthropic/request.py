@@ -1,25 +1,41 @@
 """Anthropic Messages requests as OpenAI chat-completion requests.
 
-Invariant: ``to_chat_request`` either returns a chat request that says what the
-Anthropic request said (system, every message and block in order, tools, tool
-choice, sampling and stop settings) or raises ``BadRequest`` naming the field;
-it never drops a block silently. What has no OpenAI equivalent is mapped as
-documented below, and the input is never modified.
+Invariant: ``to_chat_request`` either returns a chat request that says what the Anthropic request said (system,
+every message and block in order, tools, tool choice, sampling, stop and output settings) or raises
+``BadRequest`` naming the field. Nothing is dropped silently: what has no OpenAI equivalent is mapped, or ignored
+because ignoring it cannot change what the answer means (each listed below), or refused where it would. The
+input is never modified. Blocks are translated by ``blocks``, tools by ``tools`` (their docstrings hold those
+decisions).
 
 Mapping:
-- ``system`` (string or text blocks) -> the first ``system`` message;
-- user ``text`` / ``image`` blocks -> content (a string when all are text, else parts with
-  ``image_url``; base64 images become data URLs); plain-text ``document`` blocks -> text;
-- ``tool_result`` blocks -> ``tool`` messages (before the user's other blocks, as OpenAI
-  wants them right after the assistant's calls); ``is_error`` prefixes the text with ``Error:``;
-- assistant ``text`` -> content, ``tool_use`` -> ``tool_calls``; ``thinking`` blocks are dropped;
-- ``tools`` with ``input_schema`` -> functions; Anthropic server tools (a ``type`` other than
-  ``custom``, no ``input_schema``) run on Anthropic's side only and are left out;
-- ``tool_choice`` auto/any/tool/none -> auto/required/named/none, ``disable_parallel_tool_use``
-  -> ``parallel_tool_calls: false``;
-- ``max_tokens``, ``stop_sequences`` (-> ``stop``), ``temperature``, ``top_p``, ``top_k``,
-  ``metadata.user_id`` (-> ``user``), ``thinking`` (-> ``chat_template_kwargs.enable_thinking``,
-  which vLLM, SGLang and llama.cpp read), ``stream`` (with ``stream_options.include_usage``).
+- ``system`` (string or text blocks) -> the first ``system`` message; Claude Code's attribution block (a text
+  block starting ``x-anthropic-billing-header:``, which it varies by session and is addressed to Anthropic's
+  billing, not the model) is left out, so a backend's prompt cache keeps the prefix;
+- ``messages``: ``user`` and ``assistant`` as ``blocks`` maps them; ``system`` messages (string or text blocks;
+  Claude Code sends them) -> a ``system`` message in their place (``proxy/plan.py`` folds them into the first
+  for a backend with ``system_messages = "fold"``); one with ``clear_at: "next_user_message"`` is left out once
+  a later user message exists, as Anthropic stops showing it; their ``output_config`` (per-turn effort) is
+  ignored;
+- ``tools`` (see ``tools``) -> functions; ``tool_choice`` auto/any/tool/none -> auto/required/named/none,
+  ``disable_parallel_tool_use`` -> ``parallel_tool_calls: false``;
+- ``max_tokens`` (a positive integer: ``0``, Anthropic's cache warming, generates nothing and is refused),
+  ``stop_sequences`` (-> ``stop``), ``temperature``, ``top_p``, ``top_k``, ``metadata.user_id`` (-> ``user``),
+  ``stream`` (with ``stream_options.include_usage``);
+- ``thinking`` ``enabled`` / ``adaptive`` / ``between_tools`` / ``disabled`` ->
+  ``chat_template_kwargs.enable_thinking`` (read by vLLM, SGLang and llama.cpp); ``budget_tokens`` and
+  ``display`` are ignored (no OpenAI equivalent; the answer is the same, its reasoning length aside);
+- ``output_config.format`` (and the older beta ``output_format``) ``json_schema`` -> ``response_format``
+  ``json_schema`` (strict), as ignoring it would return free text where JSON was asked for; another format is
+  refused. ``output_config.effort`` and ``task_budget`` are ignored (how hard to think: no portable equivalent);
+- ``thread`` ``{"type": "continue"}`` (beta server-held history) is refused: the history it stands for is not
+  kept here, and the answer would miss it; ``{"type": "create"}`` is ignored;
+- ignored, as they only steer Anthropic's service and cannot change the answer's meaning: ``cache_control``
+  (top level, on blocks and on tools), ``context_management`` and ``compaction`` (server-side context editing:
+  the backend simply sees the whole history), ``container`` and ``mcp_servers`` (execution on Anthropic's side;
+  their tools are not offered, as server tools are not), ``service_tier``, ``speed``, ``inference_geo``,
+  ``diagnostics``, ``fallbacks``, ``fallback_credit_token``, ``billing_policy``, ``user_profile_id``,
+  ``workspace_id``, ``betas``, and any other top-level field. The ``anthropic-beta`` header and a ``?beta=true``
+  query (the SDK's beta client and Claude Code send both) change nothing here.
 """
 
 from __future__ import annotations
@@ -29,134 +45,14 @@ import math
 from typing import Any, Mapping
 
 from ..validation import BadRequest
+from .blocks import Changes, assistant_message, kind_of, system_text, texts, user_messages
+from .tools import SERVER_TOOL_NOTE, offered_tools
 
-__all__ = ["to_chat_request", "estimate_input_tokens", "SERVER_TOOL_NOTE"]
+__all__ = ["to_chat_request", "estimate_input_tokens", "SERVER_TOOL_NOTE", "BILLING_HEADER"]
 
-SERVER_TOOL_NOTE = "Anthropic server tools (web search, code execution...) have no equivalent here and are left out"
-_ROLES = ("user", "assistant")
-
-
-def _text_of(blocks: Any, where: str) -> str:
-    """A string, or a list of text blocks, as one string."""
-    if isinstance(blocks, str):
-        return blocks
-    if not isinstance(blocks, list):
-        raise BadRequest(f"{where} must be a string or a list of text blocks", param=where)
-    parts = []
-    for i, block in enumerate(blocks):
-        if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
-            raise BadRequest(f"{where}[{i}] must be a text block", param=f"{where}[{i}]")
-        parts.append(block["text"])
-    return "\n".join(parts)
-
-
-def _image_url(block: Mapping[str, Any], where: str) -> dict[str, Any]:
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64" and isinstance(source.get("data"), str):
-        media = source.get("media_type") or "image/png"
-        return {"type": "image_url", "image_url": {"url": f"data:{media};base64,{source['data']}"}}
-    if isinstance(source, dict) and source.get("type") == "url" and isinstance(source.get("url"), str):
-        return {"type": "image_url", "image_url": {"url": source["url"]}}
-    raise BadRequest(f"{where}.source must be a base64 or url image source", param=f"{where}.source")
-
-
-def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
-    content = block.get("content", "")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        pieces = []
-        for i, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text" and isinstance(part.get("text"), str):
-                pieces.append(part["text"])
-            elif kind in ("image", "document", "search_result"):
-                pieces.append(f"[{kind} omitted]")
-            else:
-                raise BadRequest(f"{where}.content[{i}] must be a text or image block", param=f"{where}.content[{i}]")
-        text = "\n".join(pieces)
-    else:
-        raise BadRequest(f"{where}.content must be a string or a list of blocks", param=f"{where}.content")
-    return f"Error: {text}" if block.get("is_error") else text
-
-
-def _user_messages(content: Any, where: str) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"role": "user", "content": content}]
-    if not isinstance(content, list):
-        raise BadRequest(f"{where} must be a string or a list of blocks", param=where)
-    results: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    for i, block in enumerate(content):
-        at = f"{where}[{i}]"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append({"type": "text", "text": block["text"]})
-        elif kind == "image":
-            parts.append(_image_url(block, at))
-        elif kind == "document" and isinstance(block.get("source"), dict) and block["source"].get("type") == "text":
-            parts.append({"type": "text", "text": str(block["source"].get("data", ""))})
-        elif kind == "tool_result":
-            if not isinstance(block.get("tool_use_id"), str):
-                raise BadRequest(f"{at}.tool_use_id must be a string", param=f"{at}.tool_use_id")
-            results.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": _tool_result_text(block, at)})
-        elif kind in ("thinking", "redacted_thinking"):
-            continue
-        else:
-            raise BadRequest(f"{at}: a user message cannot hold a {kind!r} block here", param=at)
-    if not parts:
-        return results
-    if all(p["type"] == "text" for p in parts):
-        return results + [{"role": "user", "content": "\n".join(p["text"] for p in parts)}]
-    return results + [{"role": "user", "content": parts}]
-
-
-def _assistant_message(content: Any, where: str) -> dict[str, Any]:
-    if isinstance(content, str):
-        return {"role": "assistant", "content": content}
-    if not isinstance(content, list):
-        raise BadRequest(f"{where} must be a string or a list of blocks", param=where)
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for i, block in enumerate(content):
-        at = f"{where}[{i}]"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        elif kind == "tool_use":
-            if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
-                raise BadRequest(f"{at} needs a string 'id' and 'name'", param=at)
-            arguments = block.get("input", {})
-            calls.append({"id": block["id"], "type": "function",
-                          "function": {"name": block["name"], "arguments": json.dumps(arguments, ensure_ascii=False)}})
-        elif kind in ("thinking", "redacted_thinking"):
-            continue  # the model's own earlier reasoning: not sent back to an OpenAI-style backend
-        else:
-            raise BadRequest(f"{at}: an assistant message cannot hold a {kind!r} block here", param=at)
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def _tools(tools: Any) -> list[dict[str, Any]]:
-    if not isinstance(tools, list):
-        raise BadRequest("tools must be a list", param="tools")
-    out = []
-    for i, tool in enumerate(tools):
-        at = f"tools[{i}]"
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"].strip():
-            raise BadRequest(f"{at} needs a non-empty string 'name'", param=f"{at}.name")
-        if tool.get("type", "custom") != "custom" and "input_schema" not in tool:
-            continue  # a server tool (see SERVER_TOOL_NOTE)
-        schema = tool.get("input_schema")
-        if not isinstance(schema, dict):
-            raise BadRequest(f"{at}.input_schema must be a JSON schema object", param=f"{at}.input_schema")
-        function: dict[str, Any] = {"name": tool["name"], "parameters": schema}
-        if isinstance(tool.get("description"), str):
-            function["description"] = tool["description"]
-        out.append({"type": "function", "function": function})
-    return out
+BILLING_HEADER = "x-anthropic-billing-header:"  # Claude Code's attribution line, sent as the first system block
+_ROLES = ("user", "assistant", "system")
+_THINKING = ("enabled", "adaptive", "between_tools", "disabled")
 
 
 def _tool_choice(choice: Any, chat: dict[str, Any]) -> None:
@@ -178,27 +74,66 @@ def _tool_choice(choice: Any, chat: dict[str, Any]) -> None:
         chat["parallel_tool_calls"] = False
 
 
-def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _system(value: Any) -> str:
+    """The top-level ``system`` (string or text blocks) as one string, without Claude Code's attribution block."""
+    if isinstance(value, list):
+        value = [b for b in value if not (kind_of(b) == "text" and isinstance(b.get("text"), str)
+                                          and b["text"].startswith(BILLING_HEADER))]
+    return "\n".join(texts(value, "system"))
+
+
+def _cleared(message: Mapping[str, Any], at: str, index: int, last_user: int) -> bool:
+    """A system message Anthropic no longer shows: ``clear_at: "next_user_message"`` and a user message after it."""
+    clear = message.get("clear_at")
+    if clear not in (None, "never", "next_user_message"):
+        raise BadRequest(f"{at}.clear_at must be 'next_user_message' or 'never'", param=f"{at}.clear_at")
+    return clear == "next_user_message" and index < last_user
+
+
+def _messages(body: Mapping[str, Any], changes: Changes) -> list[dict[str, Any]]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise BadRequest("messages: a list of messages is required", param="messages")
     out: list[dict[str, Any]] = []
     if "system" in body and body["system"] is not None:
-        system = _text_of(body["system"], "system")
+        system = _system(body["system"])
         if system:
             out.append({"role": "system", "content": system})
+    last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), default=-1)
     for i, message in enumerate(messages):
         at = f"messages[{i}]"
         role = message.get("role") if isinstance(message, dict) else None
         if role not in _ROLES:
-            raise BadRequest(f"{at}.role must be 'user' or 'assistant'", param=f"{at}.role")
+            raise BadRequest(f"{at}.role must be 'user', 'assistant' or 'system'", param=f"{at}.role")
+        if role == "system" and "content" not in message and isinstance(message.get("output_config"), dict):
+            continue  # a per-turn output_config alone (ignored, see above)
         if "content" not in message:
             raise BadRequest(f"{at}.content is required", param=f"{at}.content")
         if role == "user":
-            out.extend(_user_messages(message["content"], f"{at}.content"))
-        else:
-            out.append(_assistant_message(message["content"], f"{at}.content"))
+            out.extend(user_messages(message["content"], f"{at}.content", changes))
+        elif role == "assistant":
+            out.append(assistant_message(message["content"], f"{at}.content", changes))
+        elif not _cleared(message, at, i, last_user):
+            text = system_text(message["content"], f"{at}.content", changes)
+            if text:
+                out.append({"role": "system", "content": text})
     return out
+
+
+def _output_format(body: Mapping[str, Any], chat: dict[str, Any]) -> None:
+    """``output_config.format`` (or the older beta ``output_format``) as ``response_format``."""
+    config = body.get("output_config")
+    if config is not None and not isinstance(config, dict):
+        raise BadRequest("output_config must be an object", param="output_config")
+    fmt, where = (config or {}).get("format"), "output_config.format"
+    if fmt is None:
+        fmt, where = body.get("output_format"), "output_format"
+    if fmt is None:
+        return
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict):
+        raise BadRequest(f"{where} must be {{'type': 'json_schema', 'schema': {{...}}}}", param=where)
+    chat["response_format"] = {"type": "json_schema",
+                               "json_schema": {"name": "output", "schema": fmt["schema"], "strict": True}}
 
 
 def _number(body: Mapping[str, Any], key: str) -> Any:
@@ -213,9 +148,13 @@ def to_chat_request(body: Mapping[str, Any], *, need_max_tokens: bool = True) ->
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("model: a model name is required", param="model")
-    chat: dict[str, Any] = {"model": model, "messages": _messages(body)}
+    changes: Changes = []
+    chat: dict[str, Any] = {"model": model, "messages": _messages(body, changes)}
     max_tokens = body.get("max_tokens")
     if max_tokens is not None or need_max_tokens:
+        if max_tokens == 0 and not isinstance(max_tokens, bool):
+            raise BadRequest("max_tokens: 0 (Anthropic's prompt-cache warming) asks for no answer at all, which a "
+                             "chat-completions backend cannot give; a positive integer is required", param="max_tokens")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise BadRequest("max_tokens: a positive integer is required", param="max_tokens")
         chat["max_tokens"] = max_tokens
@@ -231,17 +170,21 @@ def to_chat_request(body: Mapping[str, Any], *, need_max_tokens: bool = True) ->
     metadata = body.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
         chat["user"] = metadata["user_id"]
-    if body.get("tools") is not None:
-        tools = _tools(body["tools"])
-        if tools:
-            chat["tools"] = tools
+    tools = offered_tools(body.get("tools"), changes)
+    if tools:
+        chat["tools"] = tools
     if "tool_choice" in body:
         _tool_choice(body["tool_choice"], chat)
         if "tools" not in chat and chat.get("tool_choice") not in (None, "none", "auto"):
             raise BadRequest("tool_choice asks for a tool call, but no tools were given", param="tool_choice")
     thinking = body.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled", "adaptive"):
+    if isinstance(thinking, dict) and thinking.get("type") in _THINKING:
         chat["chat_template_kwargs"] = {"enable_thinking": thinking["type"] != "disabled"}
+    _output_format(body, chat)
+    thread = body.get("thread")
+    if isinstance(thread, dict) and thread.get("type") == "continue":
+        raise BadRequest("thread: a server-held conversation is not kept here; send the whole history in messages",
+                         param="thread")
     if body.get("stream") is True:
         chat["stream"] = True
         chat["stream_options"] = {"include_usage": True}
