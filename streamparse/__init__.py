@@ -8,7 +8,7 @@ Every subpackage and public submodule is an attribute of the package (``streampa
 
 Layers, each importing only those before it: ``arguments`` (values) -> ``dialects`` (the format
 table) -> ``core`` (the engine) -> ``wire`` (OpenAI / Anthropic / SSE) -> ``prompting`` -> ``proxy``
-(transports) -> ``harness`` (benchmarks) -> ``cli``. ``openai``, ``anthropic``, ``asgi`` and
+(transports) -> ``harness`` (benchmarks) -> ``cli``. ``openai``, ``anthropic``, ``responses``, ``asgi`` and
 ``render`` are aliases kept at the top because they are the names users import.
 """
 

@@ -79,3 +79,21 @@ def test_license_file_matches_pyproject() -> None:
     assert 'license = {text = "MIT"}' in pyproject or 'license = "MIT"' in pyproject
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+
+
+def test_serve_system_messages_flag_reaches_the_backend(monkeypatch: Any, capsys: Any, tmp_path: Any) -> None:
+    from streamparse import cli
+    from streamparse.cli import serve as serve_command
+    from streamparse.proxy.config import ConfigError
+    from streamparse.proxy.workers import config_from_settings
+
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(serve_command, "_serve", lambda settings, level, out: seen.append(settings) or 0)
+    assert cli.main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--system-messages", "fold"]) == 0
+    assert config_from_settings(seen[-1]).backends[0].system_messages == "fold"
+    assert cli.main(["serve", "--upstream", "http://127.0.0.1:9/v1"]) == 0
+    assert config_from_settings(seen[-1]).backends[0].system_messages == "inline"
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--system-messages", "merge"])
+    with pytest.raises(ConfigError, match="system_messages must be one of .*did you mean 'fold'"):
+        config_from_settings({"upstream": "http://127.0.0.1:9/v1", "backend": {"system_messages": "folded"}})

@@ -24,12 +24,11 @@ from typing import Any, Sequence, TextIO
 from ..dialects import REGISTRY
 from ..core.events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
 from ..harness.examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
-from .inputs import CliError, load_tools, read_text
-from .serve import run_replay, run_serve
+from .inputs import CliError, dialect_name, load_tools, read_text
+from .serve import LOG_LEVELS, add_serve_parser, run_replay
 from ..core.parser import StreamParser
 
 COMMANDS = ("parse", "serve", "replay", "demo", "bench")
-LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 def _format(ev: Event) -> str:
@@ -261,38 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print events as JSON lines")
     p.set_defaults(func=run_parse)
 
-    s = sub.add_parser("serve", help="run the proxy in front of an OpenAI-compatible server")
-    s.add_argument("--upstream", help="upstream base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1")
-    s.add_argument("--config", help="TOML file with several backends (see streamparse.config)")
-    s.add_argument("--demo", action="store_true", help="use the built-in replay upstream (no model server needed)")
-    s.add_argument("--host", default=None, help="default: [server] host in --config, else 127.0.0.1")
-    s.add_argument("--port", type=int, default=None, help="default: [server] port in --config, else 8080")
-    s.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="worker processes (default: [server] workers in --config, else 1). Each worker has its own "
-                        "upstream connections, so max_connections applies per worker; with --demo the replay "
-                        "upstream stays in the main process, shared by the workers")
-    s.add_argument("--tool-prompt", metavar="DIALECT",
-                   help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
-    s.add_argument("--tool-prompt-retry", action="store_true",
-                   help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
-    s.add_argument("--constrain", choices=("off", "auto", "llamacpp", "vllm", "sglang"), default=None,
-                   help="with --tool-prompt: constrain decoding to the prompted dialect's calls to the given tools, "
-                        "in this engine's request fields (auto: probe the upstream once; default off)")
-    s.add_argument("--stream-arguments", action="store_true",
-                   help="stream each tool call's arguments as the model writes them (name first, then pieces)")
-    s.add_argument("--calls-in-reasoning", action="store_true",
-                   help="a call to an offered tool written inside <think> leaves as a call (off: it stays reasoning)")
-    s.add_argument("--dialect", action="append", type=dialect_name, metavar="NAME",
-                   help="the upstream model's format (repeatable; names as vLLM/SGLang --tool-call-parser). One "
-                        "dialect is pinned: its bare forms are read as the engine's parser reads them")
-    s.add_argument("--api-key", action="append", metavar="KEY",
-                   help="clients must present this key (Authorization: Bearer KEY or x-api-key: KEY; repeatable; "
-                        "also $STREAMPARSE_API_KEYS, comma-separated, or [server] api_keys_env). /healthz stays open")
-    s.add_argument("--drain-timeout", type=float, default=None, metavar="SECONDS",
-                   help="on SIGTERM or Ctrl-C, seconds in-flight answers get to finish before each is ended "
-                        "properly (an error event, then [DONE]); default: [server] drain_timeout, else 30")
-    s.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
-    s.set_defaults(func=run_serve)
+    add_serve_parser(sub)
 
     r = sub.add_parser("replay", help="run the built-in replay upstream (recorded outputs, streamed token by token)")
     r.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -342,16 +310,6 @@ def version() -> str:
         return importlib.metadata.version("streamparse")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown (not installed)"
-
-
-def dialect_name(value: str) -> str:
-    """``--dialect`` values: a known name or alias; else an error that names the closest ones."""
-    known = REGISTRY.known_names()
-    if value in known:
-        return value
-    close = difflib.get_close_matches(value, known, n=3)
-    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"known: {', '.join(known)}"
-    raise argparse.ArgumentTypeError(f"unknown dialect {value!r} ({hint})")
 
 
 def _unknown_command(word: str) -> CliError | None:

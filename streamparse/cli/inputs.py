@@ -7,11 +7,14 @@ through. A tools file is accepted exactly when the parser (and so the proxy) acc
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import sys
 from typing import Any
 
 from ..arguments.schema import tool_schemas
+from ..dialects import REGISTRY
 
 __all__ = ["CliError", "read_text", "load_tools"]
 
@@ -73,3 +76,13 @@ def load_tools(path: str) -> list[Any]:
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dialect_name(value: str) -> str:
+    """``--dialect`` values: a known name or alias; else an error that names the closest ones."""
+    known = REGISTRY.known_names()
+    if value in known:
+        return value
+    close = difflib.get_close_matches(value, known, n=3)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else f"known: {', '.join(known)}"
+    raise argparse.ArgumentTypeError(f"unknown dialect {value!r} ({hint})")

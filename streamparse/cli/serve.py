@@ -15,9 +15,11 @@ import sys
 import tempfile
 from typing import Any, Iterator, TextIO
 
-from .inputs import CliError
+from .inputs import CliError, dialect_name
 
-__all__ = ["run_serve", "run_replay", "check_range", "listen"]
+__all__ = ["run_serve", "run_replay", "check_range", "listen", "add_serve_parser", "LOG_LEVELS"]
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
 def run_serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -42,6 +44,7 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     for flag, key, value in (("--constrain", "constrain", args.constrain),
                              ("--stream-arguments", "stream_arguments", args.stream_arguments or None),
                              ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
+                             ("--system-messages", "system_messages", args.system_messages),
                              ("--dialect", "dialects", args.dialect)):
         if value is None:
             continue
@@ -139,3 +142,42 @@ def listen(host: str, port: int) -> socket.socket:
         return listening_socket(host, port)
     except OSError as exc:
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def add_serve_parser(sub: Any) -> None:
+    """``streamparse serve`` and its flags (``sub``: the command line's subparsers)."""
+    s = sub.add_parser("serve", help="run the proxy in front of an OpenAI-compatible server")
+    s.add_argument("--upstream", help="upstream base URL as an OpenAI client takes it, e.g. http://127.0.0.1:8000/v1")
+    s.add_argument("--config", help="TOML file with several backends (see streamparse.proxy.config)")
+    s.add_argument("--demo", action="store_true", help="use the built-in replay upstream (no model server needed)")
+    s.add_argument("--host", default=None, help="default: [server] host in --config, else 127.0.0.1")
+    s.add_argument("--port", type=int, default=None, help="default: [server] port in --config, else 8080")
+    s.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: [server] workers in --config, else 1). Each worker has its own "
+                        "upstream connections, so max_connections applies per worker; with --demo the replay "
+                        "upstream stays in the main process, shared by the workers")
+    s.add_argument("--tool-prompt", metavar="DIALECT",
+                   help="the upstream ignores 'tools': prompt them in this dialect (e.g. hermes, qwen3_coder)")
+    s.add_argument("--tool-prompt-retry", action="store_true",
+                   help="with --tool-prompt: ask once more when tool_choice demanded a call and none came")
+    s.add_argument("--constrain", choices=("off", "auto", "llamacpp", "vllm", "sglang"), default=None,
+                   help="with --tool-prompt: constrain decoding to the prompted dialect's calls to the given tools, "
+                        "in this engine's request fields (auto: probe the upstream once; default off)")
+    s.add_argument("--stream-arguments", action="store_true",
+                   help="stream each tool call's arguments as the model writes them (name first, then pieces)")
+    s.add_argument("--calls-in-reasoning", action="store_true",
+                   help="a call to an offered tool written inside <think> leaves as a call (off: it stays reasoning)")
+    s.add_argument("--system-messages", choices=("inline", "fold"), default=None,
+                   help="system messages after the first (Claude Code sends one): each in its place (inline, the "
+                        "default), or folded into the leading one, for chat templates that take only one (fold)")
+    s.add_argument("--dialect", action="append", type=dialect_name, metavar="NAME",
+                   help="the upstream model's format (repeatable; names as vLLM/SGLang --tool-call-parser). One "
+                        "dialect is pinned: its bare forms are read as the engine's parser reads them")
+    s.add_argument("--api-key", action="append", metavar="KEY",
+                   help="clients must present this key (Authorization: Bearer KEY or x-api-key: KEY; repeatable; "
+                        "also $STREAMPARSE_API_KEYS, comma-separated, or [server] api_keys_env). /healthz stays open")
+    s.add_argument("--drain-timeout", type=float, default=None, metavar="SECONDS",
+                   help="on SIGTERM or Ctrl-C, seconds in-flight answers get to finish before each is ended "
+                        "properly (an error event, then [DONE]); default: [server] drain_timeout, else 30")
+    s.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
+    s.set_defaults(func=run_serve)
