@@ -51,7 +51,7 @@ class ResponsesFront(OpenAIFront):
     def _translator(self) -> ChunkTranslator:
         req = self.request
         return ChunkTranslator(model=self.model or "unknown", echo=req.echo if req else None,
-                               custom_tools=req.custom_tools if req else frozenset())
+                               offered=req.offered if req else None)
 
     def _keep(self, response: dict[str, Any]) -> None:
         """Store an answer that ended, for ``previous_response_id``."""
@@ -69,7 +69,7 @@ class ResponsesFront(OpenAIFront):
                             headers: Mapping[str, str] | None = None) -> Response:
         req = self.request
         response = response_from_completion(completion, model=self.model, echo=req.echo if req else None,
-                                            custom_tools=req.custom_tools if req else frozenset())
+                                            offered=req.offered if req else None)
         self._keep(response)
         return JSONBody(response, status_code=status, headers=dict(headers or {}))
 

@@ -18,7 +18,8 @@ from budget import examples
 from helpers import TOOLS
 from samples import MIXED_TEXT, cuts_for
 from streamparse import StreamParser
-from streamparse.wire.responses import ChunkTranslator, ResponseStream, custom_input, response_from_completion, response_from_text
+from streamparse.wire.responses import (ChunkTranslator, Offered, ResponseStream, custom_input, response_from_completion,
+                                       response_from_text)
 
 BASE = {"id": "chatcmpl-r1", "object": "chat.completion.chunk", "created": 1700000000, "model": "qwen"}
 _ENDS = ("response.completed", "response.incomplete", "response.failed")
@@ -214,7 +215,7 @@ def test_an_upstream_error_fails_the_response() -> None:
 
 
 def test_custom_tool_calls_leave_as_custom_tool_call_items() -> None:
-    stream = ResponseStream(model="m", custom_tools=frozenset({"apply_patch"}))
+    stream = ResponseStream(model="m", offered={"apply_patch": Offered("apply_patch", custom=True)})
     patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"
     events = stream.start() + stream.tool_call("call_1", "apply_patch", json.dumps({"input": patch})) + stream.finish()
     types = [e["type"] for e in events]
@@ -238,3 +239,11 @@ def test_the_writer_stops_after_the_end() -> None:
     assert stream.text("more") == [] and stream.finish() == [] and stream.error("late") == []
     assert stream.tool_call("c", "get_weather", "{}") == []
     assert accumulate(events)["output"][0]["content"][0]["text"] == "Hi"
+
+
+def test_a_namespaced_call_goes_back_with_its_namespace() -> None:
+    offered = {"multi_agent_v1__spawn_agent": Offered("spawn_agent", namespace="multi_agent_v1")}
+    stream = ResponseStream(model="m", offered=offered)
+    events = stream.tool_call("call_1", "multi_agent_v1__spawn_agent", '{"task": "x"}') + stream.finish()
+    item = accumulate(events)["output"][0]
+    assert (item["type"], item["name"], item["namespace"]) == ("function_call", "spawn_agent", "multi_agent_v1")

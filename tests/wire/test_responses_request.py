@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from streamparse.wire.responses import to_chat_request
+from streamparse.wire.responses import Offered, to_chat_request
 from streamparse.wire.validation import BadRequest
 
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather", "strict": True,
@@ -83,7 +83,7 @@ def test_tools_custom_and_hosted() -> None:
                                                         "strict": True, "parameters": WEATHER["parameters"]}}
     assert patch["function"]["parameters"]["required"] == ["input"]
     assert "start: begin_patch hunk+ end_patch" in patch["function"]["description"]
-    assert read.custom_tools == {"apply_patch"}
+    assert read.offered == {"get_weather": Offered("get_weather"), "apply_patch": Offered("apply_patch", custom=True)}
     assert len(read.notes) == 1 and "tools[2]: a web_search tool" in read.notes[0]
     assert read.echo["tools"] == [WEATHER, PATCH, {"type": "web_search"}]  # the response repeats what was asked
 
@@ -178,3 +178,20 @@ def test_any_body_is_translated_or_refused(body: dict[str, Any]) -> None:
     else:
         json.dumps(read.chat)
         assert all(m["role"] in ("system", "user", "assistant", "tool") for m in read.chat["messages"])
+
+
+def test_a_namespace_is_offered_flat_and_its_history_keeps_the_name() -> None:
+    agents = {"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.", "tools": [
+        {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}},
+        {"type": "custom", "name": "note"}]}
+    read = to_chat_request({"model": "m", "tools": [agents], "input": [
+        {"type": "function_call", "call_id": "c1", "name": "spawn_agent", "namespace": "multi_agent_v1",
+         "arguments": "{}"}, {"type": "function_call_output", "call_id": "c1", "output": "ok"}],
+        "tool_choice": {"type": "function", "name": "spawn_agent", "namespace": "multi_agent_v1"}})
+    assert [t["function"]["name"] for t in read.chat["tools"]] == ["multi_agent_v1__spawn_agent", "multi_agent_v1__note"]
+    assert read.offered == {"multi_agent_v1__spawn_agent": Offered("spawn_agent", False, "multi_agent_v1"),
+                            "multi_agent_v1__note": Offered("note", True, "multi_agent_v1")}
+    assert read.chat["messages"][0]["tool_calls"][0]["function"]["name"] == "multi_agent_v1__spawn_agent"
+    assert read.chat["tool_choice"] == {"type": "function", "function": {"name": "multi_agent_v1__spawn_agent"}}
+    assert refused(input="x", tools=[{"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]).param \
+        == "tools[0].tools[0]"

@@ -11,7 +11,8 @@ Mapping:
 - ``message`` items (``type`` may be left out): ``user`` / ``system`` / ``developer`` (-> ``system``) /
   ``assistant``; ``input_text`` and ``output_text`` parts -> text, ``refusal`` -> its text, ``input_image``
   -> an ``image_url`` part; ``input_file`` and ``input_audio`` -> 400 (a chat backend takes text and images);
-- ``function_call`` and ``custom_tool_call`` (-> a call whose arguments are ``{"input": …}``) -> the
+- ``function_call`` and ``custom_tool_call`` (-> a call whose arguments are ``{"input": …}``; with a
+  ``namespace``, named ``namespace__name`` as the tool was offered) -> the
   ``tool_calls`` of an assistant message: consecutive calls, and the assistant text just before them, share
   one message, as chat templates expect;
 - ``function_call_output`` / ``custom_tool_call_output`` -> ``tool`` messages (list outputs: their text
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..validation import BadRequest
-from .vocab import CUSTOM_INPUT
+from .vocab import CUSTOM_INPUT, chat_name
 
 __all__ = ["Input", "chat_messages", "HOSTED_CALL_ITEMS"]
 
@@ -155,12 +156,13 @@ def chat_messages(value: Any, where: str = "input") -> Input:
             arguments = item.get("arguments", "")
             if not isinstance(arguments, str):
                 raise BadRequest(f"{at}.arguments must be a string of JSON", param=f"{at}.arguments")
-            build.call(_string(item, "call_id", at), _string(item, "name", at), arguments)
+            build.call(_string(item, "call_id", at), chat_name(_string(item, "name", at), item.get("namespace")),
+                       arguments)
         elif kind == "custom_tool_call":
             text = item.get("input", "")
             if not isinstance(text, str):
                 raise BadRequest(f"{at}.input must be a string", param=f"{at}.input")
-            build.call(_string(item, "call_id", at), _string(item, "name", at),
+            build.call(_string(item, "call_id", at), chat_name(_string(item, "name", at), item.get("namespace")),
                        json.dumps({CUSTOM_INPUT: text}, ensure_ascii=False))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             if "output" not in item:

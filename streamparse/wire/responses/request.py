@@ -11,6 +11,8 @@ Mapping (fields not listed are ignored: they tune OpenAI's own service, e.g. ``s
 - ``input`` -> messages (``items``), after the stored conversation (``previous``) when one is continued;
 - ``tools``: ``function`` tools as they are; a ``custom`` tool (free text in, the way Codex offers
   ``apply_patch``) -> a function with one string argument ``input`` (its grammar, if any, in the description);
+  a ``namespace`` tool's functions -> functions named ``namespace__name`` (their calls go back with
+  ``namespace``, as Codex routes them);
   hosted tools (web search, file search, computer use, code interpreter, MCP...) run on OpenAI's side only: left
   out, with a note; ``tool_choice`` auto / none / required / a function / a custom tool / ``allowed_tools``
   (the tools narrowed to the allowed ones); forcing a hosted tool -> 400;
@@ -29,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from ..validation import BadRequest
 from .items import chat_messages
-from .vocab import CUSTOM_INPUT
+from .vocab import CUSTOM_INPUT, Offered, chat_name
 
 __all__ = ["ResponsesRequest", "to_chat_request", "CLIENT_TOOLS"]
 
@@ -44,7 +46,7 @@ class ResponsesRequest:
 
     chat: dict[str, Any]
     echo: dict[str, Any]  # the request's settings, as the response object repeats them
-    custom_tools: frozenset[str] = frozenset()  # functions that stand for custom tools: their calls leave as such
+    offered: dict[str, Offered] = field(default_factory=dict)  # the client's tool behind each function offered
     history: list[dict[str, Any]] = field(default_factory=list)  # the conversation so far, without instructions
     notes: list[str] = field(default_factory=list)  # what was left out, each a sentence
 
@@ -69,39 +71,57 @@ def _custom_function(tool: Mapping[str, Any], where: str) -> dict[str, Any]:
     return {"name": tool["name"], "description": text.strip(), "parameters": schema}
 
 
-def _tools(tools: Any, notes: list[str]) -> tuple[list[dict[str, Any]], set[str]]:
-    """(chat tools, custom tool names); a note for each hosted tool left out."""
+def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
+              offered: dict[str, Offered]) -> dict[str, Any]:
+    """One function or custom tool (perhaps inside a namespace) as a chat tool; ``offered`` learns its name."""
+    if not isinstance(tool.get("name"), str) or not tool["name"].strip():
+        raise BadRequest(f"{where} needs a non-empty string 'name'", param=f"{where}.name")
+    custom = tool.get("type") == "custom"
+    name = chat_name(tool["name"], namespace)
+    if custom:
+        function = _custom_function(tool, where)
+    else:
+        schema = tool.get("parameters")
+        if schema is None:
+            schema = {"type": "object", "properties": {}}
+        if not isinstance(schema, dict):
+            raise BadRequest(f"{where}.parameters must be a JSON schema object", param=f"{where}.parameters")
+        function = {"parameters": schema}
+        if isinstance(tool.get("description"), str):
+            function["description"] = tool["description"]
+        if isinstance(tool.get("strict"), bool):
+            function["strict"] = tool["strict"]
+    offered[name] = Offered(tool["name"], custom, namespace)
+    return {"type": "function", "function": {**function, "name": name}}
+
+
+def _tools(tools: Any, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
+    """(chat tools, the client's tool behind each); a note for each hosted tool left out. A ``namespace`` tool's
+    functions are offered as ``namespace__name``."""
     if not isinstance(tools, list):
         raise BadRequest("tools must be a list", param="tools")
     out: list[dict[str, Any]] = []
-    custom: set[str] = set()
+    offered: dict[str, Offered] = {}
     for i, tool in enumerate(tools):
         at = f"tools[{i}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
         if not isinstance(kind, str):
             raise BadRequest(f"{at} must be an object with a 'type'", param=f"{at}.type")
-        if kind not in CLIENT_TOOLS:
+        if kind == "namespace":
+            inner = tool.get("tools")
+            if not isinstance(tool.get("name"), str) or not tool["name"] or not isinstance(inner, list):
+                raise BadRequest(f"{at}: a namespace needs a 'name' and a list of 'tools'", param=at)
+            for j, member in enumerate(inner):
+                if isinstance(member, dict) and member.get("type") in CLIENT_TOOLS:
+                    out.append(_function(member, f"{at}.tools[{j}]", tool["name"], offered))
+                else:
+                    raise BadRequest(f"{at}.tools[{j}] must be a function or custom tool", param=f"{at}.tools[{j}]")
+        elif kind in CLIENT_TOOLS:
+            out.append(_function(tool, at, None, offered))
+        else:
             notes.append(f"{at}: a {kind} tool runs on OpenAI's side only; no backend here can run it, so it was "
                          "left out")
-            continue
-        if not isinstance(tool.get("name"), str) or not tool["name"].strip():
-            raise BadRequest(f"{at} needs a non-empty string 'name'", param=f"{at}.name")
-        if kind == "custom":
-            function = _custom_function(tool, at)
-            custom.add(tool["name"])
-        else:
-            schema = tool.get("parameters")
-            if schema is None:
-                schema = {"type": "object", "properties": {}}
-            if not isinstance(schema, dict):
-                raise BadRequest(f"{at}.parameters must be a JSON schema object", param=f"{at}.parameters")
-            function = {"name": tool["name"], "parameters": schema}
-            if isinstance(tool.get("description"), str):
-                function["description"] = tool["description"]
-            if isinstance(tool.get("strict"), bool):
-                function["strict"] = tool["strict"]
-        out.append({"type": "function", "function": function})
-    return out, custom
+    return out, offered
 
 
 def _named(choice: Mapping[str, Any], where: str) -> str:
@@ -118,14 +138,16 @@ def _tool_choice(choice: Any, chat: dict[str, Any]) -> None:
         return
     kind = choice.get("type") if isinstance(choice, dict) else None
     if kind in ("function", "custom"):
-        chat["tool_choice"] = {"type": "function", "function": {"name": _named(choice, "tool_choice")}}
+        name = chat_name(_named(choice, "tool_choice"), choice.get("namespace"))
+        chat["tool_choice"] = {"type": "function", "function": {"name": name}}
     elif kind == "allowed_tools":
         allowed = choice.get("tools")
         mode = choice.get("mode", "auto")
         if not isinstance(allowed, list) or mode not in ("auto", "required"):
             raise BadRequest("tool_choice: allowed_tools needs a 'tools' list and mode 'auto' or 'required'",
                              param="tool_choice")
-        names = {t.get("name") for t in allowed if isinstance(t, dict) and t.get("type") in CLIENT_TOOLS}
+        names = {chat_name(str(t.get("name")), t.get("namespace")) for t in allowed
+                 if isinstance(t, dict) and t.get("type") in CLIENT_TOOLS}
         chat["tools"] = [t for t in chat.get("tools", ()) if t["function"]["name"] in names]
         if not chat["tools"]:
             del chat["tools"]
@@ -229,9 +251,9 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any
     user = body.get("user") or body.get("safety_identifier")
     if isinstance(user, str) and user:
         chat["user"] = user
-    custom: set[str] = set()
+    offered: dict[str, Offered] = {}
     if body.get("tools") is not None:
-        tools, custom = _tools(body["tools"], notes)
+        tools, offered = _tools(body["tools"], notes)
         if tools:
             chat["tools"] = tools
     if body.get("tool_choice") is not None:
@@ -254,5 +276,5 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any
     if body.get("stream") is True:
         chat["stream"] = True
         chat["stream_options"] = {"include_usage": True}
-    return ResponsesRequest(chat=chat, echo=_echo(body), custom_tools=frozenset(custom), history=history,
+    return ResponsesRequest(chat=chat, echo=_echo(body), offered=offered, history=history,
                             notes=notes)

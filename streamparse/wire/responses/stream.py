@@ -23,7 +23,7 @@ from ...core.parser import StreamParser
 from ..chunk_reader import ChunkReader
 from ..completion import completion_to_chunks
 from ..shapes import JSONObject, Tools, _json_object
-from .vocab import CUSTOM_INPUT, call_id, fresh_id, incomplete_reason, usage_from
+from .vocab import CUSTOM_INPUT, Offered, call_id, fresh_id, incomplete_reason, usage_from
 
 __all__ = ["ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text"]
 
@@ -70,16 +70,17 @@ class ResponseStream:
 
     Each method returns the events to send (maybe none). ``start()`` is implied by any other method; after
     ``finish()`` or ``error()`` every method returns ``[]``. ``echo``: the request's settings, repeated in
-    the response object; ``custom_tools``: the function names whose calls leave as ``custom_tool_call`` items.
+    the response object; ``offered``: the client's tool behind each function name the backend was offered (a
+    custom tool's calls leave as ``custom_tool_call`` items, a namespaced tool's with its ``namespace``).
     """
 
     def __init__(self, *, model: str, echo: Mapping[str, Any] | None = None,
-                 custom_tools: frozenset[str] = frozenset(), response_id: str | None = None):
+                 offered: Mapping[str, Offered] | None = None, response_id: str | None = None):
         self._response: dict[str, Any] = {
             "id": response_id or fresh_id("resp_"), "object": "response", "created_at": int(time.time()),
             "status": "in_progress", "error": None, "incomplete_details": None, "model": model, "output": [],
             "usage": None, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], **(echo or {})}
-        self._custom = custom_tools
+        self._offered = offered or {}
         self._seq = 0
         self.started = self.finished = False
         self._open: int | None = None  # output index of the open item
@@ -187,11 +188,14 @@ class ResponseStream:
         if self.finished:
             return []
         ident = call_id(call)
-        if name in self._custom:
-            out = self._open_item("ctc_", {"type": "custom_tool_call", "call_id": ident, "name": name, "input": ""})
+        tool = self._offered.get(name) or Offered(name)
+        where = {"namespace": tool.namespace} if tool.namespace else {}
+        if tool.custom:
+            out = self._open_item("ctc_", {"type": "custom_tool_call", "call_id": ident, "name": tool.name,
+                                           **where, "input": ""})
         else:
             out = self._open_item("fc_", {"type": "function_call", "status": "in_progress", "call_id": ident,
-                                          "name": name, "arguments": ""})
+                                          "name": tool.name, **where, "arguments": ""})
         self._arguments[self.last_call] = []
         return out
 
@@ -278,8 +282,8 @@ class ChunkTranslator(ChunkReader):
     writer: ResponseStream
 
     def __init__(self, *, model: str = "unknown", echo: Mapping[str, Any] | None = None,
-                 custom_tools: frozenset[str] = frozenset(), response_id: str | None = None):
-        super().__init__(ResponseStream(model=model, echo=echo, custom_tools=custom_tools, response_id=response_id))
+                 offered: Mapping[str, Offered] | None = None, response_id: str | None = None):
+        super().__init__(ResponseStream(model=model, echo=echo, offered=offered, response_id=response_id))
 
     @property
     def stream(self) -> ResponseStream:
@@ -287,14 +291,14 @@ class ChunkTranslator(ChunkReader):
 
 
 def response_from_completion(completion: JSONObject, *, model: str | None = None,
-                             echo: Mapping[str, Any] | None = None, custom_tools: frozenset[str] = frozenset(),
+                             echo: Mapping[str, Any] | None = None, offered: Mapping[str, Offered] | None = None,
                              response_id: str | None = None) -> dict[str, Any]:
     """A (rewritten) OpenAI ``chat.completion`` -> a Responses ``response`` object. It is what the stream of the
     same answer accumulates to, by construction: the completion is replayed as chunks through a
     :class:`ChunkTranslator`. Only choice index 0 is used."""
     data = _json_object(completion, "a chat.completion")
     name = model or (data.get("model") if isinstance(data.get("model"), str) else None) or "unknown"
-    translator = ChunkTranslator(model=name, echo=echo, custom_tools=custom_tools, response_id=response_id)
+    translator = ChunkTranslator(model=name, echo=echo, offered=offered, response_id=response_id)
     for chunk in completion_to_chunks(data):
         translator.feed(chunk)
     translator.close()

@@ -9,13 +9,30 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..shapes import _is_object
 
-__all__ = ["fresh_id", "call_id", "usage_from", "incomplete_reason", "CUSTOM_INPUT"]
+__all__ = ["fresh_id", "call_id", "usage_from", "incomplete_reason", "CUSTOM_INPUT", "Offered", "chat_name"]
 
 CUSTOM_INPUT = "input"  # a custom (free-text) tool is offered upstream as a function with this one string argument
+NAMESPACE_SEP = "__"  # a namespaced tool's function name upstream: namespace__name (as vLLM's Responses front)
+
+
+@dataclass(frozen=True)
+class Offered:
+    """The client's tool behind a function offered upstream: its own name, whether it is a custom (free-text)
+    tool, and the namespace it was offered in (Codex routes a call by name and namespace)."""
+
+    name: str
+    custom: bool = False
+    namespace: str | None = None
+
+
+def chat_name(name: str, namespace: Any = None) -> str:
+    """The function name a (namespaced) tool has upstream."""
+    return f"{namespace}{NAMESPACE_SEP}{name}" if isinstance(namespace, str) and namespace else name
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
