@@ -12,6 +12,7 @@ error keeps its status and message.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from starlette.responses import Response
@@ -72,6 +73,10 @@ class Translator(Protocol):
 
     def fail(self, message: str) -> list[dict[str, Any]]: ...
 
+    def keepalive(self) -> list[dict[str, Any]]:
+        """The API's own keep-alive events (the stream's start, if it has not begun); none once it has ended."""
+        ...
+
 
 def _typed_frame(event: Mapping[str, Any]) -> bytes:
     """``event: <type>`` and the event's compact JSON, as Anthropic and the Responses API send them."""
@@ -80,15 +85,38 @@ def _typed_frame(event: Mapping[str, Any]) -> bytes:
 
 class TranslatingWire:
     """Rewritten OpenAI chunks -> another API's typed stream events (``event: <type>`` frames), through a
-    ``Translator``; ``comments`` go first, and ``on_end`` runs once the stream has ended well."""
+    ``Translator``; ``comments`` go first, and ``on_end`` runs once the stream has ended well.
+
+    It is also the stream's ``Keepalive``: the translator's keep-alive events, written only while every piece
+    encoded so far has been sent (``encode`` may run in a worker thread, and its events are numbered), else
+    nothing (the response pings with a comment instead)."""
 
     def __init__(self, translator: Translator, comments: Sequence[str] = (),
                  on_end: Callable[[], None] | None = None):
         self.translator = translator
         self.comments = list(comments)
         self.on_end = on_end
+        self._lock = threading.Lock()
+        self._unsent = False  # a piece encoded has not been sent yet
+
+    def sent(self) -> None:
+        self._unsent = False
+
+    def frame(self) -> bytes:
+        if self._unsent or not self._lock.acquire(blocking=False):
+            return b""
+        try:
+            return b"".join(_typed_frame(event) for event in self.translator.keepalive())
+        finally:
+            self._lock.release()
 
     def encode(self, outputs: list[Output]) -> bytes:
+        with self._lock:
+            data = self._encode(outputs)
+            self._unsent = self._unsent or bool(data)
+        return data
+
+    def _encode(self, outputs: list[Output]) -> bytes:
         frames = [encode_event(comment=c) for c in self.comments]
         self.comments.clear()
         for kind, value in outputs:

@@ -40,7 +40,7 @@ from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
 from .replies import CLIENT_GONE
 from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
-from .sse_out import SSEResponse
+from .sse_out import Keepalive, SSEResponse
 from .upstream import CREDENTIALS, Clock, Failure, Slot, forward_headers, upstream_url
 
 __all__ = ["ChatPipeline", "DIAGNOSTIC_HEADER", "CONSTRAINT_HEADER", "set_header"]
@@ -191,12 +191,15 @@ class ChatPipeline:
             body = self.upstream.relay(resp, clock, sse=True, meter=meter)
         else:
             redactor = self.upstream.redactor
-            wire = MaskingWire(front.wire(), redactor) if redactor else front.wire()
+            inner = front.wire()
+            keepalive = inner if isinstance(inner, Keepalive) else None
+            wire = MaskingWire(inner, redactor) if redactor else inner
             rewriter = ChatStreamRewriter(plan.tools, wire=wire, unmet=plan.unmet,
                                           max_event_chars=self.config.max_event_bytes,
                                           on_events=meter.events if meter is not None else None,
                                           **plan.rewriter_options(payload))
             body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter)
+            return SSEResponse(body, ping=SSE_PING_SECONDS, keepalive=keepalive)
         return SSEResponse(body, ping=SSE_PING_SECONDS)
 
     def whole_response(self, completion: dict[str, Any], status: int, stream: bool, plan: ChatPlan,

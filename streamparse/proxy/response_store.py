@@ -4,7 +4,8 @@ Invariant: the store holds at most ``size`` answers, none older than ``ttl`` sec
 returned, and is dropped when met or when the store is full); it lives in this process only: with
 ``--workers N`` each worker has its own, so a client that chains responses must reach the same worker (or send
 the whole history, as Codex does with ``store: false``). What is kept is the conversation as chat messages
-(without the instructions, which OpenAI does not carry over either) and the response object; the messages an
+(without the instructions, which OpenAI does not carry over either) and the response object, whose output
+items ``item`` finds by id (and only while their answer is kept); the messages an
 answer shares with the one it continues are the same objects, so a long chain costs one reference per message
 per answer, not a copy.
 """
@@ -27,32 +28,48 @@ class Stored:
 
 
 class ResponseStore:
-    """A bounded, expiring map from response id to :class:`Stored`."""
+    """A bounded, expiring map from response id to :class:`Stored`, and from each stored output item's id to the
+    item (an ``item_reference`` names one; the Vercel AI SDK sends them for its earlier steps)."""
 
     def __init__(self, size: int, ttl: float, clock: Callable[[], float] = time.monotonic):
         self.size = size
         self.ttl = ttl
         self._clock = clock
-        self._items: OrderedDict[str, Stored] = OrderedDict()
+        self._answers: OrderedDict[str, Stored] = OrderedDict()
+        self._owners: dict[str, str] = {}  # output item id -> the id of the response that holds it
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._answers)
 
     def get(self, response_id: str) -> Stored | None:
         """The stored answer, or None when it is unknown or expired."""
-        found = self._items.get(response_id)
+        found = self._answers.get(response_id)
         if found is not None and found.expires <= self._clock():
-            del self._items[response_id]
+            self._drop(response_id)
             return None
         return found
+
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        """A stored answer's output item, or None when it is unknown or its answer expired."""
+        owner = self._owners.get(item_id)
+        stored = self.get(owner) if owner is not None else None
+        return next((i for i in stored.response["output"] if i.get("id") == item_id), None) if stored else None
 
     def put(self, response_id: str, messages: list[dict[str, Any]], response: dict[str, Any]) -> None:
         """Keep an answer; the oldest (or any expired) ones go to make room."""
         now = self._clock()
-        self._items[response_id] = Stored(messages, response, now + self.ttl)
-        self._items.move_to_end(response_id)
-        while self._items:
-            oldest_id, oldest = next(iter(self._items.items()))
-            if len(self._items) <= self.size and oldest.expires > now:
+        if response_id in self._answers:
+            self._drop(response_id)
+        self._answers[response_id] = Stored(messages, response, now + self.ttl)
+        self._owners.update((item["id"], response_id) for item in response.get("output", ()) if "id" in item)
+        while self._answers:
+            oldest_id, oldest = next(iter(self._answers.items()))
+            if len(self._answers) <= self.size and oldest.expires > now:
                 break
-            del self._items[oldest_id]
+            self._drop(oldest_id)
+
+    def _drop(self, response_id: str) -> None:
+        stored = self._answers.pop(response_id)
+        for item in stored.response.get("output", ()):
+            if self._owners.get(item.get("id")) == response_id:
+                del self._owners[item["id"]]

@@ -101,7 +101,7 @@ class ResponsesAPI:
         if isinstance(body, Response):
             return body
         try:
-            read = to_chat_request(body, self._previous(body))
+            read = to_chat_request(body, self._previous(body), self.store.item)
             check_chat_request(read.chat)
         except BadRequest as exc:
             return self.replies.refuse(exc, ResponsesFront())

@@ -4,7 +4,8 @@ Invariant: a :class:`ChunkReader` hands its :class:`StreamWriter` everything cho
 order: reasoning (``reasoning_content`` or ``reasoning``), text, and tool call pieces, both in the whole form
 streamparse emits and in fragments (first piece with id and name, then ``arguments`` pieces, possibly for a
 call other than the newest); the finish reason, the stop string vLLM reports, and the usage (which comes in a
-later chunk) are kept for ``close()``. An error object in the stream ends it through ``fail``.
+later chunk) are kept for ``close()``. An error object in the stream ends it through ``fail``; ``keepalive``
+is the writer's own keep-alive (which begins a stream not yet begun).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class StreamWriter(Protocol):
     def finish(self, finish_reason: str | None, *, matched_stop: str | None = None,
                usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
-    def error(self, message: str) -> list[dict[str, Any]]: ...
+    def keepalive(self) -> list[dict[str, Any]]:
+        """The API's keep-alive events (the stream's start, if it has not begun); none once it has ended."""
+        ...
 
 
 def first_choice(choices: Any) -> Mapping[str, Any] | None:
@@ -64,21 +67,27 @@ def error_message(error: Any) -> str:
 
 
 class ChunkReader:
-    """Chunks -> a writer's events, one chunk at a time (see the module's invariant)."""
+    """Chunks -> a writer's events, one chunk at a time (see the module's invariant). A subclass may make its
+    writer from the first chunk (``writer_for``), and says how a failure is written (``fail``)."""
 
-    def __init__(self, writer: StreamWriter, stop_sequences: Sequence[str] = ()):
-        self.writer = writer
+    def __init__(self, writer: StreamWriter | None, stop_sequences: Sequence[str] = ()):
+        self._writer = writer
         self._stops = tuple(stop_sequences)
         self._finish: str | None = None
         self._matched: str | None = None
         self._usage: Mapping[str, Any] | None = None
         self._calls: dict[Any, int] = {}  # OpenAI tool_calls index -> the writer's key for that call
 
+    def writer_for(self, data: Mapping[str, Any]) -> StreamWriter:
+        """The writer, given the chunk at hand (the one passed at construction, here)."""
+        assert self._writer is not None
+        return self._writer
+
     def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
         data = _json_object(chunk, "a chat.completion.chunk")
-        writer = self.writer
         if "error" in data and not data.get("choices"):
-            return writer.error(error_message(data["error"]))  # an error object in the stream
+            return self.fail(error_message(data["error"]))  # an error object in the stream
+        writer = self.writer_for(data)
         if writer.finished:
             return []
         out = writer.start()
@@ -95,16 +104,15 @@ class ChunkReader:
             if isinstance(delta.get("content"), str):
                 out += writer.text(delta["content"])
             if isinstance(delta.get("tool_calls"), list):
-                out += self._tool_calls(delta["tool_calls"])
+                out += self._tool_calls(writer, delta["tool_calls"])
         if choice.get("finish_reason") is not None:
             self._finish = choice["finish_reason"]
             matched = choice.get("stop_reason")  # vLLM reports the stop string that ended the answer here
             self._matched = matched if isinstance(matched, str) and matched in self._stops else None
         return out
 
-    def _tool_calls(self, pieces: list[Any]) -> list[dict[str, Any]]:
+    def _tool_calls(self, writer: StreamWriter, pieces: list[Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        writer = self.writer
         for position, piece in enumerate(pieces):
             if not _is_object(piece):
                 continue
@@ -119,11 +127,15 @@ class ChunkReader:
 
     def close(self) -> list[dict[str, Any]]:
         """The upstream ended: the writer's end (once)."""
-        return self.writer.finish(self._finish, matched_stop=self._matched, usage=self._usage)
+        return self.writer_for({}).finish(self._finish, matched_stop=self._matched, usage=self._usage)
+
+    def keepalive(self) -> list[dict[str, Any]]:
+        """The writer's keep-alive events (a stream that has not begun begins)."""
+        return self.writer_for({}).keepalive()
 
     def fail(self, message: str) -> list[dict[str, Any]]:
-        """The upstream broke: the writer's error ends the stream."""
-        return self.writer.error(message)
+        """The upstream broke: an error event ends the stream (as the subclass's API writes one)."""
+        raise NotImplementedError
 
 
 def _str(value: Any) -> str:

@@ -246,3 +246,61 @@ def test_metrics_label_the_responses_front(proxies: dict[str, ServerThread], mod
     client(proxies["native"]).responses.create(model="m", input="hi")
     page = httpx.get(proxies["native"].url + "/metrics", timeout=30).text
     assert 'route="/v1/responses"' in page and 'front="responses"' in page
+
+
+def test_item_references_to_a_stored_answer(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    """The Vercel AI SDK's way: later steps name the earlier assistant items by id."""
+    model.reset("Checking.\n" + HERMES, "Sunny.")
+    first = client(proxies["native"]).responses.create(model="m", input=ASK, tools=[WEATHER])
+    message, call = first.output
+    second = client(proxies["native"]).responses.create(model="m", tools=[WEATHER], input=[
+        {"role": "user", "content": ASK}, {"type": "item_reference", "id": message.id},
+        {"type": "function_call", "call_id": call.call_id, "name": "get_weather", "arguments": call.arguments},
+        {"type": "function_call_output", "call_id": call.call_id, "output": "sunny"}])
+    assert second.output_text == "Sunny."
+    assert model.requests[-1]["messages"][1]["content"] == "Checking.\n"
+    with pytest.raises(openai.BadRequestError) as info:
+        client(proxies["native"]).responses.create(model="m", input=[{"type": "item_reference", "id": "msg_gone"}])
+    assert info.value.body["param"] == "input[0]"  # type: ignore[index]
+
+
+def test_keepalive_is_an_event_for_the_responses_front(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex's idle timer counts events, not comments: a silent upstream gets response.in_progress again, in
+    sequence, and the stream still accumulates; the Anthropic front pings with its own ping event."""
+    from streamparse.proxy import pipeline
+
+    monkeypatch.setattr(pipeline, "SSE_PING_SECONDS", 0.05)
+    log = FaultLog()
+    with ServerThread(faulty_upstream(log)) as up, \
+            ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as proxy:
+        events = sse(proxy, {"model": "slow", "input": "hi", "stream": True, "tools": [WEATHER]})
+        assert [e["sequence_number"] for e in events] == list(range(len(events)))
+        assert [e["type"] for e in events].count("response.in_progress") > 2
+        assert events[-1]["type"] == "response.completed"
+        assert events[-1]["response"]["output"][0]["content"][0]["text"].startswith("Hello <tool_ tick0")
+        with httpx.Client(timeout=30) as http, http.stream("POST", proxy.url + "/v1/messages", json={
+                "model": "slow", "max_tokens": 50, "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+                headers={"x-api-key": "k"}) as r:
+            body = r.read().decode()
+        assert body.count("event: ping") > 2 and body.rstrip().endswith('{"type":"message_stop"}')
+
+
+def test_a_keepalive_never_overtakes_an_unsent_piece() -> None:
+    from streamparse.proxy.fronts import TranslatingWire
+    from streamparse.proxy.responses import ResponsesFront
+
+    wire = ResponsesFront(model="m").wire()
+    assert isinstance(wire, TranslatingWire)
+    first = wire.frame()
+    assert first.count(b"event: response.") == 2 and b"response.created" in first
+    wire.sent()
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]}
+    assert wire.encode([("chunk", chunk)])
+    assert wire.frame() == b""  # the piece is not sent yet: its numbers come first
+    wire.sent()
+    assert b"event: response.in_progress" in wire.frame()
+    wire.sent()
+    wire.encode([("done", None)])
+    wire.sent()
+    assert wire.frame() == b""  # ended: nothing more

@@ -195,3 +195,16 @@ def test_a_namespace_is_offered_flat_and_its_history_keeps_the_name() -> None:
     assert read.chat["tool_choice"] == {"type": "function", "function": {"name": "multi_agent_v1__spawn_agent"}}
     assert refused(input="x", tools=[{"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]).param \
         == "tools[0].tools[0]"
+
+
+def test_an_item_reference_reads_the_item_it_names() -> None:
+    stored = {"msg_9": {"type": "message", "role": "assistant", "id": "msg_9", "status": "completed",
+                        "content": [{"type": "output_text", "text": "Let me check.", "annotations": []}]}}
+    read = to_chat_request({"model": "m", "input": [
+        {"role": "user", "content": "Weather?"}, {"type": "item_reference", "id": "msg_9"},
+        {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"}]}, items=stored.get)
+    assert read.chat["messages"][1] == {"role": "assistant", "content": "Let me check.", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    with pytest.raises(BadRequest) as info:
+        to_chat_request({"model": "m", "input": [{"type": "item_reference", "id": "msg_0"}]}, items=stored.get)
+    assert info.value.param == "input[0]" and "msg_0" in str(info.value)

@@ -13,10 +13,10 @@ from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mappin
 
 from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ...core.parser import StreamParser
+from ..chunk_reader import ChunkReader
 from ..completion import completion_to_chunks
-from ..shapes import JSONObject, Tools, _is_object, _json_object
-from ..sse import dumps
-from .vocab import _BLOCK_STARTS, _DELTAS, _arguments_text, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
+from ..shapes import JSONObject, Tools, _json_object
+from .vocab import _BLOCK_STARTS, _DELTAS, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
 
 __all__ = ["MessageStream", "ChunkTranslator", "message_from_completion", "message_from_text", "stream_events",
            "stream_events_sync", "events_from_chunks", "events_from_chunks_sync"]
@@ -53,6 +53,11 @@ class MessageStream:
     def block_count(self) -> int:
         """Content blocks opened so far (the open one included)."""
         return len(self._message["content"])
+
+    @property
+    def last_call(self) -> int:
+        """The index of the newest block (after ``tool_start``, its tool_use block: ``call_arguments``' key)."""
+        return len(self._message["content"]) - 1
 
     def _join_text(self) -> None:
         if self._text and self._open is not None:
@@ -131,9 +136,10 @@ class MessageStream:
             return []
         if self._open not in self._json:
             raise ValueError("tool_arguments() needs an open tool_use block: call tool_start() first")
-        return self._arguments(self._open, fragment)
+        return self.call_arguments(self._open, fragment)
 
-    def _arguments(self, index: int, fragment: str) -> list[dict[str, Any]]:
+    def call_arguments(self, index: int, fragment: str) -> list[dict[str, Any]]:
+        """A piece of tool_use block ``index``'s input JSON (a block already closed included: calls interleave)."""
         if not fragment or self.finished:
             return []
         self._json[index].append(fragment)
@@ -168,7 +174,7 @@ class MessageStream:
                 out += started
             elif isinstance(ev, ToolCallDelta):
                 if ev.index in self._live:
-                    out += self._arguments(self._live[ev.index], ev.arguments_fragment)
+                    out += self.call_arguments(self._live[ev.index], ev.arguments_fragment)
             elif isinstance(ev, ToolCall):
                 block = self._live.pop(ev.index, None)
                 if block is None:
@@ -195,6 +201,12 @@ class MessageStream:
         out.append({"type": "message_stop"})
         return out
 
+    def keepalive(self) -> list[dict[str, Any]]:
+        """A ``ping`` (the stream's start, if it has not begun); nothing once it has ended."""
+        if self.finished:
+            return []
+        return self.start() or [{"type": "ping"}]
+
     def error(self, type_: str, message: str) -> list[dict[str, Any]]:
         """An ``error`` event, ending the stream (a failure after the response began)."""
         if self.finished:
@@ -203,103 +215,33 @@ class MessageStream:
         return [{"type": "error", "error": {"type": type_, "message": message}}]
 
 
-def _first_choice(choices: Any) -> Mapping[str, Any] | None:
-    """The choice with index 0 (the only one an Anthropic message has room for)."""
-    for position, choice in enumerate(choices if isinstance(choices, list) else ()):
-        if _is_object(choice) and choice.get("index", position) == 0:
-            return choice
-    return None
-
-
-def _matched_stop(choice: Mapping[str, Any], stop_sequences: Sequence[str]) -> str | None:
-    """vLLM reports the stop string that ended the answer as the choice's ``stop_reason``."""
-    matched = choice.get("stop_reason")
-    return matched if isinstance(matched, str) and matched in stop_sequences else None
-
-
-def _error_message(error: Any) -> str:
-    return _str(error.get("message"), dumps(error)) if _is_object(error) else _str(error, dumps(error))
-
-
-class ChunkTranslator:
-    """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Anthropic stream events, one chunk at a time.
-
-    Only choice index 0 is used. Tool call pieces are read both in the whole-call form streamparse emits and
-    in fragments (first piece with id and name, then ``arguments`` pieces: an upstream's native calls, or
-    streamparse's with ``stream_arguments``); a tool_use block stays open until the next block or the end,
-    since a chunk does not say that a call is complete. The finish
-    reason and usage are remembered until ``close()``, since usage comes in a later chunk.
+class ChunkTranslator(ChunkReader):
+    """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Anthropic stream events, one chunk at a time
+    (read by the shared ``ChunkReader``: choice 0, calls whole or in fragments, the finish reason, the stop
+    string and the usage kept for ``close()``). A tool_use block stays open until the next block or the end,
+    since a chunk does not say that a call is complete.
     """
 
     def __init__(self, *, model: str | None = None, message_id: str | None = None, stop_sequences: Sequence[str] = ()):
         self._model = model
         self._message_id = message_id
-        self._stops = tuple(stop_sequences)
         self._stream: MessageStream | None = None
-        self._finish: str | None = None
-        self._matched: str | None = None
-        self._usage: Mapping[str, Any] | None = None
-        self._blocks: dict[Any, int] = {}  # OpenAI tool_calls index -> tool_use block index
+        super().__init__(None, stop_sequences)
 
     @property
     def stream(self) -> MessageStream:
         """The writer (made on first use, named after the first chunk's model and id)."""
-        return self._writer({})
+        return self.writer_for({})
 
     @property
     def finished(self) -> bool:
         return self._stream is not None and self._stream.finished
 
-    def _writer(self, data: Mapping[str, Any]) -> MessageStream:
+    def writer_for(self, data: Mapping[str, Any]) -> MessageStream:
         if self._stream is None:
             self._stream = MessageStream(model=self._model or _str(data.get("model"), "unknown"),
                                          message_id=self._message_id or message_id(data.get("id")))
         return self._stream
-
-    def feed(self, chunk: JSONObject) -> list[dict[str, Any]]:
-        data = _json_object(chunk, "a chat.completion.chunk")
-        if "error" in data and not data.get("choices"):
-            return self.fail(_error_message(data["error"]))  # an error object in the stream
-        stream = self._writer(data)
-        if stream.finished:
-            return []
-        out = stream.start()
-        if _is_object(data.get("usage")):
-            self._usage = data["usage"]
-        choice = _first_choice(data.get("choices"))
-        if choice is None:
-            return out
-        delta: Any = choice.get("delta")
-        if _is_object(delta):
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # servers may send both
-            if isinstance(reasoning, str):
-                out += stream.thinking(reasoning)
-            if isinstance(delta.get("content"), str):
-                out += stream.text(delta["content"])
-            if isinstance(delta.get("tool_calls"), list):
-                out += self._tool_calls(stream, delta["tool_calls"])
-        if choice.get("finish_reason") is not None:
-            self._finish = choice["finish_reason"]
-            self._matched = _matched_stop(choice, self._stops)
-        return out
-
-    def _tool_calls(self, stream: MessageStream, pieces: list[Any]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for position, piece in enumerate(pieces):
-            if not _is_object(piece):
-                continue
-            key = piece.get("index", position)
-            function = piece["function"] if _is_object(piece.get("function")) else {}
-            if key not in self._blocks:
-                out += stream.tool_start(_str(piece.get("id")), _str(function.get("name")))
-                self._blocks[key] = stream.block_count - 1
-            # A fragment for a block already closed (calls interleaved) still goes to that block's index.
-            out += stream._arguments(self._blocks[key], _arguments_text(function.get("arguments")))
-        return out
-
-    def close(self) -> list[dict[str, Any]]:
-        """The upstream ended: the open block's stop, ``message_delta``, ``message_stop`` (once)."""
-        return self.stream.finish(self._finish, matched_stop=self._matched, usage=self._usage)
 
     def fail(self, message: str, type_: str = "api_error") -> list[dict[str, Any]]:
         """The upstream broke: an ``error`` event ends the stream (the open block is left as it is)."""

@@ -104,11 +104,6 @@ def _input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _arguments_text(value: Any) -> str:
-    """``function.arguments``: normally a string; an object (some servers send one) as its JSON."""
-    return value if isinstance(value, str) else dumps(value) if _is_object(value) else ""
-
-
 def encode_sse(event: Mapping[str, Any]) -> bytes:
     """One event as an SSE frame: ``event: <type>`` and its compact JSON."""
     return f"event: {event['type']}\ndata: {dumps(event)}\n\n".encode("utf-8")

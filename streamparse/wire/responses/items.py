@@ -17,19 +17,22 @@ Mapping:
   one message, as chat templates expect;
 - ``function_call_output`` / ``custom_tool_call_output`` -> ``tool`` messages (list outputs: their text
   parts joined, other parts named);
-- ``item_reference`` -> 400: items are not kept by id (send the item itself, or ``previous_response_id``).
+- ``item_reference`` -> the item it names, found by the caller's lookup (the proxy's stored answers; the Vercel
+  AI SDK refers to its earlier steps this way); 400 when it is not found.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..validation import BadRequest
 from .vocab import CUSTOM_INPUT, chat_name
 
-__all__ = ["Input", "chat_messages", "HOSTED_CALL_ITEMS"]
+__all__ = ["Input", "chat_messages", "HOSTED_CALL_ITEMS", "ItemLookup"]
+
+ItemLookup = Callable[[str], "Mapping[str, Any] | None"]  # an output item by its id, as an answer carried it
 
 _ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 _TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
@@ -138,8 +141,9 @@ class _Builder:
         self.out.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
 
 
-def chat_messages(value: Any, where: str = "input") -> Input:
-    """A request's ``input`` (a string, or a list of items) as chat messages; ``BadRequest`` names what is wrong."""
+def chat_messages(value: Any, where: str = "input", items: ItemLookup | None = None) -> Input:
+    """A request's ``input`` (a string, or a list of items) as chat messages; ``BadRequest`` names what is wrong.
+    ``items``: where an ``item_reference`` finds the item it names (None: nowhere)."""
     if isinstance(value, str):
         return Input([{"role": "user", "content": value}])
     if not isinstance(value, list):
@@ -150,6 +154,12 @@ def chat_messages(value: Any, where: str = "input") -> Input:
         if not isinstance(item, dict):
             raise BadRequest(f"{at} must be an object", param=at)
         kind = item.get("type", "message")
+        if kind == "item_reference":
+            found = items(item["id"]) if items is not None and isinstance(item.get("id"), str) else None
+            if found is None:
+                raise BadRequest(f"{at}: no stored item {item.get('id')!r} (items are kept with the answers this "
+                                 "proxy stored; send the item itself, or previous_response_id)", param=at)
+            item, kind = found, found.get("type", "message")
         if kind == "message":
             build.message(item, at)
         elif kind == "function_call":
@@ -172,9 +182,6 @@ def chat_messages(value: Any, where: str = "input") -> Input:
             continue  # the model's own earlier reasoning: not sent back to a chat backend (as chat clients do)
         elif kind in HOSTED_CALL_ITEMS:
             build.out.notes.append(f"{at}: a {kind} item (a hosted tool's) has no chat form and was left out")
-        elif kind == "item_reference":
-            raise BadRequest(f"{at}: item_reference is not served (items are not kept by id); send the item "
-                             "itself, or previous_response_id", param=at)
         else:
             raise BadRequest(f"{at}: unknown item type {kind!r}", param=f"{at}.type")
     return build.out

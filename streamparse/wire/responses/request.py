@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..validation import BadRequest
-from .items import chat_messages
+from .items import ItemLookup, chat_messages
 from .vocab import CUSTOM_INPUT, Offered, chat_name
 
 __all__ = ["ResponsesRequest", "to_chat_request", "CLIENT_TOOLS"]
@@ -219,16 +219,18 @@ def _echo(body: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] = ()) -> ResponsesRequest:
+def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] = (),
+                    items: ItemLookup | None = None) -> ResponsesRequest:
     """A ``/v1/responses`` body -> the equivalent ``/v1/chat/completions`` body, and what the answer needs.
-    ``previous``: the chat messages of the stored conversation that ``previous_response_id`` names."""
+    ``previous``: the chat messages of the stored conversation that ``previous_response_id`` names; ``items``:
+    where an ``item_reference`` finds its item."""
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("model: a model name is required", param="model")
     _refuse_unserved(body)
     if "input" not in body or body["input"] is None:
         raise BadRequest("input: a string or a list of items is required", param="input")
-    given = chat_messages(body["input"])
+    given = chat_messages(body["input"], items=items)
     history = [dict(m) for m in previous] + given.messages
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):

@@ -263,6 +263,15 @@ class ResponseStream:
         self._response["status"] = "completed"
         return out + [self._event("response.completed", response=self._snapshot())]
 
+    def keepalive(self) -> list[dict[str, Any]]:
+        """``response.in_progress`` again (Codex's idle timer waits for an event; a comment does not count); the
+        stream's start if it has not begun; nothing once it has ended."""
+        if self.finished:
+            return []
+        if not self.started:
+            return self.start()
+        return [self._event("response.in_progress", response={**self._response, "output": []})]
+
     def error(self, message: str, code: str = "server_error") -> list[dict[str, Any]]:
         """``response.failed`` (a failure after the response began): the open item is left as it is."""
         if self.finished:
@@ -279,15 +288,14 @@ class ChunkTranslator(ChunkReader):
     Only choice index 0 is used. A call's item stays open until the next item or the end, since a chunk does
     not say that a call is complete."""
 
-    writer: ResponseStream
-
     def __init__(self, *, model: str = "unknown", echo: Mapping[str, Any] | None = None,
                  offered: Mapping[str, Offered] | None = None, response_id: str | None = None):
-        super().__init__(ResponseStream(model=model, echo=echo, offered=offered, response_id=response_id))
+        self.stream = ResponseStream(model=model, echo=echo, offered=offered, response_id=response_id)
+        super().__init__(self.stream)
 
-    @property
-    def stream(self) -> ResponseStream:
-        return self.writer
+    def fail(self, message: str) -> list[dict[str, Any]]:
+        """The upstream broke: ``response.failed`` ends the stream."""
+        return self.stream.error(message)
 
 
 def response_from_completion(completion: JSONObject, *, model: str | None = None,
