@@ -132,3 +132,11 @@ def test_every_python_block_in_the_docs_is_an_example_file() -> None:
     for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
         for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
             assert block in examples or re.fullmatch(r'--8<-- "examples/[\w.]+"\n', block), (page.name, block[:80])
+
+
+def test_responses_client_example_gets_function_calls_through_the_demo_proxy(demo_proxy: str) -> None:
+    out = run_example("responses_client.py", STREAMPARSE_URL=demo_proxy)
+    calls = re.findall(r"\[function_call call_\w+\] (.*)", out)
+    assert calls == ['get_weather({"city": "Paris", "metric": true})', 'get_weather({"city": "Oslo", "days": 2})']
+    assert "Done; <b>HTML</b> and a < b stay text." in out and "<tool_call>" not in out
+    assert out.rstrip().endswith("status: completed; items: ['message', 'function_call', 'function_call', 'message']")

@@ -119,8 +119,8 @@ def _tools(tools: Any, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str
         elif kind in CLIENT_TOOLS:
             out.append(_function(tool, at, None, offered))
         else:
-            notes.append(f"{at}: a {kind} tool runs on OpenAI's side only; no backend here can run it, so it was "
-                         "left out")
+            notes.append(f"{at}: a {kind} tool has no chat-completions form (OpenAI's servers run it, or its calls "
+                         "are items of their own), so it was left out")
     return out, offered
 
 
