@@ -140,3 +140,10 @@ def test_responses_client_example_gets_function_calls_through_the_demo_proxy(dem
     assert calls == ['get_weather({"city": "Paris", "metric": true})', 'get_weather({"city": "Oslo", "days": 2})']
     assert "Done; <b>HTML</b> and a < b stay text." in out and "<tool_call>" not in out
     assert out.rstrip().endswith("status: completed; items: ['message', 'function_call', 'function_call', 'message']")
+
+
+def test_agents_sdk_example_runs_a_tool_loop_through_the_demo_proxy(demo_proxy: str) -> None:
+    out = run_example("agents_sdk.py", STREAMPARSE_URL=demo_proxy).splitlines()
+    assert out[:2] == ["[tool] get_weather(city='Paris', metric=True, days=1)",
+                       "[tool] get_weather(city='Oslo', metric=True, days=2)"]
+    assert out[-1].startswith("final: The tools answered: ") and "sunny in" in out[-1]

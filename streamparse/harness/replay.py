@@ -41,8 +41,25 @@ def tokens(text: str) -> list[str]:
 BIG_WRITE = "write_file:"  # model "write_file:<chars>": a call writing that many characters, sent unpaced
 
 
+def tool_result(request: Mapping[str, Any]) -> str | None:
+    """The text of the tool result a chat request ends with (a ``tool`` message, or one written into a user
+    message by tool prompting), else None."""
+    messages = request.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages and isinstance(messages[-1], dict) else {}
+    content = last.get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    if last.get("role") == "tool" or (last.get("role") == "user" and "<tool_response" in text):
+        return text
+    return None
+
+
 def example_script(outputs: Mapping[str, str] = EXAMPLES) -> Script:
+    """The recorded answer the request's model names; once the tools have answered (the request ends with a
+    tool result), a short text that quotes it, so an agent's loop ends as it would with a model."""
     def script(request: Mapping[str, Any], _choice: int) -> str:
+        result = tool_result(request)
+        if result is not None:
+            return f"The tools answered: {' '.join(result.split())[:200]}"
         model = str(request.get("model"))
         if model.startswith(BIG_WRITE) and model[len(BIG_WRITE):].isdigit():
             return big_write(min(int(model[len(BIG_WRITE):]), 64 << 20))
