@@ -13,11 +13,14 @@ from typing import Any, Iterator
 import httpx
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from streamparse.proxy.app import create_app
 from streamparse.proxy.config import Backend, ProxyConfig
 from streamparse.proxy.runner import ServerThread
 
+from budget import examples
 from upstreams import HERMES, QWEN3, FaultLog, RecordingModel, faulty_upstream
 
 WEATHER = {"type": "function", "name": "get_weather", "description": "Current weather for a city",
@@ -304,3 +307,58 @@ def test_a_keepalive_never_overtakes_an_unsent_piece() -> None:
     wire.encode([("done", None)])
     wire.sent()
     assert wire.frame() == b""  # ended: nothing more
+
+
+def test_diagnostics_reach_a_responses_client_as_header_and_comments() -> None:
+    unit = {"type": "function", "name": "set_unit", "parameters": {
+        "type": "object", "properties": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}
+    model = RecordingModel('<tool_call>{"name": "set_unit", "arguments": {"unit": "Celsius"}}</tool_call>')
+    body = {"model": "m", "input": "go", "tools": [unit]}
+    with ServerThread(model.app()) as up, ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as px:
+        raw = httpx.post(px.url + "/v1/responses", json=body, timeout=30)
+        assert {n["code"] for n in json.loads(raw.headers["x-streamparse-diagnostics"])} == {"coerced"}
+        assert json.loads(raw.json()["output"][0]["arguments"]) == {"unit": "celsius"}
+        with httpx.stream("POST", px.url + "/v1/responses", json={**body, "stream": True}, timeout=30) as r:
+            lines = list(r.iter_lines())
+        assert any(line.startswith(": streamparse diagnostic ") and '"coerced"' in line for line in lines)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_demanded_tool_is_asked_again_or_said_missing(stream: bool) -> None:
+    time_tool = {"type": "function", "name": "get_time", "parameters": {"type": "object"}}
+    other = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    model = RecordingModel(other, HERMES)
+    with ServerThread(model.app()) as up, ServerThread(create_app(ProxyConfig.single(
+            up.url + "/v1", {"tool_prompt": "hermes", "tool_prompt_retry": True}))) as px:
+        response = client(px).responses.create(model="m", input=ASK, tools=[WEATHER, time_tool],
+                                               tool_choice={"type": "function", "name": "get_weather"})
+        assert gist(response) == [("function_call", ("get_weather", {"city": "Paris"}))] and len(model.requests) == 2
+        model.reset(other)
+        events = sse(px, {"model": "m", "input": ASK, "tools": [WEATHER, time_tool], "stream": True,
+                          "tool_choice": "required"}) if stream else None
+    if events is not None:
+        assert [e["item"]["name"] for e in events if e["type"] == "response.output_item.done"] == ["get_time"]
+
+
+def test_a_body_over_the_limit_is_413_in_openai_shape() -> None:
+    with ServerThread(create_app(ProxyConfig.single("http://127.0.0.1:9/v1", max_body_bytes=1000))) as px:
+        r = httpx.post(px.url + "/v1/responses", json={"model": "m", "input": "x" * 2000}, timeout=30)
+    assert r.status_code == 413 and "limit" in r.json()["error"]["message"]
+
+
+BODIES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                          st.sampled_from(["model", "input", "tools", "tool_choice", "type", "role", "content",
+                                           "name", "call_id", "text", "format", "previous_response_id", "store",
+                                           "reasoning", "instructions", "output", "arguments"]), inner, max_size=4),
+                      max_leaves=16)
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["input", "tools", "tool_choice", "text", "previous_response_id", "store",
+                                        "instructions", "reasoning", "max_output_tokens"]), BODIES, max_size=4))
+def test_no_body_gets_a_500(proxies: dict[str, ServerThread], model: RecordingModel, body: dict[str, Any]) -> None:
+    model.reset("Hi.")
+    r = httpx.post(proxies["native"].url + "/v1/responses", json={"model": "m", **body}, timeout=30)
+    assert r.status_code in (200, 400), r.text
+    assert (r.json().get("error") is not None) == (r.status_code == 400)
