@@ -144,6 +144,6 @@ def test_responses_client_example_gets_function_calls_through_the_demo_proxy(dem
 
 def test_agents_sdk_example_runs_a_tool_loop_through_the_demo_proxy(demo_proxy: str) -> None:
     out = run_example("agents_sdk.py", STREAMPARSE_URL=demo_proxy).splitlines()
-    assert out[:2] == ["[tool] get_weather(city='Paris', metric=True, days=1)",
-                       "[tool] get_weather(city='Oslo', metric=True, days=2)"]
+    assert sorted(out[:2]) == ["[tool] get_weather(city='Oslo', metric=True, days=2)",  # run concurrently
+                               "[tool] get_weather(city='Paris', metric=True, days=1)"]
     assert out[-1].startswith("final: The tools answered: ") and "sunny in" in out[-1]

@@ -162,8 +162,10 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
 KEYS = st.sampled_from(["input", "tools", "tool_choice", "text", "reasoning", "instructions", "max_output_tokens",
                         "store", "temperature", "parallel_tool_calls", "background", "previous_response_id"])
 ITEM = st.fixed_dictionaries({"type": st.sampled_from(["message", "function_call", "function_call_output",
-                                                       "custom_tool_call", "reasoning", "web_search_call"])},
-                             optional={"role": st.sampled_from(["user", "assistant", "system", "x"]),
+                                                       "custom_tool_call", "reasoning", "web_search_call",
+                                                       "item_reference"]) | JSON},
+                             optional={"role": st.sampled_from(["user", "assistant", "system", "x"]) | JSON,
+                                       "id": JSON, "namespace": JSON,
                                        "content": JSON, "call_id": JSON, "name": JSON, "arguments": JSON,
                                        "output": JSON, "input": JSON})
 
@@ -171,8 +173,9 @@ ITEM = st.fixed_dictionaries({"type": st.sampled_from(["message", "function_call
 @settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(KEYS, JSON | st.lists(ITEM, max_size=4), max_size=5))
 def test_any_body_is_translated_or_refused(body: dict[str, Any]) -> None:
+    stored = {"msg_1": {"type": "message", "role": "assistant", "content": "hi"}}
     try:
-        read = to_chat_request({"model": "m", **body})
+        read = to_chat_request({"model": "m", **body}, items=lambda i: stored.get(i))
     except BadRequest as exc:
         assert str(exc)
     else:

@@ -119,7 +119,8 @@ class _Builder:
         self.out = Input()
 
     def message(self, item: Mapping[str, Any], where: str) -> None:
-        role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
+        given = item.get("role")
+        role = _ROLES.get(given) if isinstance(given, str) else None
         if role is None:
             raise BadRequest(f"{where}.role must be 'user', 'assistant', 'system' or 'developer'",
                              param=f"{where}.role")
@@ -154,12 +155,14 @@ def chat_messages(value: Any, where: str = "input", items: ItemLookup | None = N
         if not isinstance(item, dict):
             raise BadRequest(f"{at} must be an object", param=at)
         kind = item.get("type", "message")
+        if not isinstance(kind, str):
+            raise BadRequest(f"{at}.type must be a string", param=f"{at}.type")
         if kind == "item_reference":
             found = items(item["id"]) if items is not None and isinstance(item.get("id"), str) else None
             if found is None:
                 raise BadRequest(f"{at}: no stored item {item.get('id')!r} (items are kept with the answers this "
                                  "proxy stored; send the item itself, or previous_response_id)", param=at)
-            item, kind = found, found.get("type", "message")
+            item, kind = found, str(found.get("type", "message"))
         if kind == "message":
             build.message(item, at)
         elif kind == "function_call":
