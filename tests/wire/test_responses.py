@@ -215,7 +215,7 @@ def test_an_upstream_error_fails_the_response() -> None:
 
 
 def test_custom_tool_calls_leave_as_custom_tool_call_items() -> None:
-    stream = ResponseStream(model="m", offered={"apply_patch": Offered("apply_patch", custom=True)})
+    stream = ResponseStream(model="m", offered={"apply_patch": Offered("apply_patch", "custom")})
     patch = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"
     events = stream.start() + stream.tool_call("call_1", "apply_patch", json.dumps({"input": patch})) + stream.finish()
     types = [e["type"] for e in events]
@@ -247,3 +247,12 @@ def test_a_namespaced_call_goes_back_with_its_namespace() -> None:
     events = stream.tool_call("call_1", "multi_agent_v1__spawn_agent", '{"task": "x"}') + stream.finish()
     item = accumulate(events)["output"][0]
     assert (item["type"], item["name"], item["namespace"]) == ("function_call", "spawn_agent", "multi_agent_v1")
+
+
+def test_a_tool_search_call_goes_back_as_its_own_item() -> None:
+    stream = ResponseStream(model="m", offered={"tool_search": Offered("tool_search", "tool_search")})
+    events = stream.tool_call("call_1", "tool_search", '{"query": "spawn agent"}') + stream.finish()
+    assert "response.function_call_arguments.delta" not in [e["type"] for e in events]
+    item = accumulate(events)["output"][0]
+    assert item == {"id": item["id"], "type": "tool_search_call", "status": "completed", "call_id": "call_1",
+                    "execution": "client", "arguments": {"query": "spawn agent"}}

@@ -83,7 +83,7 @@ def test_tools_custom_and_hosted() -> None:
                                                         "strict": True, "parameters": WEATHER["parameters"]}}
     assert patch["function"]["parameters"]["required"] == ["input"]
     assert "start: begin_patch hunk+ end_patch" in patch["function"]["description"]
-    assert read.offered == {"get_weather": Offered("get_weather"), "apply_patch": Offered("apply_patch", custom=True)}
+    assert read.offered == {"get_weather": Offered("get_weather"), "apply_patch": Offered("apply_patch", "custom")}
     assert len(read.notes) == 1 and "tools[2]: a web_search tool" in read.notes[0]
     assert read.echo["tools"] == [WEATHER, PATCH, {"type": "web_search"}]  # the response repeats what was asked
 
@@ -192,8 +192,8 @@ def test_a_namespace_is_offered_flat_and_its_history_keeps_the_name() -> None:
          "arguments": "{}"}, {"type": "function_call_output", "call_id": "c1", "output": "ok"}],
         "tool_choice": {"type": "function", "name": "spawn_agent", "namespace": "multi_agent_v1"}})
     assert [t["function"]["name"] for t in read.chat["tools"]] == ["multi_agent_v1__spawn_agent", "multi_agent_v1__note"]
-    assert read.offered == {"multi_agent_v1__spawn_agent": Offered("spawn_agent", False, "multi_agent_v1"),
-                            "multi_agent_v1__note": Offered("note", True, "multi_agent_v1")}
+    assert read.offered == {"multi_agent_v1__spawn_agent": Offered("spawn_agent", "function", "multi_agent_v1"),
+                            "multi_agent_v1__note": Offered("note", "custom", "multi_agent_v1")}
     assert read.chat["messages"][0]["tool_calls"][0]["function"]["name"] == "multi_agent_v1__spawn_agent"
     assert read.chat["tool_choice"] == {"type": "function", "function": {"name": "multi_agent_v1__spawn_agent"}}
     assert refused(input="x", tools=[{"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]).param \
@@ -211,3 +211,24 @@ def test_an_item_reference_reads_the_item_it_names() -> None:
     with pytest.raises(BadRequest) as info:
         to_chat_request({"model": "m", "input": [{"type": "item_reference", "id": "msg_0"}]}, items=stored.get)
     assert info.value.param == "input[0]" and "msg_0" in str(info.value)
+
+
+def test_a_client_run_tool_search_and_the_tools_it_found() -> None:
+    search = {"type": "tool_search", "execution": "client", "description": "Find tools.",
+              "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}
+    found = {"type": "namespace", "name": "multi_agent_v1", "tools": [
+        {"type": "function", "name": "spawn_agent", "parameters": {"type": "object"}}]}
+    read = to_chat_request({"model": "m", "tools": [search, {"type": "tool_search"}], "input": [
+        {"role": "user", "content": "spawn a helper"},
+        {"type": "tool_search_call", "call_id": "c1", "execution": "client", "arguments": {"query": "agent"}},
+        {"type": "tool_search_output", "call_id": "c1", "execution": "client", "tools": [found]}]})
+    assert [t["function"]["name"] for t in read.chat["tools"]] == ["tool_search", "multi_agent_v1__spawn_agent"]
+    assert read.offered["tool_search"] == Offered("tool_search", "tool_search")
+    assert read.offered["multi_agent_v1__spawn_agent"] == Offered("spawn_agent", "function", "multi_agent_v1")
+    assert read.chat["messages"][1]["tool_calls"][0]["function"] == {"name": "tool_search",
+                                                                     "arguments": '{"query": "agent"}'}
+    assert read.chat["messages"][2] == {"role": "tool", "tool_call_id": "c1",
+                                        "content": "Tools found, now available: multi_agent_v1"}
+    assert len(read.notes) == 1 and "tools[1]: a tool_search tool" in read.notes[0]  # the server-run one
+    assert refused(input=[{"type": "tool_search_output", "call_id": "c", "execution": "client", "tools": 3}]).param \
+        == "input[0].tools"

@@ -17,6 +17,8 @@ Mapping:
   one message, as chat templates expect;
 - ``function_call_output`` / ``custom_tool_call_output`` -> ``tool`` messages (list outputs: their text
   parts joined, other parts named);
+- ``tool_search_call`` / ``tool_search_output`` that the client ran -> a ``tool_search`` call and its result
+  (the tools found are listed in ``found_tools``, to be offered); run by OpenAI's servers -> left out, noted;
 - ``item_reference`` -> the item it names, found by the caller's lookup (the proxy's stored answers; the Vercel
   AI SDK refers to its earlier steps this way); 400 when it is not found.
 """
@@ -41,7 +43,7 @@ HOSTED_CALL_ITEMS = frozenset({
     "web_search_call", "file_search_call", "computer_call", "computer_call_output", "image_generation_call",
     "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
     "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
-    "apply_patch_call_output", "tool_search_call", "tool_search_output", "compaction",
+    "apply_patch_call_output", "compaction",
 })
 
 
@@ -51,6 +53,7 @@ class Input:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    found_tools: list[tuple[str, Any]] = field(default_factory=list)  # (where, tools a client's tool_search found)
 
 
 def _string(item: Mapping[str, Any], key: str, where: str) -> str:
@@ -181,6 +184,16 @@ def chat_messages(value: Any, where: str = "input", items: ItemLookup | None = N
             if "output" not in item:
                 raise BadRequest(f"{at}.output is required", param=f"{at}.output")
             build.result(_string(item, "call_id", at), _output_text(item["output"], f"{at}.output"))
+        elif kind in ("tool_search_call", "tool_search_output") and item.get("execution") == "client":
+            if kind == "tool_search_call":
+                arguments = json.dumps(item.get("arguments"), ensure_ascii=False)
+                build.call(_string(item, "call_id", at), "tool_search", arguments)
+            else:
+                found = item.get("tools")
+                build.out.found_tools.append((f"{at}.tools", found))
+                names = [t.get("name") for t in found if isinstance(t, dict)] if isinstance(found, list) else []
+                listed = ", ".join(map(str, names)) or "none"
+                build.result(_string(item, "call_id", at), f"Tools found, now available: {listed}")
         elif kind == "reasoning":
             continue  # the model's own earlier reasoning: not sent back to a chat backend (as chat clients do)
         elif kind in HOSTED_CALL_ITEMS:

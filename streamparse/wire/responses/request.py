@@ -12,7 +12,9 @@ Mapping (fields not listed are ignored: they tune OpenAI's own service, e.g. ``s
 - ``tools``: ``function`` tools as they are; a ``custom`` tool (free text in, the way Codex offers
   ``apply_patch``) -> a function with one string argument ``input`` (its grammar, if any, in the description);
   a ``namespace`` tool's functions -> functions named ``namespace__name`` (their calls go back with
-  ``namespace``, as Codex routes them);
+  ``namespace``, as Codex routes them); a ``tool_search`` the client runs (``execution: "client"``) -> a
+  function ``tool_search`` whose calls go back as ``tool_search_call`` items, and the tools its outputs found
+  (``tool_search_output`` items) are offered from then on;
   hosted tools (web search, file search, computer use, code interpreter, MCP...) run on OpenAI's side only: left
   out, with a note; ``tool_choice`` auto / none / required / a function / a custom tool / ``allowed_tools``
   (the tools narrowed to the allowed ones); forcing a hosted tool -> 400;
@@ -35,7 +37,9 @@ from .vocab import CUSTOM_INPUT, Offered, chat_name
 
 __all__ = ["ResponsesRequest", "to_chat_request", "CLIENT_TOOLS"]
 
-CLIENT_TOOLS = ("function", "custom")  # tool types the client runs itself: the only ones a backend can call
+CLIENT_TOOLS = ("function", "custom")  # tool types the client runs itself (and tool_search, when it says so)
+TOOL_SEARCH = "tool_search"  # the function a client-run tool_search is offered as
+_SEARCH_PARAMETERS = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 _CHOICES = ("auto", "none", "required")
 
@@ -76,9 +80,9 @@ def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
     """One function or custom tool (perhaps inside a namespace) as a chat tool; ``offered`` learns its name."""
     if not isinstance(tool.get("name"), str) or not tool["name"].strip():
         raise BadRequest(f"{where} needs a non-empty string 'name'", param=f"{where}.name")
-    custom = tool.get("type") == "custom"
+    kind = str(tool.get("type"))
     name = chat_name(tool["name"], namespace)
-    if custom:
+    if kind == "custom":
         function = _custom_function(tool, where)
     else:
         schema = tool.get("parameters")
@@ -91,19 +95,21 @@ def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
             function["description"] = tool["description"]
         if isinstance(tool.get("strict"), bool):
             function["strict"] = tool["strict"]
-    offered[name] = Offered(tool["name"], custom, namespace)
+    offered[name] = Offered(tool["name"], kind, namespace)
     return {"type": "function", "function": {**function, "name": name}}
 
 
-def _tools(tools: Any, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
+def _tools(tools: Any, notes: list[str], where: str = "tools",
+           offered: dict[str, Offered] | None = None) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
     """(chat tools, the client's tool behind each); a note for each hosted tool left out. A ``namespace`` tool's
-    functions are offered as ``namespace__name``."""
+    functions are offered as ``namespace__name``; a ``tool_search`` the client runs, as a function
+    ``tool_search``."""
     if not isinstance(tools, list):
-        raise BadRequest("tools must be a list", param="tools")
+        raise BadRequest(f"{where} must be a list", param=where)
     out: list[dict[str, Any]] = []
-    offered: dict[str, Offered] = {}
+    offered = {} if offered is None else offered
     for i, tool in enumerate(tools):
-        at = f"tools[{i}]"
+        at = f"{where}[{i}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
         if not isinstance(kind, str):
             raise BadRequest(f"{at} must be an object with a 'type'", param=f"{at}.type")
@@ -118,6 +124,10 @@ def _tools(tools: Any, notes: list[str]) -> tuple[list[dict[str, Any]], dict[str
                     raise BadRequest(f"{at}.tools[{j}] must be a function or custom tool", param=f"{at}.tools[{j}]")
         elif kind in CLIENT_TOOLS:
             out.append(_function(tool, at, None, offered))
+        elif kind == "tool_search" and tool.get("execution") == "client":
+            search = {"name": TOOL_SEARCH, "description": tool.get("description"), "type": kind,
+                      "parameters": tool.get("parameters") or _SEARCH_PARAMETERS}
+            out.append(_function(search, at, None, offered))
         else:
             notes.append(f"{at}: a {kind} tool has no chat-completions form (OpenAI's servers run it, or its calls "
                          "are items of their own), so it was left out")
@@ -254,10 +264,13 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any
     if isinstance(user, str) and user:
         chat["user"] = user
     offered: dict[str, Offered] = {}
+    tools: list[dict[str, Any]] = []
     if body.get("tools") is not None:
         tools, offered = _tools(body["tools"], notes)
-        if tools:
-            chat["tools"] = tools
+    for where, found in given.found_tools:  # what a client-run tool_search found: offered from then on
+        tools += _tools(found, notes, where, offered)[0]
+    if tools:
+        chat["tools"] = list({t["function"]["name"]: t for t in tools}.values())
     if body.get("tool_choice") is not None:
         _tool_choice(body["tool_choice"], chat)
         if "tools" not in chat and chat.get("tool_choice") not in ("none", "auto"):

@@ -65,6 +65,14 @@ def custom_input(arguments: str) -> str:
     return value if isinstance(value, str) else arguments
 
 
+def search_arguments(arguments: str) -> Any:
+    """A ``tool_search_call``'s arguments: the JSON value the model wrote (its text, if it is not JSON)."""
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except (ValueError, RecursionError):
+        return arguments
+
+
 class ResponseStream:
     """Sans-I/O writer of one response's stream events (dicts with a ``type``).
 
@@ -144,6 +152,8 @@ class ResponseStream:
             item["arguments"] = "".join(self._arguments[index])
             out.append(self._event("response.function_call_arguments.done", **ids, name=item["name"],
                                    arguments=item["arguments"]))
+        elif kind == "tool_search_call":  # its arguments are a JSON value, known once they are whole
+            item["arguments"] = search_arguments("".join(self._arguments[index]))
         else:  # a custom tool's call: its input is known once its arguments are whole
             item["input"] = custom_input("".join(self._arguments[index]))
             if item["input"]:
@@ -184,15 +194,19 @@ class ResponseStream:
         return self._delta("thinking", s)
 
     def tool_start(self, call: str, name: str) -> list[dict[str, Any]]:
-        """Open a call item: ``function_call``, or ``custom_tool_call`` for a custom tool's name."""
+        """Open a call item: ``function_call``; ``custom_tool_call`` for a custom tool; ``tool_search_call`` for
+        the client's ``tool_search``."""
         if self.finished:
             return []
         ident = call_id(call)
         tool = self._offered.get(name) or Offered(name)
         where = {"namespace": tool.namespace} if tool.namespace else {}
-        if tool.custom:
+        if tool.kind == "custom":
             out = self._open_item("ctc_", {"type": "custom_tool_call", "call_id": ident, "name": tool.name,
                                            **where, "input": ""})
+        elif tool.kind == "tool_search":
+            out = self._open_item("tsc_", {"type": "tool_search_call", "status": "in_progress", "call_id": ident,
+                                           "execution": "client", "arguments": {}})
         else:
             out = self._open_item("fc_", {"type": "function_call", "status": "in_progress", "call_id": ident,
                                           "name": tool.name, **where, "arguments": ""})
@@ -207,10 +221,13 @@ class ResponseStream:
         self._arguments[index].append(fragment)
         item = self._response["output"][index]
         if index != self._open:  # a late fragment for an item already done: keep the response up to date
+            whole = "".join(self._arguments[index])
             if item["type"] == "function_call":
-                item["arguments"] += fragment
+                item["arguments"] = whole
+            elif item["type"] == "tool_search_call":
+                item["arguments"] = search_arguments(whole)
             else:
-                item["input"] = custom_input("".join(self._arguments[index]))
+                item["input"] = custom_input(whole)
         if item["type"] != "function_call":
             return []
         return [self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,

@@ -22,11 +22,12 @@ NAMESPACE_SEP = "__"  # a namespaced tool's function name upstream: namespace__n
 
 @dataclass(frozen=True)
 class Offered:
-    """The client's tool behind a function offered upstream: its own name, whether it is a custom (free-text)
-    tool, and the namespace it was offered in (Codex routes a call by name and namespace)."""
+    """The client's tool behind a function offered upstream: its own name, its type (``function``; ``custom``, a
+    free-text tool; ``tool_search``, run by the client), and the namespace it was offered in (Codex routes a
+    call by name and namespace)."""
 
     name: str
-    custom: bool = False
+    kind: str = "function"
     namespace: str | None = None
 
 
