@@ -22,7 +22,8 @@ drain_timeout = 30              # on SIGTERM / Ctrl-C: seconds in-flight answers
                                 # ended properly (held text, an error event, [DONE]); new connections are refused
 ready_cache = 5                 # seconds /readyz remembers whether the upstreams answered
 responses_store_size = 1000     # POST /v1/responses: answers kept for previous_response_id (in this process
-responses_store_ttl = 3600      # only, not shared across workers), and for how many seconds
+responses_store_ttl = 3600      # only, not shared across workers), for how many seconds, and how many
+responses_store_chars = 268435456  # characters of JSON they may hold in all
 
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
@@ -191,6 +192,7 @@ class ProxyConfig:
     ready_cache: float = 5.0
     responses_store_size: int = 1000
     responses_store_ttl: float = 3600.0
+    responses_store_chars: int = 256 << 20
 
     def __post_init__(self) -> None:
         for f in fields(self):

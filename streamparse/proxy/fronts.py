@@ -12,6 +12,7 @@ error keeps its status and message.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -21,6 +22,8 @@ from ..wire.anthropic import ChunkTranslator, error_body as anthropic_error, mes
 from ..wire.sse import OpenAIWire, Output, Wire, dumps, encode_event
 
 __all__ = ["Front", "OpenAIFront", "AnthropicFront", "OPENAI", "JSONBody", "Translator", "TranslatingWire"]
+
+log = logging.getLogger("streamparse.server")
 
 
 class JSONBody(Response):
@@ -106,9 +109,16 @@ class TranslatingWire:
         if self._unsent or not self._lock.acquire(blocking=False):
             return b""
         try:
-            return b"".join(_typed_frame(event) for event in self.translator.keepalive())
+            if self._unsent:  # an encode finished between the first look and the lock
+                return b""
+            return self._comments() + b"".join(_typed_frame(event) for event in self.translator.keepalive())
         finally:
             self._lock.release()
+
+    def _comments(self) -> bytes:
+        """The comments still to go first, once."""
+        frames, self.comments = [encode_event(comment=c) for c in self.comments], []
+        return b"".join(frames)
 
     def encode(self, outputs: list[Output]) -> bytes:
         with self._lock:
@@ -117,8 +127,8 @@ class TranslatingWire:
         return data
 
     def _encode(self, outputs: list[Output]) -> bytes:
-        frames = [encode_event(comment=c) for c in self.comments]
-        self.comments.clear()
+        frames = [self._comments()]
+        ended = False
         for kind, value in outputs:
             if kind == "chunk":
                 events = self.translator.feed(value)
@@ -130,13 +140,17 @@ class TranslatingWire:
                 continue
             elif kind == "done":
                 events = self.translator.close()
-                if self.on_end is not None:
-                    self.on_end()
+                ended = True
             else:
                 error = value.get("error") if isinstance(value, dict) else None
                 message = error.get("message") if isinstance(error, dict) else None
                 events = self.translator.fail(str(message or error or value))
             frames.extend(_typed_frame(event) for event in events)
+        if ended and self.on_end is not None:
+            try:
+                self.on_end()
+            except Exception:  # what runs after the end never takes the end from the client
+                log.exception("after the end of a stream")
         return b"".join(frames)
 
 

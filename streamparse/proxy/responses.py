@@ -54,10 +54,15 @@ class ResponsesFront(OpenAIFront):
                                offered=req.offered if req else None)
 
     def _keep(self, response: dict[str, Any]) -> None:
-        """Store an answer that ended, for ``previous_response_id``."""
+        """Store an answer that ended, for ``previous_response_id``. One whose items cannot be read back as a
+        conversation (an upstream's call with no name) is not stored, and the log says why."""
         if self.store is None or self.request is None or response.get("status") not in ("completed", "incomplete"):
             return
-        answer = chat_messages(response["output"]).messages  # output items are input items too
+        try:
+            answer = chat_messages(response["output"]).messages  # output items are input items too
+        except BadRequest as exc:
+            log.warning("responses: answer %s not stored: %s", response.get("id"), exc)
+            return
         self.store.put(response["id"], self.request.history + answer, response)
 
     def wire(self) -> Wire:
@@ -80,7 +85,8 @@ class ResponsesAPI:
     def __init__(self, config: ProxyConfig, replies: Replies, chat: ChatPipeline):
         self.replies = replies
         self.chat = chat
-        self.store = ResponseStore(config.responses_store_size, config.responses_store_ttl)
+        self.store = ResponseStore(config.responses_store_size, config.responses_store_ttl,
+                                   config.responses_store_chars)
 
     def _previous(self, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The stored conversation ``previous_response_id`` names (``BadRequest`` when there is none)."""

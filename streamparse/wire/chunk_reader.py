@@ -1,7 +1,7 @@
 """OpenAI ``chat.completion.chunk`` dicts read once, for every front that writes another API's stream.
 
 Invariant: a :class:`ChunkReader` hands its :class:`StreamWriter` everything choice 0 of the chunks says, in
-order: reasoning (``reasoning_content`` or ``reasoning``), text, and tool call pieces, both in the whole form
+order: reasoning (``reasoning_content`` or ``reasoning``), text (a ``refusal`` too), and tool call pieces, both in the whole form
 streamparse emits and in fragments (first piece with id and name, then ``arguments`` pieces, possibly for a
 call other than the newest); the finish reason, the stop string vLLM reports, and the usage (which comes in a
 later chunk) are kept for ``close()``. An error object in the stream ends it through ``fail``; ``keepalive``
@@ -103,6 +103,8 @@ class ChunkReader:
                 out += writer.thinking(reasoning)
             if isinstance(delta.get("content"), str):
                 out += writer.text(delta["content"])
+            if isinstance(delta.get("refusal"), str):  # OpenAI's refusal: said as text, never lost
+                out += writer.text(delta["refusal"])
             if isinstance(delta.get("tool_calls"), list):
                 out += self._tool_calls(writer, delta["tool_calls"])
         if choice.get("finish_reason") is not None:
@@ -117,6 +119,8 @@ class ChunkReader:
             if not _is_object(piece):
                 continue
             key = piece.get("index", position)
+            if not isinstance(key, (int, str)):
+                key = position
             function = piece["function"] if _is_object(piece.get("function")) else {}
             if key not in self._calls:
                 out += writer.tool_start(_str(piece.get("id")), _str(function.get("name")))

@@ -49,3 +49,13 @@ def test_storing_an_id_again_replaces_it() -> None:
     store.put("resp_0", [], answer(0))
     store.put("resp_0", [{"role": "user", "content": "again"}], {"id": "resp_0", "output": []})
     assert len(store) == 1 and store.item("msg_0") is None
+
+
+def test_the_character_budget_drops_the_oldest_and_refuses_a_giant() -> None:
+    store = ResponseStore(size=100, ttl=60, max_chars=2000)
+    big = [{"role": "user", "content": "x" * 600}]
+    for n in range(4):
+        store.put(f"resp_{n}", big, answer(n))
+    assert store.chars <= 2000 and store.get("resp_0") is None and store.get("resp_3") is not None
+    store.put("resp_giant", [{"role": "user", "content": "y" * 5000}], answer(9))
+    assert store.get("resp_giant") is None and store.get("resp_3") is not None

@@ -362,3 +362,35 @@ def test_no_body_gets_a_500(proxies: dict[str, ServerThread], model: RecordingMo
     r = httpx.post(proxies["native"].url + "/v1/responses", json={"model": "m", **body}, timeout=30)
     assert r.status_code in (200, 400), r.text
     assert (r.json().get("error") is not None) == (r.status_code == 400)
+
+
+def test_a_native_call_with_no_name_is_answered_not_stored() -> None:
+    """An answer whose items cannot be read back as a conversation still reaches the client whole; only the
+    store leaves it out (the review's 500 and cut stream)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, StreamingResponse
+    from starlette.routing import Route
+
+    call = {"id": "call_x", "type": "function", "function": {"name": "", "arguments": "{}"}}
+
+    async def chat(request: Request) -> Any:
+        body = json.loads(await request.body())
+        if not body.get("stream"):
+            return JSONResponse({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                 "finish_reason": "tool_calls"}]})
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"tool_calls": [{**call, "index": 0}]}, "finish_reason": "tool_calls"}]}
+        return StreamingResponse(iter([f"data: {json.dumps(chunk)}\n\n", "data: [DONE]\n\n"]),
+                                 media_type="text/event-stream")
+
+    upstream = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    with ServerThread(upstream) as up, ServerThread(create_app(ProxyConfig.single(up.url + "/v1"))) as px:
+        whole = httpx.post(px.url + "/v1/responses", json={"model": "m", "input": "go", "tools": [WEATHER]}, timeout=30)
+        assert whole.status_code == 200 and whole.json()["output"][0]["type"] == "function_call"
+        events = sse(px, {"model": "m", "input": "go", "tools": [WEATHER], "stream": True})
+        assert events[-1]["type"] == "response.completed"
+        r = httpx.post(px.url + "/v1/responses", timeout=30,
+                       json={"model": "m", "input": "again", "previous_response_id": whole.json()["id"]})
+        assert r.status_code == 400 and r.json()["error"]["param"] == "previous_response_id"

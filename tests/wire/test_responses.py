@@ -36,20 +36,24 @@ def check_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     types = [e["type"] for e in events]
     assert types[:2] == ["response.created", "response.in_progress"] and types[-1] in _ENDS
     assert sum(t in _ENDS for t in types) == 1
-    open_index, next_index = None, 0
+    open_items: dict[int, str] = {}  # output index -> type; text items one at a time, calls may overlap
+    next_index = 0
     for event in events[2:-1]:
         if event["type"] == "response.output_item.added":
-            assert open_index is None and event["output_index"] == next_index
-            open_index, next_index = next_index, next_index + 1
+            kind = event["item"]["type"]
+            assert event["output_index"] == next_index
+            assert not open_items if kind in ("message", "reasoning") else \
+                all(k not in ("message", "reasoning") for k in open_items.values())
+            open_items[next_index] = kind
+            next_index += 1
         elif event["type"] == "response.output_item.done":
-            assert event["output_index"] == open_index
-            open_index = None
-        else:
-            assert event["output_index"] == open_index, event
+            assert open_items.pop(event["output_index"]) == event["item"]["type"]
+        elif event["type"] != "response.in_progress":
+            assert event["output_index"] in open_items, event
     final = events[-1]["response"]
     assert all(e["response"]["id"] == final["id"] for e in events if "response" in e)
     if final["status"] != "failed":
-        assert open_index is None
+        assert not open_items
         done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
         assert final["output"] == done
     Response.model_validate(final)  # the openai package's own type, validated
@@ -161,14 +165,15 @@ def test_streamed_arguments_open_the_item_at_once() -> None:
 
 # ---------------------------------------------------------------- chunks and completions
 
-def test_native_fragments_and_a_late_fragment() -> None:
+def test_native_fragments_of_two_calls_interleaved() -> None:
     translator = ChunkTranslator(model="m")
     events = []
     first = {"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
     second = {"index": 1, "id": "call_b", "type": "function", "function": {"name": "get_time", "arguments": '{"tz"'}}
     events += translator.feed(chunk({"tool_calls": [first]}))
-    events += translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]}))
+    events += translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]}))
     events += translator.feed(chunk({"tool_calls": [second]}))
+    events += translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}))
     events += translator.feed(chunk({"tool_calls": [{"index": 1, "function": {"arguments": ': "UTC"}'}}]}))
     events += translator.feed(chunk(finish="tool_calls"))
     events += translator.feed({**BASE, "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 4}})
@@ -176,6 +181,8 @@ def test_native_fragments_and_a_late_fragment() -> None:
     response = accumulate(events)
     assert gist(response) == [("function_call", ("get_weather", PARIS)), ("function_call", ("get_time", {"tz": "UTC"}))]
     assert [i["call_id"] for i in response["output"]] == ["call_a", "call_b"]
+    done = [e["item"]["arguments"] for e in events if e["type"] == "response.output_item.done"]
+    assert done == ['{"city": "Paris"}', '{"tz": "UTC"}']  # a client runs a call when it is done: never cut
     assert response["usage"] == {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens": 4,
                                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 13}
 
@@ -256,3 +263,37 @@ def test_a_tool_search_call_goes_back_as_its_own_item() -> None:
     item = accumulate(events)["output"][0]
     assert item == {"id": item["id"], "type": "tool_search_call", "status": "completed", "call_id": "call_1",
                     "execution": "client", "arguments": {"query": "spawn agent"}}
+
+
+def test_review_findings_call_ids_refusals_failures_and_fresh_lists() -> None:
+    # two calls the upstream gave one id: the second gets a fresh one (the SDK keys a call item on it)
+    stream = ResponseStream(model="m")
+    events = stream.tool_call("call_1", "get_weather", "{}") + stream.tool_call("call_1", "get_time", "{}")
+    ids = [i["call_id"] for i in accumulate(events + stream.finish())["output"]]
+    assert ids[0] == "call_1" and ids[1] != "call_1" and ids[1].startswith("call_")
+    # a refusal is text, never lost
+    translator = ChunkTranslator(model="m")
+    events = translator.feed(chunk({"content": None, "refusal": "I can't help with that."})) + translator.close()
+    assert gist(accumulate(events)) == [("message", "I can't help with that.")]
+    # a failure keeps what was sent of the open item
+    translator = ChunkTranslator(model="m")
+    events = translator.feed(chunk({"content": "Hello there"})) + translator.fail("upstream died")
+    item = check_order(events)[-1]["response"]["output"][0]
+    assert item["content"][0]["text"] == "Hello there" and item["status"] == "incomplete"
+    # each item has its own lists (a caller may append to one)
+    first = response_from_text("Hello")
+    first["output"][0]["content"][0]["annotations"].append(1)
+    assert response_from_text("x")["output"][0]["content"][0]["annotations"] == []
+    # an index the upstream wrote as a list is read as the piece's position
+    translator = ChunkTranslator(model="m")
+    piece = {"index": [], "id": "c", "function": {"name": "get_weather", "arguments": "{}"}}
+    assert gist(accumulate(translator.feed(chunk({"tool_calls": [piece]})) + translator.close())) == [
+        ("function_call", ("get_weather", {}))]
+
+
+def test_a_custom_tool_call_has_a_status() -> None:
+    stream = ResponseStream(model="m", offered={"apply_patch": Offered("apply_patch", "custom")})
+    events = stream.tool_start("c", "apply_patch")
+    assert events[-1]["item"]["status"] == "in_progress"
+    events += stream.call_arguments(stream.last_call, '{"input": "x"}') + stream.finish()
+    assert accumulate(events)["output"][0]["status"] == "completed"

@@ -232,3 +232,10 @@ def test_a_client_run_tool_search_and_the_tools_it_found() -> None:
     assert len(read.notes) == 1 and "tools[1]: a tool_search tool" in read.notes[0]  # the server-run one
     assert refused(input=[{"type": "tool_search_output", "call_id": "c", "execution": "client", "tools": 3}]).param \
         == "input[0].tools"
+
+
+def test_two_tools_offered_under_one_name_are_refused() -> None:
+    flat = {"type": "function", "name": "ns__f"}
+    spaced = {"type": "namespace", "name": "ns", "tools": [{"type": "function", "name": "f"}]}
+    assert refused(input="x", tools=[flat, spaced]).param == "tools[1].tools[0].name"
+    assert refused(input="x", tools=[WEATHER, WEATHER]).param == "tools[1].name"

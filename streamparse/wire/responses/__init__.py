@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from .items import HOSTED_CALL_ITEMS, Input, chat_messages
 from .request import CLIENT_TOOLS, ResponsesRequest, to_chat_request
-from .stream import ChunkTranslator, ResponseStream, custom_input, response_from_completion, response_from_text
-from .vocab import CUSTOM_INPUT, Offered, chat_name, fresh_id, usage_from
+from .stream import ChunkTranslator, ResponseStream, response_from_completion, response_from_text
+from .vocab import CUSTOM_INPUT, Offered, chat_name, custom_input, fresh_id, usage_from
 
 __all__ = ["ResponsesRequest", "to_chat_request", "chat_messages", "Input", "HOSTED_CALL_ITEMS", "CLIENT_TOOLS",
            "ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text", "custom_input",

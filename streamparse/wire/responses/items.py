@@ -3,8 +3,9 @@
 Invariant: ``chat_messages`` returns messages that say what the items said, in their order, or raises
 ``BadRequest`` naming the item (``input[3].content[1]``); it never drops content silently. What it leaves
 out on purpose is only what a chat backend cannot be given back and need not be: the model's own earlier
-``reasoning`` items, and the call items of hosted tools (web search, file search, computer use...), which a
-proxy never makes; each of these is listed in ``Input.notes``.
+``reasoning`` items (as chat clients do), and the call items of hosted tools (web search, file search,
+computer use...), which a
+proxy never makes (each of these is listed in ``Input.notes``).
 
 Mapping:
 - a string -> one ``user`` message;

@@ -76,12 +76,15 @@ def _custom_function(tool: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
-              offered: dict[str, Offered]) -> dict[str, Any]:
-    """One function or custom tool (perhaps inside a namespace) as a chat tool; ``offered`` learns its name."""
+              offered: dict[str, Offered], found: bool = False) -> dict[str, Any]:
+    """One function or custom tool (perhaps inside a namespace) as a chat tool; ``offered`` learns its name.
+    Two tools the request offers under one name are refused (tools a search ``found`` again are the same)."""
     if not isinstance(tool.get("name"), str) or not tool["name"].strip():
         raise BadRequest(f"{where} needs a non-empty string 'name'", param=f"{where}.name")
     kind = str(tool.get("type"))
     name = chat_name(tool["name"], namespace)
+    if name in offered and not found:
+        raise BadRequest(f"{where}: another tool is offered as {name!r} already", param=f"{where}.name")
     if kind == "custom":
         function = _custom_function(tool, where)
     else:
@@ -99,8 +102,8 @@ def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
     return {"type": "function", "function": {**function, "name": name}}
 
 
-def _tools(tools: Any, notes: list[str], where: str = "tools",
-           offered: dict[str, Offered] | None = None) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
+def _tools(tools: Any, notes: list[str], where: str = "tools", offered: dict[str, Offered] | None = None,
+           found: bool = False) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
     """(chat tools, the client's tool behind each); a note for each hosted tool left out. A ``namespace`` tool's
     functions are offered as ``namespace__name``; a ``tool_search`` the client runs, as a function
     ``tool_search``."""
@@ -119,15 +122,15 @@ def _tools(tools: Any, notes: list[str], where: str = "tools",
                 raise BadRequest(f"{at}: a namespace needs a 'name' and a list of 'tools'", param=at)
             for j, member in enumerate(inner):
                 if isinstance(member, dict) and member.get("type") in CLIENT_TOOLS:
-                    out.append(_function(member, f"{at}.tools[{j}]", tool["name"], offered))
+                    out.append(_function(member, f"{at}.tools[{j}]", tool["name"], offered, found))
                 else:
                     raise BadRequest(f"{at}.tools[{j}] must be a function or custom tool", param=f"{at}.tools[{j}]")
         elif kind in CLIENT_TOOLS:
-            out.append(_function(tool, at, None, offered))
+            out.append(_function(tool, at, None, offered, found))
         elif kind == "tool_search" and tool.get("execution") == "client":
             search = {"name": TOOL_SEARCH, "description": tool.get("description"), "type": kind,
                       "parameters": tool.get("parameters") or _SEARCH_PARAMETERS}
-            out.append(_function(search, at, None, offered))
+            out.append(_function(search, at, None, offered, found))
         else:
             notes.append(f"{at}: a {kind} tool has no chat-completions form (OpenAI's servers run it, or its calls "
                          "are items of their own), so it was left out")
@@ -229,7 +232,7 @@ def _echo(body: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any]] = (),
+def to_chat_request(body: Mapping[str, Any], previous: Sequence[dict[str, Any]] = (),
                     items: ItemLookup | None = None) -> ResponsesRequest:
     """A ``/v1/responses`` body -> the equivalent ``/v1/chat/completions`` body, and what the answer needs.
     ``previous``: the chat messages of the stored conversation that ``previous_response_id`` names; ``items``:
@@ -241,7 +244,7 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any
     if "input" not in body or body["input"] is None:
         raise BadRequest("input: a string or a list of items is required", param="input")
     given = chat_messages(body["input"], items=items)
-    history = [dict(m) for m in previous] + given.messages
+    history = [*previous, *given.messages]  # the stored messages themselves: nothing downstream modifies them
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise BadRequest("instructions must be a string", param="instructions")
@@ -268,7 +271,7 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[Mapping[str, Any
     if body.get("tools") is not None:
         tools, offered = _tools(body["tools"], notes)
     for where, found in given.found_tools:  # what a client-run tool_search found: offered from then on
-        tools += _tools(found, notes, where, offered)[0]
+        tools += _tools(found, notes, where, offered, found=True)[0]
     if tools:
         chat["tools"] = list({t["function"]["name"]: t for t in tools}.values())
     if body.get("tool_choice") is not None:

@@ -5,25 +5,25 @@ Invariant: a :class:`ResponseStream`'s events form one well-ordered Responses st
 ``response.output_item.added``, its content events (``content_part.added`` / ``output_text.delta``* /
 ``output_text.done`` / ``content_part.done`` for a message; the ``reasoning_text`` events for reasoning;
 ``function_call_arguments.delta``* / ``.done`` for a call; ``custom_tool_call_input.delta`` / ``.done`` for a
-custom tool's call) and ``response.output_item.done``, one item open at a time, output indexes from 0; then one
-of ``response.completed`` / ``response.incomplete`` / ``response.failed``, whose ``response`` has every item as
-its ``done`` event gave it. Every event has the next ``sequence_number`` from 0. ``response`` is what the
-events accumulate to, and what the non-streaming functions return for the same input. No item holds only
+custom tool's call) and ``response.output_item.done``, output indexes from 0; a text or reasoning item is open
+alone, call items may be open together (until text begins, or the end); then one of ``response.completed`` /
+``response.incomplete`` / ``response.failed``, whose ``response`` has every item as its ``done`` event gave it
+(and, failed, the open items as far as they were sent). Every event has the next ``sequence_number`` from 0;
+call ids are unique within a response. ``response`` is what the events accumulate to, and what the non-streaming functions return for the same input. No item holds only
 whitespace (such text waits for the item's first other character, and is dropped if none comes).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ...core.parser import StreamParser
 from ..chunk_reader import ChunkReader
 from ..completion import completion_to_chunks
 from ..shapes import JSONObject, Tools, _json_object
-from .vocab import CUSTOM_INPUT, Offered, call_id, fresh_id, incomplete_reason, usage_from
+from .vocab import Offered, call_id, custom_input, fresh_id, incomplete_reason, search_arguments, usage_from
 
 __all__ = ["ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text"]
 
@@ -31,46 +31,23 @@ class _TextKind(NamedTuple):
     """How an item of text or reasoning is written."""
 
     prefix: str  # of its id
-    item: dict[str, Any]  # its skeleton
-    part: dict[str, Any]  # its one content part, empty
+    item: Callable[[], dict[str, Any]]  # a fresh skeleton of it
+    part: Callable[[], dict[str, Any]]  # a fresh empty content part
     delta: str  # the event types of its text
     done: str
-    extra: dict[str, Any]  # what each text event carries besides
+    logprobs: bool  # its text events carry ``logprobs`` (output_text's do)
 
 
 _TEXT_KINDS = {
-    "text": _TextKind("msg_", {"type": "message", "role": "assistant", "status": "in_progress", "content": []},
-                      {"type": "output_text", "text": "", "annotations": [], "logprobs": []},
-                      "response.output_text.delta", "response.output_text.done", {"logprobs": []}),
-    "thinking": _TextKind("rs_", {"type": "reasoning", "summary": [], "content": [], "status": "in_progress"},
-                          {"type": "reasoning_text", "text": ""},
-                          "response.reasoning_text.delta", "response.reasoning_text.done", {}),
+    "text": _TextKind("msg_", lambda: {"type": "message", "role": "assistant", "status": "in_progress", "content": []},
+                      lambda: {"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+                      "response.output_text.delta", "response.output_text.done", True),
+    "thinking": _TextKind("rs_", lambda: {"type": "reasoning", "summary": [], "content": [], "status": "in_progress"},
+                          lambda: {"type": "reasoning_text", "text": ""},
+                          "response.reasoning_text.delta", "response.reasoning_text.done", False),
 }
 _KIND_OF_ITEM = {"message": "text", "reasoning": "thinking"}
-
-
-def custom_input(arguments: str) -> str:
-    """A custom tool's input from the arguments of the function that stood for it: ``{"input": "…"}`` gives
-    its string; an object with one string value gives that value; anything else is the text the model wrote."""
-    try:
-        value = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return arguments
-    if isinstance(value, dict):
-        if isinstance(value.get(CUSTOM_INPUT), str):
-            return str(value[CUSTOM_INPUT])
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(value) == 1 and strings:
-            return strings[0]
-    return value if isinstance(value, str) else arguments
-
-
-def search_arguments(arguments: str) -> Any:
-    """A ``tool_search_call``'s arguments: the JSON value the model wrote (its text, if it is not JSON)."""
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except (ValueError, RecursionError):
-        return arguments
+_CALL_PREFIXES = {"function_call": "fc_", "custom_tool_call": "ctc_", "tool_search_call": "tsc_"}
 
 
 class ResponseStream:
@@ -80,6 +57,9 @@ class ResponseStream:
     ``finish()`` or ``error()`` every method returns ``[]``. ``echo``: the request's settings, repeated in
     the response object; ``offered``: the client's tool behind each function name the backend was offered (a
     custom tool's calls leave as ``custom_tool_call`` items, a namespaced tool's with its ``namespace``).
+
+    Call items stay open together until a text or reasoning item begins, or the end: a client runs a call
+    when its item is done (Codex does), and an upstream may interleave the fragments of several calls.
     """
 
     def __init__(self, *, model: str, echo: Mapping[str, Any] | None = None,
@@ -91,15 +71,18 @@ class ResponseStream:
         self._offered = offered or {}
         self._seq = 0
         self.started = self.finished = False
-        self._open: int | None = None  # output index of the open item
+        self._text: int | None = None  # output index of the open text or reasoning item
+        self._calls: list[int] = []  # output indexes of the open call items, oldest first
         self._pieces: list[str] = []  # the open text or reasoning item's text so far
         self._arguments: dict[int, list[str]] = {}  # a call item's output index -> its arguments so far
+        self._ids: set[str] = set()  # call ids given out: unique within the response, as clients key on them
         self._blank_kind, self._blank = "", ""  # whitespace waiting to begin an item of that kind
         self._live: dict[int, int] = {}  # parser index of a started call -> its item's output index
 
     @property
     def response(self) -> dict[str, Any]:
-        """The response object the events so far accumulate to."""
+        """The response object the events so far accumulate to (an open item's text and arguments are written
+        into it when it is done)."""
         return self._response
 
     @property
@@ -123,44 +106,62 @@ class ResponseStream:
         return [self._event("response.created", response=self._snapshot()),
                 self._event("response.in_progress", response=self._snapshot())]
 
-    def _open_item(self, prefix: str, item: dict[str, Any]) -> list[dict[str, Any]]:
-        out = self.start() + self._close_item()
+    def _open_item(self, prefix: str, item: dict[str, Any], call: bool) -> list[dict[str, Any]]:
+        """Add an item; a text item ends the open call items, any item ends the open text item."""
+        out = self.start() + self._close_text() + ([] if call else self._close_calls())
         self._blank = ""  # whitespace held for an item that did not come
         item = {"id": fresh_id(prefix), **item}
-        self._open = index = len(self._response["output"])
+        index = len(self._response["output"])
         self._response["output"].append(item)
+        if call:
+            self._calls.append(index)
+            self._arguments[index] = []
+        else:
+            self._text = index
         return out + [self._event("response.output_item.added", output_index=index, item=dict(item))]
 
-    def _close_item(self, status: str = "completed") -> list[dict[str, Any]]:
-        index = self._open
-        if index is None:
-            return []
-        self._open = None
-        item = self._response["output"][index]
+    def _close_text(self, status: str = "completed") -> list[dict[str, Any]]:
+        index, self._text = self._text, None
+        return [] if index is None else self._done(index, status)
+
+    def _close_calls(self, status: str = "completed") -> list[dict[str, Any]]:
+        indexes, self._calls = self._calls, []
+        return [event for index in indexes for event in self._done(index, status)]
+
+    def _written(self, index: int) -> dict[str, Any]:
+        """Item ``index`` with what it holds so far written into it."""
+        item: dict[str, Any] = self._response["output"][index]
         kind = item["type"]
-        out: list[dict[str, Any]] = []
-        ids = {"item_id": item["id"], "output_index": index}
         if kind in _KIND_OF_ITEM:
-            text = "".join(self._pieces)
-            self._pieces.clear()
-            how = _TEXT_KINDS[_KIND_OF_ITEM[kind]]
-            part = {**how.part, "text": text}
-            item["content"] = [part]
-            out += [self._event(how.done, **ids, content_index=0, text=text, **how.extra),
-                    self._event("response.content_part.done", **ids, content_index=0, part=dict(part))]
+            item["content"] = [{**_TEXT_KINDS[_KIND_OF_ITEM[kind]].part(), "text": "".join(self._pieces)}]
         elif kind == "function_call":
             item["arguments"] = "".join(self._arguments[index])
-            out.append(self._event("response.function_call_arguments.done", **ids, name=item["name"],
-                                   arguments=item["arguments"]))
         elif kind == "tool_search_call":  # its arguments are a JSON value, known once they are whole
             item["arguments"] = search_arguments("".join(self._arguments[index]))
         else:  # a custom tool's call: its input is known once its arguments are whole
             item["input"] = custom_input("".join(self._arguments[index]))
+        return item
+
+    def _done(self, index: int, status: str) -> list[dict[str, Any]]:
+        item = self._written(index)
+        kind = item["type"]
+        out: list[dict[str, Any]] = []
+        ids = {"item_id": item["id"], "output_index": index}
+        if kind in _KIND_OF_ITEM:
+            self._pieces = []
+            how = _TEXT_KINDS[_KIND_OF_ITEM[kind]]
+            part = item["content"][0]
+            extra: dict[str, Any] = {"logprobs": []} if how.logprobs else {}
+            out += [self._event(how.done, **ids, content_index=0, text=part["text"], **extra),
+                    self._event("response.content_part.done", **ids, content_index=0, part=dict(part))]
+        elif kind == "function_call":
+            out.append(self._event("response.function_call_arguments.done", **ids, name=item["name"],
+                                   arguments=item["arguments"]))
+        elif kind == "custom_tool_call":
             if item["input"]:
                 out.append(self._event("response.custom_tool_call_input.delta", **ids, delta=item["input"]))
             out.append(self._event("response.custom_tool_call_input.done", **ids, input=item["input"]))
-        if "status" in item:
-            item["status"] = status
+        item["status"] = status
         return out + [self._event("response.output_item.done", output_index=index, item=dict(item))]
 
     def _delta(self, kind: str, s: str) -> list[dict[str, Any]]:
@@ -170,19 +171,21 @@ class ResponseStream:
             return []
         how = _TEXT_KINDS[kind]
         output = self._response["output"]
-        if self._open is not None and output[self._open]["type"] == how.item["type"]:
+        if self._text is not None and _KIND_OF_ITEM[output[self._text]["type"]] == kind:
             out = self.start()
         else:
             s = (self._blank if self._blank_kind == kind else "") + s
             self._blank_kind, self._blank = kind, s
             if s.isspace():
                 return self.start()
-            out = self._open_item(how.prefix, {**how.item, "content": []})
+            out = self._open_item(how.prefix, how.item(), call=False)
             out.append(self._event("response.content_part.added", item_id=output[-1]["id"],
-                                   output_index=self._open, content_index=0, part=dict(how.part)))
+                                   output_index=self._text, content_index=0, part=how.part()))
         self._pieces.append(s)
-        out.append(self._event(how.delta, item_id=output[self._open]["id"], output_index=self._open,
-                               content_index=0, delta=s, **how.extra))
+        index = len(output) - 1  # the open text item is the newest
+        extra: dict[str, Any] = {"logprobs": []} if how.logprobs else {}
+        out.append(self._event(how.delta, item_id=output[index]["id"], output_index=index, content_index=0,
+                               delta=s, **extra))
         return out
 
     def text(self, s: str) -> list[dict[str, Any]]:
@@ -195,49 +198,54 @@ class ResponseStream:
 
     def tool_start(self, call: str, name: str) -> list[dict[str, Any]]:
         """Open a call item: ``function_call``; ``custom_tool_call`` for a custom tool; ``tool_search_call`` for
-        the client's ``tool_search``."""
+        the client's ``tool_search``. Its ``call_id`` is the upstream's, unless the response already has it."""
         if self.finished:
             return []
         ident = call_id(call)
+        while ident in self._ids:
+            ident = fresh_id("call_")
+        self._ids.add(ident)
         tool = self._offered.get(name) or Offered(name)
         where = {"namespace": tool.namespace} if tool.namespace else {}
+        item: dict[str, Any]
         if tool.kind == "custom":
-            out = self._open_item("ctc_", {"type": "custom_tool_call", "call_id": ident, "name": tool.name,
-                                           **where, "input": ""})
+            item = {"type": "custom_tool_call", "status": "in_progress", "call_id": ident, "name": tool.name,
+                    **where, "input": ""}
         elif tool.kind == "tool_search":
-            out = self._open_item("tsc_", {"type": "tool_search_call", "status": "in_progress", "call_id": ident,
-                                           "execution": "client", "arguments": {}})
+            item = {"type": "tool_search_call", "status": "in_progress", "call_id": ident, "execution": "client",
+                    "arguments": {}}
         else:
-            out = self._open_item("fc_", {"type": "function_call", "status": "in_progress", "call_id": ident,
-                                          "name": tool.name, **where, "arguments": ""})
-        self._arguments[self.last_call] = []
-        return out
+            item = {"type": "function_call", "status": "in_progress", "call_id": ident, "name": tool.name, **where,
+                    "arguments": ""}
+        return self._open_item(_CALL_PREFIXES[item["type"]], item, call=True)
 
     def call_arguments(self, index: int, fragment: str) -> list[dict[str, Any]]:
-        """A piece of call item ``index``'s arguments: ``function_call_arguments.delta`` (a custom tool's
-        input is sent whole when its item closes)."""
+        """A piece of call item ``index``'s arguments: ``function_call_arguments.delta`` (a custom tool's input
+        and a tool search's arguments are sent whole when the item is done)."""
         if not fragment or self.finished or index not in self._arguments:
             return []
         self._arguments[index].append(fragment)
+        if index not in self._calls:  # a late fragment for an item already done: keep the response up to date
+            self._written(index)
+            return []
         item = self._response["output"][index]
-        if index != self._open:  # a late fragment for an item already done: keep the response up to date
-            whole = "".join(self._arguments[index])
-            if item["type"] == "function_call":
-                item["arguments"] = whole
-            elif item["type"] == "tool_search_call":
-                item["arguments"] = search_arguments(whole)
-            else:
-                item["input"] = custom_input(whole)
         if item["type"] != "function_call":
             return []
         return [self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
                             delta=fragment)]
 
+    def _close_call(self, index: int) -> list[dict[str, Any]]:
+        if index not in self._calls:
+            return []
+        self._calls.remove(index)
+        return self._done(index, "completed")
+
     def tool_call(self, call: str, name: str, arguments: str) -> list[dict[str, Any]]:
         """A whole call: its item added, its arguments, and its item done."""
         out = self.tool_start(call, name)
         if out:
-            out += self.call_arguments(self.last_call, arguments) + self._close_item()
+            index = self.last_call
+            out += self.call_arguments(index, arguments) + self._close_call(index)
         return out
 
     def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
@@ -258,20 +266,18 @@ class ResponseStream:
                 out += self.call_arguments(live[ev.index], ev.arguments_fragment)
             elif isinstance(ev, ToolCall):
                 item = live.pop(ev.index, None)
-                if item is None:
-                    out += self.tool_call(ev.id, ev.name, ev.arguments)
-                elif item == self._open and not self.finished:
-                    out += self._close_item()
+                out += self.tool_call(ev.id, ev.name, ev.arguments) if item is None else self._close_call(item)
         return out
 
     def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
                usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Close the open item; then ``response.completed``, or ``response.incomplete`` when the answer was cut
-        (``length``: ``max_output_tokens``; ``content_filter``)."""
+        """The open items done; then ``response.completed``, or ``response.incomplete`` when the answer was cut
+        (``length``: ``max_output_tokens``; ``content_filter``), its open items ``incomplete`` too."""
         if self.finished:
             return []
         reason = incomplete_reason(finish_reason)
-        out = self.start() + self._close_item("incomplete" if reason else "completed")
+        status = "incomplete" if reason else "completed"
+        out = self.start() + self._close_text(status) + self._close_calls(status)
         self.finished = True
         self._response["usage"] = usage_from(usage)
         if reason:
@@ -290,11 +296,14 @@ class ResponseStream:
         return [self._event("response.in_progress", response={**self._response, "output": []})]
 
     def error(self, message: str, code: str = "server_error") -> list[dict[str, Any]]:
-        """``response.failed`` (a failure after the response began): the open item is left as it is."""
+        """``response.failed`` (a failure after the response began); the items still open hold what was sent of
+        them, marked ``incomplete``, with no ``done`` event."""
         if self.finished:
             return []
         out = self.start()
         self.finished = True
+        for index in ([self._text] if self._text is not None else []) + self._calls:
+            self._written(index)["status"] = "incomplete"
         self._response.update(status="failed", error={"code": code, "message": message})
         return out + [self._event("response.failed", response=self._snapshot())]
 

@@ -1,4 +1,5 @@
-"""OpenAI Responses vocabulary: ids, usage and the reason an answer is incomplete.
+"""OpenAI Responses vocabulary: ids, usage, the reason an answer is incomplete, and the values of the items that
+stand for a client's own tools (a custom tool's input, a tool search's arguments).
 
 Invariant: every value made here is one the Responses API itself could send: ids carry the prefix of their
 kind (``resp_``, ``msg_``, ``fc_``, ``ctc_``, ``rs_``) and only ``[A-Za-z0-9_-]``; usage has every count the
@@ -7,6 +8,7 @@ openai package's ``ResponseUsage`` requires, each a non-negative integer; a stat
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -14,7 +16,8 @@ from typing import Any, Mapping
 
 from ..shapes import _is_object
 
-__all__ = ["fresh_id", "call_id", "usage_from", "incomplete_reason", "CUSTOM_INPUT", "Offered", "chat_name"]
+__all__ = ["fresh_id", "call_id", "usage_from", "incomplete_reason", "CUSTOM_INPUT", "Offered", "chat_name",
+           "custom_input", "search_arguments"]
 
 CUSTOM_INPUT = "input"  # a custom (free-text) tool is offered upstream as a function with this one string argument
 NAMESPACE_SEP = "__"  # a namespaced tool's function name upstream: namespace__name (as vLLM's Responses front)
@@ -84,3 +87,27 @@ def incomplete_reason(finish_reason: Any) -> str | None:
     """The ``incomplete_details.reason`` a chat ``finish_reason`` means (``length`` -> ``max_output_tokens``),
     else None: the answer is complete."""
     return _INCOMPLETE.get(finish_reason) if isinstance(finish_reason, str) else None
+
+
+def custom_input(arguments: str) -> str:
+    """A custom tool's input from the arguments of the function that stood for it: ``{"input": "…"}`` gives
+    its string; an object with one string value gives that value; anything else is the text the model wrote."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments
+    if isinstance(value, dict):
+        if isinstance(value.get(CUSTOM_INPUT), str):
+            return str(value[CUSTOM_INPUT])
+        strings = [v for v in value.values() if isinstance(v, str)]
+        if len(value) == 1 and strings:
+            return strings[0]
+    return value if isinstance(value, str) else arguments
+
+
+def search_arguments(arguments: str) -> Any:
+    """A ``tool_search_call``'s arguments: the JSON value the model wrote (its text, if it is not JSON)."""
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except (ValueError, RecursionError):
+        return arguments
