@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol, Sequence
 
-from .shapes import JSONObject, _is_object, _json_object
+from ..core.events import Event
+from ..core.parser import StreamParser
+from .completion import completion_to_chunks
+from .shapes import JSONObject, Tools, _is_object, _json_object
 from .sse import dumps
 
-__all__ = ["StreamWriter", "ChunkReader", "first_choice", "arguments_text", "error_message"]
+__all__ = ["StreamWriter", "ChunkReader", "first_choice", "arguments_text", "error_message", "replay_completion",
+           "write_text"]
 
 
 class StreamWriter(Protocol):
@@ -144,3 +148,26 @@ class ChunkReader:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def replay_completion(reader: ChunkReader, completion: JSONObject) -> None:
+    """A whole ``chat.completion`` through ``reader``, as the chunks its stream would have carried, to the end:
+    what a front answers for a whole answer is, by construction, what its stream accumulates to."""
+    for chunk in completion_to_chunks(_json_object(completion, "a chat.completion")):
+        reader.feed(chunk)
+    reader.close()
+
+
+class TextWriter(Protocol):
+    """A writer fed parser events (``MessageStream``, ``ResponseStream``)."""
+
+    def events(self, parser_events: list[Event]) -> list[dict[str, Any]]: ...
+
+    def finish(self) -> list[dict[str, Any]]: ...
+
+
+def write_text(writer: TextWriter, text: str, tools: Tools = None, **parser_options: Any) -> None:
+    """A whole answer's text, parsed, through ``writer`` to its end."""
+    parser = StreamParser(tools, **parser_options)
+    writer.events(parser.feed(text) + parser.close())
+    writer.finish()

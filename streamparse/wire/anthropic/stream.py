@@ -13,8 +13,7 @@ from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mappin
 
 from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ...core.parser import StreamParser
-from ..chunk_reader import ChunkReader
-from ..completion import completion_to_chunks
+from ..chunk_reader import ChunkReader, replay_completion, write_text
 from ..shapes import JSONObject, Tools, _json_object
 from .vocab import _BLOCK_STARTS, _DELTAS, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
 
@@ -261,18 +260,15 @@ def message_from_completion(completion: JSONObject, *, model: str | None = None,
     data = _json_object(completion, "a chat.completion")
     translator = ChunkTranslator(model=model or _str(data.get("model"), "unknown"), message_id=message_id(data.get("id")),
                                  stop_sequences=stop_sequences)
-    for chunk in completion_to_chunks(data):
-        translator.feed(chunk)
-    translator.close()
+    replay_completion(translator, data)
     return translator.stream.message
 
 
 def message_from_text(text: str, tools: Tools = None, *, model: str = "streamparse",
                       **parser_options: Any) -> dict[str, Any]:
     """A whole answer's text, parsed -> an Anthropic Message dict (blocks in the order the text has them)."""
-    stream, parser = MessageStream(model=model), StreamParser(tools, **parser_options)
-    stream.events(parser.feed(text) + parser.close())
-    stream.finish()
+    stream = MessageStream(model=model)
+    write_text(stream, text, tools, **parser_options)
     return stream.message
 
 

@@ -19,9 +19,7 @@ import time
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
-from ...core.parser import StreamParser
-from ..chunk_reader import ChunkReader
-from ..completion import completion_to_chunks
+from ..chunk_reader import ChunkReader, replay_completion, write_text
 from ..shapes import JSONObject, Tools, _json_object
 from .vocab import Offered, call_id, custom_input, fresh_id, incomplete_reason, search_arguments, usage_from
 
@@ -333,16 +331,13 @@ def response_from_completion(completion: JSONObject, *, model: str | None = None
     data = _json_object(completion, "a chat.completion")
     name = model or (data.get("model") if isinstance(data.get("model"), str) else None) or "unknown"
     translator = ChunkTranslator(model=name, echo=echo, offered=offered, response_id=response_id)
-    for chunk in completion_to_chunks(data):
-        translator.feed(chunk)
-    translator.close()
+    replay_completion(translator, data)
     return translator.stream.response
 
 
 def response_from_text(text: str, tools: Tools = None, *, model: str = "streamparse",
                        **parser_options: Any) -> dict[str, Any]:
     """A whole answer's text, parsed -> a Responses ``response`` object (items in the order the text has them)."""
-    stream, parser = ResponseStream(model=model), StreamParser(tools, **parser_options)
-    stream.events(parser.feed(text) + parser.close())
-    stream.finish()
+    stream = ResponseStream(model=model)
+    write_text(stream, text, tools, **parser_options)
     return stream.response
