@@ -10,16 +10,16 @@ is the writer's own keep-alive (which begins a stream not yet begun).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-from ..core.events import Event
+from ..core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
 from ..core.parser import StreamParser
 from .completion import completion_to_chunks
 from .shapes import JSONObject, Tools, _is_object, _json_object
 from .sse import dumps
 
 __all__ = ["StreamWriter", "ChunkReader", "first_choice", "arguments_text", "error_message", "replay_completion",
-           "write_text"]
+           "write_text", "write_events"]
 
 
 class StreamWriter(Protocol):
@@ -171,3 +171,46 @@ def write_text(writer: TextWriter, text: str, tools: Tools = None, **parser_opti
     parser = StreamParser(tools, **parser_options)
     writer.events(parser.feed(text) + parser.close())
     writer.finish()
+
+
+class EventSink(Protocol):
+    """A front's writer, as parser events drive it."""
+
+    @property
+    def last_call(self) -> int: ...
+
+    def text(self, s: str) -> list[dict[str, Any]]: ...
+
+    def thinking(self, s: str) -> list[dict[str, Any]]: ...
+
+    def tool_start(self, call_id: str, name: str) -> list[dict[str, Any]]: ...
+
+    def call_arguments(self, key: int, fragment: str) -> list[dict[str, Any]]: ...
+
+    def tool_call(self, call_id: str, name: str, arguments: str) -> list[dict[str, Any]]: ...
+
+    def end_call(self, key: int) -> list[dict[str, Any]]: ...
+
+
+def write_events(writer: EventSink, live: dict[int, int], parser_events: Iterable[Event]) -> list[dict[str, Any]]:
+    """Parser events -> ``writer``'s events (diagnostics are not part of a wire format). A whole ``ToolCall`` is
+    one call, opened, written and ended; with the parser's ``stream_arguments``, ``ToolCallStart`` opens the
+    call, each ``ToolCallDelta`` is a piece of its arguments and the ``ToolCall`` that completes it ends it.
+    ``live``: the writer's own map from a started call's parser index to its key."""
+    out: list[dict[str, Any]] = []
+    for ev in parser_events:
+        if isinstance(ev, TextDelta):
+            out += writer.text(ev.text)
+        elif isinstance(ev, ReasoningDelta):
+            out += writer.thinking(ev.text)
+        elif isinstance(ev, ToolCallStart):
+            started = writer.tool_start(ev.id, ev.name)
+            if started:
+                live[ev.index] = writer.last_call
+            out += started
+        elif isinstance(ev, ToolCallDelta) and ev.index in live:
+            out += writer.call_arguments(live[ev.index], ev.arguments_fragment)
+        elif isinstance(ev, ToolCall):
+            key = live.pop(ev.index, None)
+            out += writer.tool_call(ev.id, ev.name, ev.arguments) if key is None else writer.end_call(key)
+    return out

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 
-from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ...core.events import Event
 from ...core.parser import StreamParser
-from ..chunk_reader import ChunkReader, replay_completion, write_text
+from ..chunk_reader import ChunkReader, replay_completion, write_events, write_text
 from ..shapes import JSONObject, Tools, _json_object
 from .vocab import _BLOCK_STARTS, _DELTAS, _fresh, _input, _str, message_id, stop_reason, tool_use_id, usage_from
 
@@ -154,33 +154,14 @@ class MessageStream:
             out += self.tool_arguments(arguments) + self._close_block()
         return out
 
-    def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
-        """Parser events -> stream events (diagnostics are not part of the wire format).
+    def end_call(self, index: int) -> list[dict[str, Any]]:
+        """A call complete: its block closed, if it is the open one."""
+        return self._close_block() if index == self._open and not self.finished else []
 
-        A whole ``ToolCall`` is a block's start, one ``input_json_delta`` and its stop. With the parser's
-        ``stream_arguments``, ``ToolCallStart`` opens the block, each ``ToolCallDelta`` is an
-        ``input_json_delta`` and the ``ToolCall`` that ends it only closes it."""
-        out: list[dict[str, Any]] = []
-        for ev in parser_events:
-            if isinstance(ev, TextDelta):
-                out += self.text(ev.text)
-            elif isinstance(ev, ReasoningDelta):
-                out += self.thinking(ev.text)
-            elif isinstance(ev, ToolCallStart):
-                started = self.tool_start(ev.id, ev.name)
-                if started:
-                    self._live[ev.index] = len(self._message["content"]) - 1
-                out += started
-            elif isinstance(ev, ToolCallDelta):
-                if ev.index in self._live:
-                    out += self.call_arguments(self._live[ev.index], ev.arguments_fragment)
-            elif isinstance(ev, ToolCall):
-                block = self._live.pop(ev.index, None)
-                if block is None:
-                    out += self.tool_call(ev.id, ev.name, ev.arguments)
-                elif block == self._open and not self.finished:
-                    out += self._close_block()
-        return out
+    def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
+        """Parser events -> stream events (``write_events``): a whole ``ToolCall`` is a block's start, one
+        ``input_json_delta`` and its stop; with ``stream_arguments`` a call's pieces are ``input_json_delta`` s."""
+        return write_events(self, self._live, parser_events)
 
     def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
                usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

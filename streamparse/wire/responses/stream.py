@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
-from ...core.events import Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
-from ..chunk_reader import ChunkReader, replay_completion, write_text
+from ...core.events import Event
+from ..chunk_reader import ChunkReader, replay_completion, write_events, write_text
 from ..shapes import JSONObject, Tools, _json_object
 from .vocab import Offered, call_id, custom_input, fresh_id, incomplete_reason, search_arguments, usage_from
 
@@ -232,7 +232,8 @@ class ResponseStream:
         return [self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index,
                             delta=fragment)]
 
-    def _close_call(self, index: int) -> list[dict[str, Any]]:
+    def end_call(self, index: int) -> list[dict[str, Any]]:
+        """A call complete: its item done, if it is still open."""
         if index not in self._calls:
             return []
         self._calls.remove(index)
@@ -243,29 +244,13 @@ class ResponseStream:
         out = self.tool_start(call, name)
         if out:
             index = self.last_call
-            out += self.call_arguments(index, arguments) + self._close_call(index)
+            out += self.call_arguments(index, arguments) + self.end_call(index)
         return out
 
     def events(self, parser_events: Iterable[Event]) -> list[dict[str, Any]]:
-        """Parser events -> stream events (diagnostics are not part of the wire format). With the parser's
-        ``stream_arguments``, ``ToolCallStart`` opens the call's item and each ``ToolCallDelta`` is an arguments
-        delta; the ``ToolCall`` that ends it closes it."""
-        out: list[dict[str, Any]] = []
-        live = self._live
-        for ev in parser_events:
-            if isinstance(ev, TextDelta):
-                out += self.text(ev.text)
-            elif isinstance(ev, ReasoningDelta):
-                out += self.thinking(ev.text)
-            elif isinstance(ev, ToolCallStart):
-                out += self.tool_start(ev.id, ev.name)
-                live[ev.index] = self.last_call
-            elif isinstance(ev, ToolCallDelta) and ev.index in live:
-                out += self.call_arguments(live[ev.index], ev.arguments_fragment)
-            elif isinstance(ev, ToolCall):
-                item = live.pop(ev.index, None)
-                out += self.tool_call(ev.id, ev.name, ev.arguments) if item is None else self._close_call(item)
-        return out
+        """Parser events -> stream events (``write_events``): with ``stream_arguments``, ``ToolCallStart`` opens
+        the call's item, each ``ToolCallDelta`` is an arguments delta, and the ``ToolCall`` that ends it closes it."""
+        return write_events(self, self._live, parser_events)
 
     def finish(self, finish_reason: str | None = None, *, matched_stop: str | None = None,
                usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
