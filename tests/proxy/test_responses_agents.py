@@ -1,6 +1,7 @@
-"""The OpenAI Agents SDK with its default model (``OpenAIResponsesModel``, the Responses API) runs a whole tool
-loop through the proxy: the model writes its call as text, the proxy gives the SDK a ``function_call``, the SDK
-runs the ``function_tool`` and sends its output back, and the final answer ends the run."""
+"""Agent SDKs on the Responses API run a whole tool loop through the proxy: the OpenAI Agents SDK with its
+default model (``OpenAIResponsesModel``) and pydantic-ai's ``OpenAIResponsesModel``. The model writes its call
+as text, the proxy gives the SDK a ``function_call``, the SDK runs the tool and sends its output back, and the
+final answer ends the run."""
 
 from __future__ import annotations
 
@@ -65,3 +66,32 @@ def test_runner_completes_a_tool_loop_with_the_default_model(proxy: ServerThread
     last = model.requests[-1]["messages"]
     assert last[0]["role"] == "system" and "Answer with the tools." in last[0]["content"]
     assert "sunny in Paris" in last[-1]["content"]  # the tool's output went back, rendered for a tool-less model
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_pydantic_ai_responses_model_completes_a_tool_loop(proxy: ServerThread, model: RecordingModel,
+                                                          streamed: bool) -> None:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    model.reset(CALL, "It is sunny in Paris.")  # (a text before the call would end run_stream: pydantic-ai's rule)
+    seen: list[str] = []
+    agent = PydanticAgent(OpenAIResponsesModel("local-model", provider=OpenAIProvider(
+        base_url=proxy.url + "/v1", api_key="sk-test")), instructions="Answer with the tools.")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        seen.append(city)
+        return f"sunny in {city}"
+
+    async def run() -> str:
+        if not streamed:
+            return (await agent.run("Weather in Paris?")).output
+        async with agent.run_stream("Weather in Paris?") as result:
+            return await result.get_output()
+
+    assert asyncio.run(run()) == "It is sunny in Paris."
+    assert seen == ["Paris"] and len(model.requests) == 2
+    assert "sunny in Paris" in model.requests[-1]["messages"][-1]["content"]
