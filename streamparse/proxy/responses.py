@@ -112,7 +112,7 @@ class ResponsesAPI:
         except BadRequest as exc:
             return self.replies.refuse(exc, ResponsesFront())
         for note in read.notes:
-            log.info("responses: %s", note)
+            log.debug("responses: %s", note)
         front = ResponsesFront(read, self.store, body["model"])
         response = await self.chat.run(request, read.chat, front)
         if read.notes:
