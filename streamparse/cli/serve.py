@@ -45,6 +45,7 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
                              ("--stream-arguments", "stream_arguments", args.stream_arguments or None),
                              ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
                              ("--system-messages", "system_messages", args.system_messages),
+                             ("--reasoning-start", "reasoning_start", args.reasoning_start),
                              ("--dialect", "dialects", args.dialect)):
         if value is None:
             continue
@@ -167,6 +168,10 @@ def add_serve_parser(sub: Any) -> None:
                    help="stream each tool call's arguments as the model writes them (name first, then pieces)")
     s.add_argument("--calls-in-reasoning", action="store_true",
                    help="a call to an offered tool written inside <think> leaves as a call (off: it stays reasoning)")
+    s.add_argument("--reasoning-start", choices=("closed", "open", "auto", "asked"), default=None,
+                   help="the chat template opens <think> in the prompt, so answers start inside reasoning: open "
+                        "(always), auto (unless the request turns thinking off), asked (only when it turns it on), "
+                        "closed (never, the default). For an engine that does not split reasoning out itself")
     s.add_argument("--system-messages", choices=("inline", "fold"), default=None,
                    help="system messages after the first (Claude Code sends one): each in its place (inline, the "
                         "default), or folded into the leading one, for chat templates that take only one (fold)")

@@ -39,6 +39,11 @@ constrain = "off"                        # with tool_prompt: constrain decoding 
                                          # engine: "llamacpp", "vllm", "sglang", or "auto" (probed once); "off"
 stream_arguments = false                 # stream each call's arguments as they are written (name first)
 calls_in_reasoning = false               # a call to an offered tool written inside <think> leaves as a call
+reasoning_start = "closed"               # the chat template opens <think> in the prompt, so answers start inside
+                                         # reasoning with no opening tag: "open" (always), "auto" (unless the
+                                         # request turns thinking off), "asked" (only when it turns thinking on),
+                                         # "closed" (never: the default). Only for an engine that does not split
+                                         # reasoning out itself (docs/proxy.md lists the models)
 system_messages = "inline"               # system messages after the first (Claude Code sends them): "inline" sends
                                          # each in its place; "fold" joins them into the leading one, for chat
                                          # templates that accept only one system message at the start
@@ -73,12 +78,13 @@ else:  # pragma: no cover
 from ..dialects import REGISTRY, resolve
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
-           "CONSTRAIN_MODES", "SYSTEM_MESSAGE_MODES"]
+           "CONSTRAIN_MODES", "SYSTEM_MESSAGE_MODES", "REASONING_START_MODES"]
 
 KEYS_ENV = "STREAMPARSE_API_KEYS"  # the proxy's own keys, comma-separated (``serve --api-key`` sets it)
 KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
 CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's ``constrain``
 SYSTEM_MESSAGE_MODES = ("inline", "fold")  # a backend's ``system_messages``
+REASONING_START_MODES = ("closed", "open", "auto", "asked")  # a backend's ``reasoning_start`` (proxy.plan)
 
 
 class ConfigError(ValueError):
@@ -132,6 +138,7 @@ class Backend:
     constrain: str = "off"
     stream_arguments: bool = False
     calls_in_reasoning: bool = False
+    reasoning_start: str = "closed"
     system_messages: str = "inline"
     report_diagnostics: bool = True
     max_block_chars: int = 1 << 20
@@ -281,11 +288,11 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
         raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
     if "constrain" in raw:
         _check_constrain(name, raw["constrain"], raw.get("tool_prompt"))
-    if raw.get("system_messages", "inline") not in SYSTEM_MESSAGE_MODES:
-        value = raw["system_messages"]
-        hint = did_you_mean([value], SYSTEM_MESSAGE_MODES) if isinstance(value, str) else ""
-        raise ConfigError(f"backend {name!r}: system_messages must be one of {list(SYSTEM_MESSAGE_MODES)}, "
-                          f"not {value!r}{hint}")
+    for key, modes in (("system_messages", SYSTEM_MESSAGE_MODES), ("reasoning_start", REASONING_START_MODES)):
+        if key in raw and raw[key] not in modes:
+            value = raw[key]
+            hint = did_you_mean([value], modes) if isinstance(value, str) else ""
+            raise ConfigError(f"backend {name!r}: {key} must be one of {list(modes)}, not {value!r}{hint}")
     return Backend(name=name, **raw)
 
 

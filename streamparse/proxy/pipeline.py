@@ -138,7 +138,7 @@ class ChatPipeline:
                 return upstream.cleanup(self.stream_response(resp, clock, payload, plan, front, meter), resp, slot)
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
-                if not stream and plan.options is None and front.relay_unparsed:
+                if not stream and plan.relayable and front.relay_unparsed:
                     return Response(_utf8(mask_json_bytes(upstream.redactor, raw)), status_code=resp.status_code,
                                     media_type="application/json")
                 completion = await decode_completion(raw, payload, plan)
@@ -187,7 +187,7 @@ class ChatPipeline:
     def stream_response(self, resp: httpx.Response, clock: Clock, payload: Mapping[str, Any], plan: ChatPlan,
                         front: Front, meter: StreamMeter | None = None) -> Response:
         """The upstream stream, rewritten (or relayed, when nothing needs parsing), as the client's stream."""
-        if plan.options is None and front.relay_unparsed:
+        if plan.relayable and front.relay_unparsed:
             body = self.upstream.relay(resp, clock, sse=True, meter=meter)
         else:
             redactor = self.upstream.redactor

@@ -8,6 +8,9 @@ that carries no decoding constraint of the client's own; ``drop_constraint`` giv
 request as it would have been planned without one. A backend with ``system_messages = "fold"`` gets every system
 (and developer) message's text in one leading system message, folded before the tool instructions are added to it
 (``prompting.fold_system``); with ``"inline"`` (the default) each stays in its place. Every front plans here.
+Whether the answer starts inside reasoning (a template that opens ``<think>`` in the prompt) is decided here too,
+from the backend's ``reasoning_start`` and what the request asked for (``opens_reasoning``); such an answer is
+read even when nothing else is to be parsed, so its reasoning is split out on every front.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from ..prompting import ToolChoice, corrective_message, fold_system, prompt_requ
 from ..wire.openai import should_parse
 from .config import Backend
 
-__all__ = ["ChatPlan", "plan_chat", "client_constraint", "CLIENT_CONSTRAINTS"]
+__all__ = ["ChatPlan", "plan_chat", "client_constraint", "CLIENT_CONSTRAINTS", "opens_reasoning", "thinking_asked"]
 
 # Request fields through which a client constrains decoding itself (OpenAI, llama.cpp, vLLM, SGLang):
 # a request with one of them (or a ``guided_*`` field) is left unconstrained, since two constraints clash.
@@ -47,6 +50,12 @@ class ChatPlan:
     constraint: Constraint | None = None  # merged into ``upstream``
     unconstrained: dict[str, Any] | None = None  # ``upstream`` without the constraint
     why_unconstrained: str | None = None  # why a backend with ``constrain`` got none for this request
+    reasoning_open: bool = False  # the prompt opened reasoning: the answer starts in it (``opens_reasoning``)
+
+    @property
+    def relayable(self) -> bool:
+        """The answer may go on as the upstream sent it: nothing to parse, and no reasoning to split from its start."""
+        return self.options is None and not self.reasoning_open
 
     def drop_constraint(self) -> None:
         """From now on the upstream request is the one planned without the constraint."""
@@ -56,7 +65,10 @@ class ChatPlan:
     def rewriter_options(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the rewriters. The plan has decided whether to parse: an answer that needs
         no parsing is read with no dialect and without the request, so only its reasoning is split out."""
-        return {"request": None, "dialects": []} if self.options is None else {"request": request, **self.options}
+        opened = {"start_in_reasoning": True} if self.reasoning_open else {}
+        if self.options is None:
+            return {"request": None, "dialects": [], **opened}
+        return {"request": request, **self.options, **opened}
 
 
 def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | None = None) -> ChatPlan:
@@ -86,10 +98,35 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | Non
     if retry is not None:  # the answer is checked whole before anything is sent
         upstream.pop("stream_options", None)
         upstream["stream"] = False
-    plan = ChatPlan(upstream, tools, options, unmet, retry)
+    plan = ChatPlan(upstream, tools, options, unmet, retry,
+                    reasoning_open=opens_reasoning(payload, backend.reasoning_start))
     if engine is not None and backend.tool_prompt:
         _constrain(plan, payload, backend.tool_prompt, choice, engine)
     return plan
+
+
+def thinking_asked(payload: Mapping[str, Any]) -> bool | None:
+    """What a chat request says about thinking: True (on), False (off), None (nothing). Read, first to last:
+    ``chat_template_kwargs.enable_thinking`` (Qwen3, GLM; the Anthropic front maps ``thinking`` to it) or
+    ``.thinking`` (DeepSeek V3.1+), which the template itself sees; then ``reasoning_effort`` ("none" is off;
+    the Responses front maps ``reasoning.effort`` to it)."""
+    kwargs = payload.get("chat_template_kwargs")
+    if isinstance(kwargs, Mapping):
+        for key in ("enable_thinking", "thinking"):
+            if isinstance(kwargs.get(key), bool):
+                return bool(kwargs[key])
+    effort = payload.get("reasoning_effort")
+    return effort != "none" if isinstance(effort, str) else None
+
+
+def opens_reasoning(payload: Mapping[str, Any], mode: str) -> bool:
+    """Does the answer to ``payload`` start inside reasoning, on a backend whose ``reasoning_start`` is ``mode``?
+    "open": always; "closed": never; "auto": unless the request turns thinking off (templates that think by
+    default); "asked": only when the request turns it on (templates that think only when asked)."""
+    if mode not in ("auto", "asked"):
+        return mode == "open"
+    asked = thinking_asked(payload)
+    return asked if asked is not None else mode == "auto"
 
 
 def _constrain(plan: ChatPlan, payload: Mapping[str, Any], dialect: str, choice: ToolChoice, engine: Engine) -> None:
