@@ -27,6 +27,10 @@ class BodyScanner(Protocol):
     pending: str  # text after a value not yet known to be the block's
     has_end: bool  # the body has an end marker of its own
     tags: tuple[str, ...]  # the tags it reads inside an item (a tag body's, lowercase; none for bracket bodies)
+    fallback: str  # why the end of the stream settled the body by a fallback ("": it did not)
+
+    @property
+    def tentative(self) -> bool: ...  # a closer was read whose meaning the next characters decide (no fast path)
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int: ...
     def may_finish(self, delta: str) -> bool: ...
@@ -102,6 +106,15 @@ class Block:
             self.item_runs.append(len(self.outside))
             self.items.append(self._turn())
             self.in_item = False
+
+    def cut_item(self, at: int) -> str:
+        """Keep the open item's first ``at`` characters; the rest is returned (no longer the item's)."""
+        text = self.cur.getvalue()
+        self.cur = io.StringIO()
+        self.cur.write(text[:at])
+        self.sink = self.cur.write
+        self.size -= len(text) - at
+        return text[at:]
 
     def current_item(self) -> str:
         return self.cur.getvalue() if self.in_item else ""

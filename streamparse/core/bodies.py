@@ -42,6 +42,8 @@ class BracketBody:
     elements of a top-level ``[`` are items. Ends at an end marker, or with its value."""
 
     tags: tuple[str, ...] = ()  # no tags inside items: their ends are brackets
+    tentative = False  # never waits on what follows a closer to know what it was
+    fallback = ""  # the end of the stream never settles a body by a fallback
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
                  "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
 

@@ -68,7 +68,7 @@ class FastPaths(Output):
     def _body_fast_path(self) -> FastPath | None:
         """The fast path for the next delta inside a block's body, if it may take one."""
         b = self._block
-        if b is None or b.scanner is None or self._resume == SPAN:
+        if b is None or b.scanner is None or self._resume == SPAN or b.scanner.tentative:
             return None
         live = self._lives[-1] if self._lives else None
         if live is not None and live.waiting:

@@ -192,6 +192,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         b = self._block
         assert b is not None and b.scanner is not None
         b.scanner.finish()
+        if b.scanner.fallback:
+            self._event(Diagnostic("repaired", b.scanner.fallback, b.dialect.name))
         exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
         if exact:
             b.close_item()
@@ -303,7 +305,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         if self._streaming:
             b.watch = self._watch_item
         if d.body == TAGGED:
-            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block)
+            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values)
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
                                     self._max_block)

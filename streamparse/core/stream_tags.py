@@ -36,7 +36,7 @@ class _Compiled:
         self.param = re.compile(spec.param, re.I)
         self.close = spec.value_close.lower()
         self.item_close = spec.item_close.lower()
-        self.first_close = spec.first_close
+        self.bare_name = spec.bare_name
         self.param_start = re.sub(r"[\\(\[].*", "", spec.param).lower()  # the literal a parameter head starts with
         tag = re.match(r"<[\w:-]+", self.param_start)
         self.param_tag = tag.group() if tag else ""  # its tag name: "<parameter" of "<parameter="
@@ -207,7 +207,7 @@ class TagStream:
                 return n
             return -i - 1
         name = m.group(1).strip()
-        if self._c.first_close and m.end() == n:
+        if self._c.bare_name and m.end() == n:
             return -i - 1  # a GLM name may go on
         if not name or not self._on_name(name):
             self._state = _STOPPED
@@ -276,9 +276,6 @@ class TagStream:
         return k + 1
 
     def _after_close(self, t: str, i: int, n: int) -> int:
-        if self._c.first_close:
-            self._end_value()
-            return i
         j = i
         while j < n and t[j].isspace():
             j += 1

@@ -6,20 +6,36 @@ and ``block.done`` is set at the block's end. Its fast paths take a delta inside
 holds no tag, and a delta between items that is whitespace; a tag's prefix at a delta's end is kept as
 ``tail`` (and handed to the parser, which holds it for its slow path) and read again in front of the next
 delta. Either leaves the scanner exactly as ``scan`` would.
+
+Raw-text values (``ValueTags``: Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM): markup quoted inside an open value is
+the value's. There only the value's closer, the item's closer and the block's end are read, and each stays
+tentative until what follows it (after whitespace) is known: a value's closer is real when the next parameter,
+the item's closer or the block's end follows; an item's closer when the next item, the block's end or the end of
+the stream follows; a block's end met inside a value only when the stream ends after it. Anything else makes it
+the value's text. So the item is never closed, nor a call emitted, while a later character could still prove the
+reading wrong; what waits is one closer and at most ``MAX_GAP`` whitespace. A stream that ends inside a value
+that quoted an item's closer or the block's end falls back to the last of them (``fallback`` says so).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from .block import Block
 from .bodies import MAX_GAP, NON_WS, Hold, partial_tail
 from .events import Event, FastPath
-from .literals import literal_pattern, literals, tag_or_tail
+from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+
+if TYPE_CHECKING:
+    from ..dialects.spec import ValueTags
 
 __all__ = ["TagBody"]
+
+# Where an item with raw-text values stands: outside a value, in one, or just after a closer read in a value
+# (the value's, the item's, the block's end) whose meaning what follows decides.
+_OUT, _IN, _AFTER_VALUE, _AFTER_ITEM, _AFTER_END = range(5)
 
 Search = Callable[..., Optional["re.Match[str]"]]  # a compiled pattern's search or match
 
@@ -29,13 +45,24 @@ class TagBody:
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
-                 "longest", "tag_or_tail", "closers", "shortest", "hold", "tail")
+                 "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
+                 "in_search", "in_tail", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
-                 nest: tuple[str, str] | None, single: bool, limit: int):
+                 nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None):
         self.b = block
         self.limit = limit
-        self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(item, nest, end_tags)
+        self.values = values
+        self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(item, nest, end_tags, values)
+        self.vstate = _OUT
+        self.ws_after = 0  # whitespace read after a tentative closer
+        self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
+        self.cand: tuple[int, str, bool] | None = None  # the last closer read as value text: (item offset, as written, block end?)
+        self.quoted = False  # the open item holds a closer read as value text
+        self.fallback = ""  # why the end of the stream settled the block as it did ("": it did not decide)
+        if values is not None:
+            self.out_search, self.in_search, self.in_tail, self.follows, self.state_tags = _value_table(
+                self.item, self.ends, values)
         self.closers = literals(self.tags)
         self.has_end = bool(self.ends)
         self.longest = len(self.tags[0])
@@ -56,6 +83,8 @@ class TagBody:
         with the fast path for the delta after)."""
         self.hold = hold
         self.tail = held
+        if self.vstate >= _AFTER_VALUE:
+            return None  # a tentative closer: only the slow path reads what follows it
         return self.after_tail if held else self.gap if self.between else self.fast
 
     def after_tail(self, delta: str) -> list[Event] | None:
@@ -79,7 +108,7 @@ class TagBody:
         if size >= self.limit:
             return None
         if "<" in text:
-            m = self.tag_or_tail(text)
+            m = (self.in_tail if self.vstate == _IN else self.tag_or_tail)(text)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
                 k = m.start()
                 if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
@@ -119,7 +148,14 @@ class TagBody:
         """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""
         return ">" in delta
 
+    @property
+    def tentative(self) -> bool:
+        """A closer was read whose meaning the next characters decide: no fast path may take them."""
+        return self.vstate >= _AFTER_VALUE
+
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
+        if self.values is not None:
+            return self._scan_values(text, pos, end, final)
         b = self.b
         i = pos
         while i < end and not b.done:
@@ -177,6 +213,172 @@ class TagBody:
         b.write(text[pos:i])
         return i
 
+    def _between(self, text: str, i: int, end: int, final: bool) -> int:
+        """Between items (as in ``scan``): whitespace joins ``pending``; the next item or the block's end is read
+        on; anything else ends the block before it. Returns where to go on, or ``-1 - k``: wait (or ended) at k."""
+        m = NON_WS.search(text, i, end)
+        k = m.start() if m else end
+        self.pending += text[i:k]
+        if len(self.pending) > MAX_GAP:
+            return -1 - self._end_without(k)
+        if m is None:
+            return -1 - (self._end_without(k) if final else k)
+        r = self.closers.at(text, k, end, final)
+        if r == -1:
+            return -1 - k
+        if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
+            return -1 - self._end_without(k)
+        self.between = False
+        self.b.write(self.pending)
+        self.pending = ""
+        return k
+
+    def _scan_values(self, text: str, pos: int, end: int, final: bool) -> int:
+        """``scan`` for raw-text values (see the module's note). ``pos``..``i``: read, not yet written."""
+        b = self.b
+        item = self.item
+        i = pos
+        while i < end and not b.done:
+            if self.between:
+                k = self._between(text, i, end, final)
+                if k < 0:
+                    return -1 - k
+                i = pos = k
+            st = self.vstate
+            if st >= _AFTER_VALUE:
+                b.write(text[pos:i])
+                k = self._follow(text, i, end, final)
+                if k < 0:
+                    return -1 - k
+                i = pos = k
+                continue
+            m = (self.out_search if st == _OUT else self.in_search)(text, i, end)
+            if m is None:
+                hold = end if final else partial_tail(text, i, end, self.state_tags[st], self.longest)
+                b.write(text[pos:hold])
+                return hold
+            tag = m.group().lower()
+            i = m.end()
+            if st == _IN:
+                if tag == self.values.close:  # type: ignore[union-attr]  # (values is set on this path)
+                    self.vstate, self.ws_after = _AFTER_VALUE, 0
+                elif item and tag == item[1]:
+                    if not self.ends:  # a bare item: anything may follow it, so it ends here
+                        b.write(text[pos:i])
+                        self._close_item()
+                        return i
+                    self.vstate, self.ws_after = _AFTER_ITEM, 0
+                else:  # the block's end: only the end of the stream after it makes it one
+                    b.write(text[pos : m.start()])
+                    pos = i
+                    self.vstate, self.ws_after, self.closer, self.pending = _AFTER_END, 0, m.group(), ""
+            elif tag in self.values.open:  # type: ignore[union-attr]  # (values is set on this path)
+                self.vstate = _IN
+            elif item and tag == item[0]:
+                if self.depth == 0:
+                    b.write(text[pos : m.start()])
+                    pos = m.start()
+                    b.open_item()
+                    self.depth = 1
+            elif item and tag == item[1] and self.depth > 0:
+                b.write(text[pos:i])
+                pos = i
+                if self._close_item():
+                    return i
+            elif tag in self.ends:
+                b.write(text[pos : m.start()])
+                b.close_item()  # an item left open is ended by the block's end (lenient)
+                b.end(m.group())
+                return i
+        b.write(text[pos:i])
+        return i
+
+    def _close_item(self) -> bool:
+        """The item's closer (written) ends it; True when that ends the block (a block of one item)."""
+        self.b.close_item()
+        self.depth, self.vstate, self.cand, self.quoted = 0, _OUT, None, False
+        if self.single:
+            self.b.end()
+            return True
+        self.between = True
+        return False
+
+    def _follow(self, text: str, i: int, end: int, final: bool) -> int:
+        """After a tentative closer: read the whitespace, then decide by what follows. Returns where to go on,
+        or ``-1 - k``: wait at k (the rest is held) or stop there."""
+        b, st, values = self.b, self.vstate, self.values
+        assert values is not None
+        m = NON_WS.search(text, i, end)
+        k = m.start() if m else end
+        self.ws_after += k - i
+        if st == _AFTER_VALUE:
+            b.write(text[i:k])  # the item's text whatever follows
+        else:
+            self.pending += text[i:k]
+        if self.ws_after > MAX_GAP:
+            self._revert()
+            return k
+        if m is None:
+            if final:
+                self._at_end_of_stream()
+            return -1 - k
+        if st == _AFTER_END:  # only the end of the stream confirms a block's end met in a value
+            self._revert()
+            return k
+        r = self.follows[st].at(text, k, end, final)
+        if r == PARTIAL_CLOSER:
+            return -1 - k
+        tag = r.lower() if isinstance(r, str) else None
+        if tag is None:
+            self._revert()
+        elif st == _AFTER_VALUE:
+            if tag in values.next:
+                self.vstate = _OUT
+            elif self.item and tag == self.item[1]:
+                b.write(r)  # type: ignore[arg-type]  # (a str here)
+                if self.single:
+                    self._close_item()
+                    return -1 - (k + len(tag))
+                self.vstate, self.ws_after = _AFTER_ITEM, 0
+                return k + len(tag)
+            else:  # the block's end
+                b.close_item()
+                b.end(r)  # type: ignore[arg-type]  # (a str here)
+                return -1 - (k + len(tag))
+        else:  # _AFTER_ITEM, followed by the next item or the block's end: it was the item's closer
+            self._close_item()
+        return k
+
+    def _revert(self) -> None:
+        """What followed the tentative closer cannot follow a real one: it was the value's text."""
+        b, st = self.b, self.vstate
+        self.vstate = _IN
+        self.quoted = True
+        if st == _AFTER_VALUE:
+            return
+        if st == _AFTER_ITEM:
+            self.cand = (b.cur.tell(), "", False)
+        else:
+            self.cand = (b.cur.tell(), self.closer, True)
+            self.pending = self.closer + self.pending
+        b.write(self.pending)
+        self.pending = ""
+
+    def _at_end_of_stream(self) -> None:
+        """The stream ended after a tentative closer and whitespace: that closer was real."""
+        b, st = self.b, self.vstate
+        if st == _AFTER_ITEM:
+            quoted = self.quoted
+            self._close_item()
+            if quoted:
+                self.fallback = "the stream ended right after an item's closer that followed quoted markup: read as its end"
+        elif st == _AFTER_END:
+            b.close_item()
+            b.end(self.closer, self.pending)
+            self.pending = ""
+            self.vstate = _OUT
+            self.fallback = "the stream ended right after a block's end written inside a value: read as its end"
+
     def _end_without(self, k: int) -> int:
         self.b.end("", self.pending)
         self.pending = ""
@@ -184,6 +386,16 @@ class TagBody:
 
     def finish(self) -> None:
         b = self.b
+        if not b.done and self.vstate >= _AFTER_VALUE:
+            self._at_end_of_stream()
+        if not b.done and self.cand is not None and b.in_item and self.vstate == _IN:
+            at, closer, block_end = self.cand  # the stream ended in a value: cut at the last closer it quoted
+            rest = b.cut_item(at) + self.pending
+            self.pending = ""
+            b.close_item()
+            b.end(closer if block_end else "", rest[len(closer) :] if block_end else rest)
+            self.fallback = ("the stream ended inside a value: it was cut at the last closer quoted in it, "
+                             "and what followed is text")
         if not b.done:
             b.end("", self.pending)
 
@@ -192,15 +404,29 @@ Pair = Optional[tuple[str, str]]
 
 
 @functools.lru_cache(maxsize=256)
-def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...]) -> tuple[
+def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueTags | None = None) -> tuple[
         Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search]:
     """A body's tags, lowercase, and their searches, built once per dialect and end: item, nest, ends, every
     tag (longest first), a search for any tag, and one for a tag or a tag's prefix ending the text."""
     item = (item[0].lower(), item[1].lower()) if item else None
     nest = (nest[0].lower(), nest[1].lower()) if nest else None
     ends = tuple(t.lower() for t in end_tags)
-    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends}, key=len, reverse=True))
+    value_tags = (*values.open, values.close, *values.next) if values else ()
+    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
+
+
+@functools.lru_cache(maxsize=256)
+def _value_table(item: Pair, ends: tuple[str, ...], values: ValueTags) -> tuple[
+        Search, Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]:
+    """Raw-text values: the search outside a value, the one inside (and for one or a prefix ending the text),
+    and what may follow each tentative closer."""
+    closers = (*((item[1],) if item else ()), *ends)
+    outside = (*values.open, *(item or ()), *ends)
+    inside = (values.close, *closers)
+    follows = {_AFTER_VALUE: literals((*values.next, *closers)), _AFTER_ITEM: literals((*((item[0],) if item else ()), *ends))}
+    return (literal_pattern(outside).search, literal_pattern(inside).search, tag_or_tail(inside).search, follows,
+            {_OUT: outside, _IN: inside})
 
 
 def _no_hold(tail: str, then: FastPath) -> None:

@@ -27,7 +27,7 @@ from ..arguments.grammar import load_grammar
 from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, olmo3_calls)
-from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, lit, name, opt, peek, ws
+from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
 
@@ -36,6 +36,8 @@ _DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁e
 _DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 _JSON_START = (peek("[{"),)
 _QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>\n<]*)>", "</parameter>", "</function>")
+_QWEN3_VALUES = ValueTags(("<parameter=",), "</parameter>", ("<parameter=",))
+_MINIMAX_PARAM = ("<parameter ", "<parameter\t", "<parameter\n", "<parameter\r")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 
@@ -61,11 +63,12 @@ _DECLARATIONS = (
             TAGGED, qwen3_calls, "qwen3_coder", end=(_TOOLCALL_END,), closers=(_TOOLCALL_END,),
             item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
             aliases=("qwen3_xml", "step3p5"),
-            stream=_QWEN3_STREAM,
+            stream=_QWEN3_STREAM, values=_QWEN3_VALUES,
             doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
             "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, value_layout=False,
-            stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", first_close=True),
+            stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", bare_name=True),
+            values=ValueTags(("<arg_value>",), "</arg_value>", ("<arg_key>",)),
             aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
     Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),
             doc="<tools>[{…}, {…}]</tools>, each element emitted as it closes"),
@@ -117,13 +120,14 @@ _DECLARATIONS = (
             doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
     Dialect("seed_oss", (Opener("<seed:tool_call>", head=(ws(),), look=(lit("<function="),)),), TAGGED, qwen3_calls,
             "seed_oss", end=("</seed:tool_call>",), item=("<function=", "</function>"),
-            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True, stream=_QWEN3_STREAM,
+            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True, stream=_QWEN3_STREAM, values=_QWEN3_VALUES,
             doc="<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>"),
     Dialect("minimax_m2", (Opener("<minimax:tool_call>", head=(ws(),), look=(lit("<invoke"),)),), TAGGED, minimax_calls,
             "minimax_m2", end=("</minimax:tool_call>",), item=("<invoke", "</invoke>"),
             nest=("<minimax:tool_call>", "</minimax:tool_call>"), text_values=True, aliases=("minimax-m2",),
             stream=TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
                              r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>"),
+            values=ValueTags(_MINIMAX_PARAM, "</parameter>", _MINIMAX_PARAM),
             doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
     Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", closers=("<|/tool_call|>",),
             doc="<|tool_call|>[{…}], optionally closed by <|/tool_call|> (Phi-4-mini's template writes it so)"),

@@ -78,7 +78,20 @@ class TagParams:
     param: str
     value_close: str
     item_close: str = ""  # the item's own closer ("": the item ends with the block)
-    first_close: bool = False  # a value ends at its first closer (GLM); else at one followed by the next head or the end
+    bare_name: bool = False  # the name is bare text that may go on until the first tag (GLM)
+
+
+@dataclass(frozen=True)
+class ValueTags:
+    """A TAGGED dialect whose values are raw text between tags (XML parameters): how the body scanner tells a
+    value's closer from the same markup quoted inside it. Inside an open value only ``close``, the item's closer
+    and the block's end are read, and each is the value's text unless what follows it (after whitespace) can
+    follow a real one: ``next`` (the next parameter) or the item's closer after ``close``; the next item or the
+    block's end after the item's closer; the end of the stream (see ``core.tag_body``)."""
+
+    open: tuple[str, ...]  # a value's head begins with one of these (lowercase)
+    close: str  # a value's closer
+    next: tuple[str, ...]  # what may follow a value's closer, besides the item's closer and the block's end
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,7 @@ class Dialect:
     value_layout: bool = True  # text_values: newlines just inside a value's tags are layout (Qwen3); False: as written (GLM)
     eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
     stream: TagParams | None = None  # TAGGED: how arguments stream as written; None: whole, when the item closes
+    values: ValueTags | None = None  # TAGGED: raw-text values, whose quoted closers are the value's (see ValueTags)
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""

@@ -148,7 +148,8 @@ def test_markup_inside_an_xml_value_never_reaches_the_state_machine() -> None:
     spy = Spy(parser)
     for delta in ["if a < b", " and <b>x</b>", " # <it> ", "<para", "meter=x> </param", "eter> <tool", "s> ok\n"]:
         assert parser.feed(delta) == []
-    assert spy.runs == []
+    # only a value's closer quoted in it is read by the state machine: what follows it decides whose it is
+    assert spy.runs == ["</parameter> <tool"]
     events = parser.feed("</parameter>\n</function>\n</tool_call>") + parser.close()
     assert summary(events)[1] == [("get_weather", {"city": "if a < b and <b>x</b> # <it> <parameter=x> </parameter> <tools> ok"})]
 
@@ -159,10 +160,11 @@ def test_a_tag_cut_by_a_delta_is_held_by_the_fast_path_and_read_whole_once_compl
     spy = Spy(parser)
     assert parser.feed(" </fu") == []  # a possible </function>: held, without the state machine
     assert parser.feed("nk>") == []  # not a tag after all: part of the value
-    assert parser.feed("\n</parameter>\n</fu") == []
     assert spy.runs == []
-    events = parser.feed("nction>\n</tool_call>")  # the item closes: the state machine decodes it
-    assert len(spy.runs) == 1 and spy.runs[0].startswith("</function>")
+    # a value's closer is tentative: the state machine reads what follows it, and the call waits for the block's end
+    assert parser.feed("\n</parameter>\n</fu") == []
+    assert parser.feed("nction>\n") == []
+    events = parser.feed("</tool_call>")
     assert summary(events)[1] == [("get_weather", {"city": "Paris </funk>"})]
 
 
@@ -220,28 +222,30 @@ def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments:
 
 # ------------------------------------------------------------------ between items, and long marker prefixes
 
-def test_whitespace_and_a_cut_end_tag_between_items_never_reach_the_state_machine() -> None:
+def test_whitespace_and_a_cut_end_tag_after_an_item_wait_for_the_end_tag() -> None:
     parser = StreamParser(TOOLS)
-    first = parser.feed(QWEN_HEAD + "Paris\n</parameter>\n</function>")
-    assert summary(first)[1] == [("get_weather", {"city": "Paris"})]
-    spy = Spy(parser)
+    assert summary(parser.feed(QWEN_HEAD + "Paris\n</parameter>\n</function>"))[1] == []  # what follows decides
     for delta in ["\n", "  \t", "</t", "ool_", "call"]:
         assert parser.feed(delta) == []
-    assert spy.runs == []
     assert parser.held_text == ""  # inside the block: nothing of it is prose yet
     rest = parser.feed(">\nDone.")
-    assert spy.runs == ["</tool_call>\nDone."]  # the end tag, once complete, is read by the state machine
-    assert summary(rest + parser.close()) == ("\nDone.", [])
+    assert summary(rest + parser.close()) == ("\nDone.", [("get_weather", {"city": "Paris"})])
+
+
+def test_whitespace_between_items_after_a_settled_item_never_reaches_the_state_machine() -> None:
+    parser = StreamParser(TOOLS)
+    item = "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
+    first = parser.feed("Hi\n<tool_call>\n" + item + "\n" + item)
+    assert summary(first)[1] == [("get_weather", {"city": "Paris"})]  # the next item's head settled the first
+    assert summary(parser.feed("\n</tool_call>"))[1] == [("get_weather", {"city": "Paris"})]
 
 
 def test_a_second_item_after_whitespace_is_read_by_the_state_machine_once_its_tag_is_whole() -> None:
     parser = StreamParser(TOOLS)
     parser.feed("Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>")
-    spy = Spy(parser)
     assert parser.feed("\n<fun") == [] and parser.feed("cti") == []
-    assert spy.runs == []
     events = parser.feed("on=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>") + parser.close()
-    assert summary(events) == ("", [("get_weather", {"city": "Rome"})])
+    assert summary(events) == ("", [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})])
 
 
 def test_text_that_is_not_a_tag_between_items_ends_the_block_as_the_state_machine_says() -> None:

@@ -81,7 +81,7 @@ def test_held_tail_is_bounded_by_the_longest_marker() -> None:
 
 @pytest.mark.parametrize("text,closing", [
     (HERMES, "}}"),  # a JSON call is complete at the end of its value: it does not wait for </tool_call>
-    (QWEN3, "</function>"),
+    (QWEN3, "</tool_call>"),  # a value's closer is known for one only once what follows it is: the block's end
     ('<function>{"name": "get_weather", "parameters": {"city": "P"}}</function>', "}}"),
     ('<{"name": "get_weather", "arguments": {"city": "P"}}>', "}}"),
     ('<search_recipes>{"query": "pasta"}</search_recipes>', "}"),
