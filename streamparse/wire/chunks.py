@@ -7,6 +7,9 @@ its own parser and call numbering; a chunk that only fed held-back text produces
 enter a chunk: they wait, as wire objects (``diagnostics.wire_diagnostic``), for ``take_diagnostics``, which a
 transport writes beside the chunks (an SSE comment); ``on_events`` sees every parser event as it is made.
 ``feed_plain`` says None only for a chunk ``feed`` would give back equal to itself (so it may leave as it came).
+A parser told the prompt opened reasoning (``start_in_reasoning``) is started afresh without it when, before any
+content, the upstream sends reasoning of its own (``reasoning_content`` / ``reasoning``): its engine split the
+reasoning out, so the content is the answer (``engine_split``). The same holds for a whole completion.
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ class _Choice:
     ``"arguments": ""``), then each arguments fragment alone (``{"index", "function": {"arguments"}}``); the
     final ``ToolCall`` adds nothing. Each such piece is a chunk of its own."""
 
-    __slots__ = ("parser", "next_index", "ours", "finished", "live", "native", "blank")
+    __slots__ = ("parser", "next_index", "ours", "finished", "live", "native", "blank", "opened")
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]):
         self.parser = StreamParser(tools, **options)
+        # started inside reasoning and no content read yet: what a parser started afresh without it takes
+        self.opened: tuple[Tools, Mapping[str, Any]] | None = (tools, options) if options.get("start_in_reasoning") \
+            else None
         self.next_index = 0  # next tool_calls index to hand out
         self.ours = 0  # calls this choice got from the parser
         self.finished = False
@@ -44,6 +50,16 @@ class _Choice:
         self.native: dict[int, int] = {}  # upstream index of a native call -> its wire index
         self.blank: str | None = ""  # a run of text that is whitespace so far (held until other text comes,
         # dropped at a call); None once the run has other text, so its whitespace then passes at once
+
+    def seen(self, delta: Mapping[str, Any], content: Any) -> None:
+        """Before a delta's content is fed (only while ``opened``): reasoning the upstream split out itself means
+        the prompt's reasoning was closed by its engine, and the parser starts afresh outside it."""
+        if engine_split(delta):
+            tools, options = self.opened or (None, {})
+            self.parser = StreamParser(tools, **{**options, "start_in_reasoning": False})
+            self.opened = None
+        elif content:
+            self.opened = None
 
     def native_calls(self, tool_calls: Any) -> Any:
         """An upstream delta's native ``tool_calls``, each under its wire index: the upstream's own while no
@@ -220,6 +236,8 @@ class ChunkRewriter:
         if state.finished:
             return self.feed(with_text(base, content))
         self._last = base  # (its envelope: what close() needs)
+        if state.opened is not None:
+            state.seen(base["choices"][0]["delta"], content)
         events = state.parser.feed(content)
         if _released_whole(state, events, content):
             if self.on_events is not None:  # (one TextDelta: no diagnostic to keep)
@@ -252,6 +270,8 @@ class ChunkRewriter:
         if content is not None and not isinstance(content, str):
             raise ValueError(f"choices[{position}].delta.content must be a string or null, not {type(content).__name__}")
         state = self._choice(index)
+        if state.opened is not None:
+            state.seen(delta, content)
         native = state.native_calls(delta.get("tool_calls"))
         if content and state.finished:  # text after its choice's finish (the parser is closed): text as it came
             events: list[Event] = [TextDelta(content)]
@@ -321,6 +341,11 @@ class ChunkRewriter:
             for piece in state.segments(self._seen(index, state.parser.close())):
                 out.append({**template, "choices": [{"index": index, "delta": piece, "finish_reason": None}]})
         return out
+
+
+def engine_split(message: Mapping[str, Any]) -> bool:
+    """Does a message or delta carry reasoning the upstream split out itself (a reasoning parser in its engine)?"""
+    return any(isinstance(message.get(key), str) and message[key] for key in ("reasoning_content", "reasoning"))
 
 
 def _envelope(data: Mapping[str, Any]) -> dict[str, Any]:

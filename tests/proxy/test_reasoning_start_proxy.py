@@ -20,6 +20,8 @@ from streamparse.proxy.config import Backend, ConfigError, ProxyConfig, load_con
 from streamparse.proxy.plan import opens_reasoning, plan_chat, thinking_asked
 from streamparse.proxy.runner import ServerThread
 from streamparse.proxy.workers import config_from_settings
+from streamparse.wire.chunks import ChunkRewriter
+from streamparse.wire.completion import rewrite_completion
 
 WEATHER: dict[str, Any] = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -204,6 +206,68 @@ def test_the_default_changes_nothing(proxy: tuple[str, list[Any]], stream: bool)
     content, calls, reasoning = chat(base, "asked/words", stream)  # nothing asked: as closed
     assert (content, calls, reasoning) == (SCRIPTS["words"], [], "")
     assert all("start_in_reasoning" not in json.dumps(body) for body in seen)
+
+
+# ---------------------------------------------------------------- an engine that splits reasoning out itself
+
+def split_upstream() -> Any:
+    """An engine with a reasoning parser: the reasoning comes as ``reasoning_content``, then the answer as content."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    async def chat(request: Request) -> Response:
+        body = json.loads(await request.body())
+        head = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+        if not body.get("stream"):
+            message = {"role": "assistant", "reasoning_content": THOUGHT, "content": f"The answer {CALL}"}
+            return JSONResponse({**head, "object": "chat.completion",
+                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+        deltas = [{"role": "assistant", "content": ""}, {"reasoning_content": THOUGHT[:9]},
+                  {"reasoning_content": THOUGHT[9:]}, {"content": "The answer "}, {"content": CALL}]
+        frames = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        frames.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        data = b"".join(b"data: " + json.dumps(f).encode() + b"\n\n" for f in frames) + b"data: [DONE]\n\n"
+        return StreamingResponse(iter([data]), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_the_engine_split_out_closes_the_prompts(stream: bool) -> None:
+    """"open" in front of an engine that already reads the reasoning (vLLM --reasoning-parser): its content is the
+    answer, not more reasoning."""
+    with ServerThread(split_upstream()) as up, \
+            ServerThread(create_app(ProxyConfig.single(up.url + "/v1", {"reasoning_start": "open"}))) as proxy:
+        content, calls, reasoning = chat(proxy.url, "m", stream, [WEATHER])
+    assert (content.strip(), calls, reasoning) == ("The answer", [("get_weather", {"city": "Paris"})], THOUGHT)
+
+
+def test_engine_split_at_the_wire_level() -> None:
+    tools = [WEATHER]
+    rewriter = ChunkRewriter(tools, start_in_reasoning=True)
+    head = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(**delta: Any) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+    out = rewriter.feed(chunk(role="assistant", content="")) + rewriter.feed(chunk(reasoning="Hmm."))
+    out += rewriter.feed(chunk(content="Yes. ")) + (rewriter.feed_plain(chunk(content="Done.")) or []) + rewriter.close()
+    said = "".join(c["choices"][0]["delta"].get("content") or "" for c in out)
+    assert said in ("Yes. ", "Yes. Done.")  # (feed_plain may leave a plain chunk as it came: None)
+    assert not any("reasoning_content" in c["choices"][0]["delta"] for c in out)
+    # no reasoning of the upstream's own before the content: the prompt's reasoning is read from the content
+    rewriter = ChunkRewriter(tools, start_in_reasoning=True)
+    out = rewriter.feed(chunk(content="Hmm. </think>Yes.")) + rewriter.feed(chunk(reasoning="late")) + rewriter.close()
+    assert "".join(c["choices"][0]["delta"].get("reasoning_content") or "" for c in out) == "Hmm. "
+    completion = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0,
+                  "message": {"role": "assistant", "reasoning": "Hmm.", "content": "Yes."}, "finish_reason": "stop"}]}
+    message = rewrite_completion(completion, tools, start_in_reasoning=True)["choices"][0]["message"]
+    assert (message["content"], message.get("reasoning_content")) == ("Yes.", None)
+    completion["choices"][0]["message"] = {"role": "assistant", "content": "Hmm. </think>Yes."}
+    message = rewrite_completion(completion, tools, start_in_reasoning=True)["choices"][0]["message"]
+    assert (message["content"], message["reasoning_content"]) == ("Yes.", "Hmm. ")
 
 
 # ---------------------------------------------------------------- the setting: config file, flag, checks
