@@ -305,7 +305,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         if self._streaming:
             b.watch = self._watch_item
         if d.body == TAGGED:
-            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values)
+            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.json_strings)
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
                                     self._max_block)

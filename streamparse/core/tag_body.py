@@ -46,12 +46,14 @@ class TagBody:
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "in_tail", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback")
+                 "in_search", "in_tail", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
-                 nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None):
+                 nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
+                 strings: bool = False):
         self.b = block
         self.limit = limit
+        values = _lowercase(values) if values is not None else None
         self.values = values
         self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(item, nest, end_tags, values)
         self.vstate = _OUT
@@ -60,6 +62,10 @@ class TagBody:
         self.cand: tuple[int, str, bool] | None = None  # the last closer read as value text: (item offset, as written, block end?)
         self.quoted = False  # the open item holds a closer read as value text
         self.fallback = ""  # why the end of the stream settled the block as it did ("": it did not decide)
+        self.strings = strings  # an item's arguments are JSON: a tag inside an open JSON string is text
+        self.in_str = False
+        if strings:
+            self.search = literal_pattern((*self.tags, '"')).search
         if values is not None:
             self.out_search, self.in_search, self.in_tail, self.follows, self.state_tags = _value_table(
                 self.item, self.ends, values)
@@ -107,6 +113,8 @@ class TagBody:
         size = b.size + len(text)
         if size >= self.limit:
             return None
+        if self.strings and ('"' in text or "\\" in text):
+            return None  # a JSON string opens or closes: the slow path tracks it
         if "<" in text:
             m = (self.in_tail if self.vstate == _IN else self.tag_or_tail)(text)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
@@ -178,6 +186,13 @@ class TagBody:
                 self.between = False
                 b.write(self.pending)
                 self.pending = ""
+            if self.in_str:
+                k = self._skip_string(text, i, end, final)
+                if k < 0:
+                    b.write(text[pos : -1 - k])
+                    return -1 - k
+                i = k
+                continue
             m = self.search(text, i, end)
             if m is None:
                 hold = end if final else partial_tail(text, i, end, self.tags, self.longest)
@@ -185,7 +200,9 @@ class TagBody:
                 return hold
             tag = m.group().lower()
             i = m.end()
-            if self.item and tag == self.item[0]:
+            if tag == '"':
+                self.in_str = self.depth > 0  # (a quote outside an item is just text)
+            elif self.item and tag == self.item[0]:
                 if self.depth == 0:
                     b.write(text[pos : m.start()])
                     pos = m.start()
@@ -212,6 +229,20 @@ class TagBody:
                 return i
         b.write(text[pos:i])
         return i
+
+    def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
+        """Inside a JSON string: past its closing quote (the string ends), to ``end`` (it goes on), or ``-1 - k``:
+        hold from k (a backslash ending the text, whose escaped character is still to come)."""
+        while True:
+            m = _JSON_STRING_STOP.search(text, i, end)
+            if m is None:
+                return end
+            if m.group() == '"':
+                self.in_str = False
+                return m.end()
+            if m.end() == end:
+                return end if final else -1 - m.start()
+            i = m.end() + 1
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         """Between items (as in ``scan``): whitespace joins ``pending``; the next item or the block's end is read
@@ -401,6 +432,7 @@ class TagBody:
 
 
 Pair = Optional[tuple[str, str]]
+_JSON_STRING_STOP = re.compile(r'["\\]')
 
 
 @functools.lru_cache(maxsize=256)
@@ -414,6 +446,11 @@ def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueT
     value_tags = (*values.open, values.close, *values.next) if values else ()
     tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
+
+
+@functools.lru_cache(maxsize=256)
+def _lowercase(values: ValueTags) -> ValueTags:
+    return type(values)(tuple(t.lower() for t in values.open), values.close.lower(), tuple(t.lower() for t in values.next))
 
 
 @functools.lru_cache(maxsize=256)

@@ -105,18 +105,18 @@ _DECLARATIONS = (
             JSON, json_calls, "mistral_v11", doc="[TOOL_CALLS]NAME[ARGS]{…} or [TOOL_CALLS]NAME{…}"),
     Dialect("deepseek_v3", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), lit("function"), lit(_DS_SEP))),),
             TAGGED, deepseek_v3_calls, "deepseek_v3", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
-            aliases=("deepseekv3", "deepseek_r1"), doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json …```"),
+            aliases=("deepseekv3", "deepseek_r1"), json_strings=True, doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json …```"),
     Dialect("deepseek_v31", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), name(), lit(_DS_SEP))),),
             TAGGED, deepseek_v31_calls, "deepseek_v31", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
-            aliases=("deepseekv31",), doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>"),
+            aliases=("deepseekv31",), json_strings=True, doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>"),
     Dialect("kimi_k2", tuple(Opener(o, head=(ws(),), look=(lit("<|tool_call_begin|>"),))
                              for o in ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")),
             TAGGED, kimi_calls, "kimi_k2", end=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
-            item=("<|tool_call_begin|>", "<|tool_call_end|>"),
+            item=("<|tool_call_begin|>", "<|tool_call_end|>"), json_strings=True,
             doc="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…"),
     Dialect("openai", (Opener("<|channel|>commentary to=", look=(name(),)), Opener("<|start|>assistant to=", look=(name(),)),
                        Opener("to=functions.", keep=10, line_start=True)),
-            TAGGED, harmony_calls, "openai", end=("<|call|>",), eos_ends=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
+            TAGGED, harmony_calls, "openai", end=("<|call|>",), eos_ends=True, json_strings=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
             doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
     Dialect("seed_oss", (Opener("<seed:tool_call>", head=(ws(),), look=(lit("<function="),)),), TAGGED, qwen3_calls,
             "seed_oss", end=("</seed:tool_call>",), item=("<function=", "</function>"),
@@ -153,6 +153,7 @@ _DECLARATIONS = (
     Dialect("deepseek_v32", tuple(Opener(o, head=(ws(),), look=(lit("<｜DSML｜invoke"),))
                                   for o in ("<｜DSML｜function_calls>", "<｜DSML｜tool_calls>")),
             TAGGED, dsml_calls, "deepseek_v32", end=_DSML_END, item=("<｜DSML｜invoke", "</｜DSML｜invoke>"),
+            values=ValueTags(("<｜DSML｜parameter",), "</｜DSML｜parameter>", ("<｜DSML｜parameter",)),
             aliases=("deepseekv32", "deepseek_v4", "deepseekv4"),
             doc='<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>…'),
     Dialect("olmo3", (Opener("<function_calls>", head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED, olmo3_calls,
@@ -169,6 +170,7 @@ _DECLARATIONS = (
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
     Dialect("kimi_k3", (Opener("<|open|>tools<|sep|>", head=(ws(),), look=(lit("<|open|>call"),)),), TAGGED, kimi_k3_calls,
             "kimi_k3", end=("<|close|>tools<|sep|>",), item=("<|open|>call", "<|close|>call<|sep|>"),
+            values=ValueTags(("<|open|>argument",), "<|close|>argument<|sep|>", ("<|open|>argument",)),
             doc='<|open|>tools<|sep|><|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="string"<|sep|>V'
                 "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"),
 )

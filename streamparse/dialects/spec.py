@@ -132,6 +132,7 @@ class Dialect:
     eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
     stream: TagParams | None = None  # TAGGED: how arguments stream as written; None: whole, when the item closes
     values: ValueTags | None = None  # TAGGED: raw-text values, whose quoted closers are the value's (see ValueTags)
+    json_strings: bool = False  # TAGGED: arguments written as JSON; a tag inside an open JSON string is the string's
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""
