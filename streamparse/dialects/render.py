@@ -36,9 +36,15 @@ def _closed_at(text: str, marker: str) -> Rendered:
     return text, text.index(marker) + len(marker)
 
 
+def _settled_at_end(text: str) -> Rendered:
+    """The call completes with the block's end marker (the text's end): only what follows a value's closer and
+    the item's closer tells they are not quoted in the value (``core.tag_body``)."""
+    return text, len(text)
+
+
 def _qwen3(name: str, args: dict[str, Any], wrap: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> Rendered:
     params = "".join(f"<parameter={k}>\n{_text_value(v)}\n</parameter>\n" for k, v in args.items())
-    return _closed_at(f"{wrap[0]}\n<function={name}>\n{params}</function>\n{wrap[1]}", "</function>")
+    return _settled_at_end(f"{wrap[0]}\n<function={name}>\n{params}</function>\n{wrap[1]}")
 
 
 def _glm(name: str, args: dict[str, Any]) -> Rendered:
@@ -48,7 +54,7 @@ def _glm(name: str, args: dict[str, Any]) -> Rendered:
 
 def _minimax(name: str, args: dict[str, Any]) -> Rendered:
     params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args.items())
-    return _closed_at(f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>', "</invoke>")
+    return _settled_at_end(f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>')
 
 
 def _python_literal(value: Any) -> str:
@@ -90,8 +96,8 @@ def _gemma(opener: str, closer: str, quote: str) -> Callable[[str, dict[str, Any
 def _dsml(name: str, args: dict[str, Any]) -> Rendered:
     params = "".join(f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}'
                      "</｜DSML｜parameter>\n" for k, v in args.items())
-    return _closed_at(f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n'
-                      "</｜DSML｜function_calls>", "</｜DSML｜invoke>")
+    return _settled_at_end(f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n'
+                           "</｜DSML｜function_calls>")
 
 
 def _kimi_k3(name: str, args: dict[str, Any]) -> Rendered:
@@ -100,8 +106,8 @@ def _kimi_k3(name: str, args: dict[str, Any]) -> Rendered:
         return f'<|open|>argument key="{_attr(k)}" type="{kind}"<|sep|>{_text_value(v)}<|close|>argument<|sep|>\n'
 
     body = "".join(arg(k, v) for k, v in args.items())
-    return _closed_at(f'<|open|>tools<|sep|>\n<|open|>call tool="{_attr(name)}" index="0"<|sep|>\n{body}'
-                      "<|close|>call<|sep|>\n<|close|>tools<|sep|>", "<|close|>call<|sep|>")
+    return _settled_at_end(f'<|open|>tools<|sep|>\n<|open|>call tool="{_attr(name)}" index="0"<|sep|>\n{body}'
+                           "<|close|>call<|sep|>\n<|close|>tools<|sep|>")
 
 
 def _attr(text: str) -> str:
