@@ -1,0 +1,220 @@
+"""Raw-text values in a tag body (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM...): the part of ``TagBody``'s scan that
+keeps markup quoted inside an open value as the value's (``tag_body``'s note gives the rule).
+
+Invariant: ``TagBody``'s, whose part this is (a mixin; the state lives in ``TagBody``'s slots): each character is
+examined once, and what waits after a tentative closer is that closer and at most ``MAX_GAP`` whitespace.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Callable, Optional
+
+from .block import Block
+from .bodies import MAX_GAP, NON_WS, partial_tail
+from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+
+if TYPE_CHECKING:
+    from ..dialects.spec import ValueTags
+
+__all__ = ["RawValueScan"]
+
+# Where an item with raw-text values stands: outside a value, in one, or just after a closer read in a value
+# (the value's, the item's, the block's end) whose meaning what follows decides.
+_OUT, _IN, _AFTER_VALUE, _AFTER_ITEM, _AFTER_END = range(5)
+
+Pair = Optional[tuple[str, str]]
+Search = Callable[..., Optional["re.Match[str]"]]  # a compiled pattern's search or match
+
+
+class RawValueScan:
+    """The raw-value half of ``TagBody``'s scan; the attributes are ``TagBody``'s (see there)."""
+
+    b: Block
+    item: Pair
+    ends: tuple[str, ...]
+    values: ValueTags | None
+    between: bool
+    single: bool
+    depth: int
+    vstate: int
+    ws_after: int
+    closer: str
+    pending: str
+    longest: int
+    cand: tuple[int, str, bool] | None
+    quoted: bool
+    fallback: str
+    out_search: Search
+    in_search: Search
+    state_tags: dict[int, tuple[str, ...]]
+    follows: dict[int, Literals]
+
+    def _between(self, text: str, i: int, end: int, final: bool) -> int:
+        raise NotImplementedError  # TagBody's
+
+    def _scan_values(self, text: str, pos: int, end: int, final: bool) -> int:
+        """``scan`` for raw-text values (see the module's note). ``pos``..``i``: read, not yet written."""
+        b = self.b
+        item = self.item
+        i = pos
+        while i < end and not b.done:
+            if self.between:
+                k = self._between(text, i, end, final)
+                if k < 0:
+                    return -1 - k
+                i = pos = k
+            st = self.vstate
+            if st >= _AFTER_VALUE:
+                b.write(text[pos:i])
+                k = self._follow(text, i, end, final)
+                if k < 0:
+                    return -1 - k
+                i = pos = k
+                continue
+            m = (self.out_search if st == _OUT else self.in_search)(text, i, end)
+            if m is None:
+                hold = end if final else partial_tail(text, i, end, self.state_tags[st], self.longest)
+                b.write(text[pos:hold])
+                return hold
+            tag = m.group().lower()
+            i = m.end()
+            if st == _IN:
+                if tag == self.values.close:  # type: ignore[union-attr]  # (values is set on this path)
+                    self.vstate, self.ws_after = _AFTER_VALUE, 0
+                elif item and tag == item[1]:
+                    if not self.ends:  # a bare item: anything may follow it, so it ends here
+                        b.write(text[pos:i])
+                        self._close_item()
+                        return i
+                    self.vstate, self.ws_after = _AFTER_ITEM, 0
+                else:  # the block's end: only the end of the stream after it makes it one
+                    b.write(text[pos : m.start()])
+                    pos = i
+                    self.vstate, self.ws_after, self.closer, self.pending = _AFTER_END, 0, m.group(), ""
+            elif tag in self.values.open:  # type: ignore[union-attr]  # (values is set on this path)
+                self.vstate = _IN
+            elif item and tag == item[0]:
+                if self.depth == 0:
+                    b.write(text[pos : m.start()])
+                    pos = m.start()
+                    b.open_item()
+                    self.depth = 1
+            elif item and tag == item[1] and self.depth > 0:
+                b.write(text[pos:i])
+                pos = i
+                if self._close_item():
+                    return i
+            elif tag in self.ends:
+                b.write(text[pos : m.start()])
+                b.close_item()  # an item left open is ended by the block's end (lenient)
+                b.end(m.group())
+                return i
+        b.write(text[pos:i])
+        return i
+
+    def _close_item(self) -> bool:
+        """The item's closer (written) ends it; True when that ends the block (a block of one item)."""
+        self.b.close_item()
+        self.depth, self.vstate, self.cand, self.quoted = 0, _OUT, None, False
+        if self.single:
+            self.b.end()
+            return True
+        self.between = True
+        return False
+
+    def _follow(self, text: str, i: int, end: int, final: bool) -> int:
+        """After a tentative closer: read the whitespace, then decide by what follows. Returns where to go on,
+        or ``-1 - k``: wait at k (the rest is held) or stop there."""
+        b, st, values = self.b, self.vstate, self.values
+        assert values is not None
+        m = NON_WS.search(text, i, end)
+        k = m.start() if m else end
+        self.ws_after += k - i
+        if st == _AFTER_VALUE:
+            b.write(text[i:k])  # the item's text whatever follows
+        else:
+            self.pending += text[i:k]
+        if self.ws_after > MAX_GAP:
+            self._revert()
+            return k
+        if m is None:
+            if final:
+                self._at_end_of_stream()
+            return -1 - k
+        if st == _AFTER_END:  # only the end of the stream confirms a block's end met in a value
+            self._revert()
+            return k
+        r = self.follows[st].at(text, k, end, final)
+        if r == PARTIAL_CLOSER:
+            return -1 - k
+        tag = r.lower() if isinstance(r, str) else None
+        if tag is None:
+            self._revert()
+        elif st == _AFTER_VALUE:
+            if tag in values.next:
+                self.vstate = _OUT
+            elif self.item and tag == self.item[1]:
+                b.write(r)  # type: ignore[arg-type]  # (a str here)
+                if self.single:
+                    self._close_item()
+                    return -1 - (k + len(tag))
+                self.vstate, self.ws_after = _AFTER_ITEM, 0
+                return k + len(tag)
+            else:  # the block's end
+                b.close_item()
+                b.end(r)  # type: ignore[arg-type]  # (a str here)
+                return -1 - (k + len(tag))
+        else:  # _AFTER_ITEM, followed by the next item or the block's end: it was the item's closer
+            self._close_item()
+        return k
+
+    def _revert(self) -> None:
+        """What followed the tentative closer cannot follow a real one: it was the value's text."""
+        b, st = self.b, self.vstate
+        self.vstate = _IN
+        self.quoted = True
+        if st == _AFTER_VALUE:
+            return
+        if st == _AFTER_ITEM:
+            self.cand = (b.cur.tell(), "", False)
+        else:
+            self.cand = (b.cur.tell(), self.closer, True)
+            self.pending = self.closer + self.pending
+        b.write(self.pending)
+        self.pending = ""
+
+    def _at_end_of_stream(self) -> None:
+        """The stream ended after a tentative closer and whitespace: that closer was real."""
+        b, st = self.b, self.vstate
+        if st == _AFTER_ITEM:
+            quoted = self.quoted
+            self._close_item()
+            if quoted:
+                self.fallback = "the stream ended right after an item's closer that followed quoted markup: read as its end"
+        elif st == _AFTER_END:
+            b.close_item()
+            b.end(self.closer, self.pending)
+            self.pending = ""
+            self.vstate = _OUT
+            self.fallback = "the stream ended right after a block's end written inside a value: read as its end"
+
+
+
+@functools.lru_cache(maxsize=256)
+def _lowercase(values: ValueTags) -> ValueTags:
+    return type(values)(tuple(t.lower() for t in values.open), values.close.lower(), tuple(t.lower() for t in values.next))
+
+
+@functools.lru_cache(maxsize=256)
+def _value_table(item: Pair, ends: tuple[str, ...], values: ValueTags) -> tuple[
+        Search, Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]:
+    """Raw-text values: the search outside a value, the one inside (and for one or a prefix ending the text),
+    and what may follow each tentative closer."""
+    closers = (*((item[1],) if item else ()), *ends)
+    outside = (*values.open, *(item or ()), *ends)
+    inside = (values.close, *closers)
+    follows = {_AFTER_VALUE: literals((*values.next, *closers)), _AFTER_ITEM: literals((*((item[0],) if item else ()), *ends))}
+    return (literal_pattern(outside).search, literal_pattern(inside).search, tag_or_tail(inside).search, follows,
+            {_OUT: outside, _IN: inside})
