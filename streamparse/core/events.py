@@ -109,6 +109,8 @@ class Diagnostic:
     - ``missing_required``: a call without a required argument, kept (``details.missing``);
     - ``block_too_large``, ``too_many_calls``: a limit reached, the rest kept as text;
     - ``incomplete``: a call cut off (by the end of the stream or a limit);
+    - ``truncated``: a stream cut off (max tokens) inside a call block: its unfinished text (``details.text``)
+      left neither as a call nor as text;
     - ``too_deep``: a value nested past the depth limit.
     """
 

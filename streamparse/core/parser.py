@@ -52,6 +52,9 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
     *pinned*: its prose-like forms are read without tools, as its engine parser reads
     them. ``calls_in_reasoning``: a call to a declared tool written inside reasoning
     leaves as a call (off by default: thinking aloud can look like a call).
+    ``start_in_reasoning`` / ``start_in_response``: the chat template's generation prompt opened reasoning
+    (``<think>``) or a response channel (Kimi K3's ``<|open|>response<|sep|>``), so the answer starts inside it
+    and its closer, never written before, ends it.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         max_block_chars: int = 1 << 20,
         max_calls: int = 1000,
         start_in_reasoning: bool = False,
+        start_in_response: bool = False,
         id_factory: Callable[[], str] = new_call_id,
         stream_arguments: bool = False,
         calls_in_reasoning: bool = False,
@@ -77,18 +81,16 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
-        self._mode = _SPAN if start_in_reasoning else _TEXT
-        self._idle = not start_in_reasoning  # in prose (not in reasoning, stream open): feed() may take a fast path
+        self._mode = _SPAN if start_in_reasoning or start_in_response else _TEXT
+        self._idle = self._mode == _TEXT  # in prose (not in a span, stream open): feed() may take a fast path
         self._body_fast: FastPath | None = None  # in a block's body: its fast path
-        enabled = self._table.spans
-        # A template that opens reasoning in the prompt: any enabled reasoning closer ends it.
-        self._span: Span = Span("", tuple(c for sp in enabled if sp.kind == "reasoning" for c in sp.closers))
+        self._span: Span = self._table.prompt_reasoning if start_in_reasoning else self._table.prompt_response
         self._held = ""
         self._block: Block | None = None
         self._cands: list[Candidate] = []
         self._closers: list[str] = []  # AFTER: optional closers still allowed
         self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
-        self._closed = False
+        self._closed: bool | str = False  # "truncated" / "" while close() runs
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
         self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
@@ -125,10 +127,15 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
             return []
         return self._run(self._held + delta, final=False)
 
-    def close(self) -> list[Event]:
-        """End of stream: flush held text, finish or release any open block."""
+    def close(self, truncated: bool = False) -> list[Event]:
+        """End of stream: flush held text, finish or release any open block.
+
+        ``truncated``: the stream was cut off (``finish_reason: "length"``, max tokens), so a call block still
+        open is one the model never finished. It leaves neither as a call (no repair completes it) nor as text
+        (it is markup, not prose): a ``truncated`` diagnostic carries its text. Calls it finished still leave."""
         if self._closed:
             return []
+        self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
         events = self._run(self._held, final=True)
         self._closed = True
         return events
@@ -177,7 +184,9 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""
-        if self._mode == _HEAD:
+        if self._closed == "truncated" and self._mode in (_HEAD, _BODY):
+            self._drop_unfinished()
+        elif self._mode == _HEAD:
             self._abort_head()
         elif self._mode == _BODY:
             self._finish_block()
@@ -186,6 +195,21 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         else:
             return True
         return False
+
+    def _drop_unfinished(self) -> None:
+        """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call
+        already streaming (its start is out) is finished as the end of the stream would finish it."""
+        b = self._block
+        assert b is not None
+        if self._mode == _BODY and self._lives and self._lives[-1].started:
+            self._finish_block()
+            return
+        dropped = b.unemitted() + (b.scanner.pending if b.scanner is not None else "") if self._mode == _BODY else b.head
+        name = b.dialect.name if self._mode == _BODY else ""
+        self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
+                               name, {"text": dropped}))
+        self._lives.clear()
+        self._block, self._mode = None, self._resume
 
     def _finish_block(self) -> None:
         """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""

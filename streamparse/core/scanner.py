@@ -49,7 +49,15 @@ class MarkerTable:
         self.tool_names = tool_names  # lowercase -> as declared
         self.pinned = pinned  # one dialect pinned: its line-start forms are read mid-line too, as its engine reads them
         self.ungated = pinned and not tool_names  # pinned, no tools: a gated name may be any name
+        self.reads_calls = pinned or bool(tool_names)  # a call in reasoning the prompt opened is read (spans.py)
         self.spans = tuple(spans)
+        # Answers the prompt left inside reasoning (``start_in_reasoning``) or inside a response channel
+        # (``start_in_response``): the implicit span's closers. Reasoning the prompt opened also ends where a
+        # response channel opens (the model skipped its reasoning's closer); that opener is then read as one.
+        self.response_openers = frozenset(s.opener.lower() for s in spans if s.kind == "content")
+        self.prompt_reasoning = Span("", tuple(c for s in spans if s.kind == "reasoning" for c in s.closers)
+                                     + tuple(s.opener for s in spans if s.kind == "content"))
+        self.prompt_response = Span("", tuple(c for s in spans if s.kind == "content" for c in s.closers), "content")
         self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
         self.templates: list[tuple[str, str, Candidate]] = []  # (before {name}, after {name}, candidate)

@@ -4,7 +4,9 @@ Invariant: a span's text leaves once, in order, as the span's kind (reasoning or
 a call opened inside reasoning leaves as a call only if its block decodes, and every other
 character of that block goes back to the reasoning, never to the content. Only marker-opened
 forms are looked for inside reasoning: line-start forms (bare JSON, ``[f(x)]``, ``functools``)
-read too much like thinking aloud.
+read too much like thinking aloud. Calls are read in reasoning the *prompt* opened (``start_in_reasoning``)
+even when ``calls_in_reasoning`` is off, when tools are offered or a dialect is pinned: a model that skips
+``</think>`` and writes its call means it (llama.cpp reads it so).
 """
 
 from __future__ import annotations
@@ -44,22 +46,30 @@ class SpanReader(Output):
         span = self._span
         emit = self._text if span.kind == "content" else self._reasoning
         m = literal_pattern(span.closers).search(text, pos) if span.closers else None
-        stop = m.start() if m is not None else len(text)
-        if self._calls_in_reasoning and span.kind == "reasoning":
+        if m is not None:
+            stop = m.start()
+        else:  # a possible closer cut by the delta's end is held
+            closers = _lower(span.closers)
+            stop = len(text) if final or not closers else partial_tail(text, pos, len(text), closers,
+                                                                        max(map(len, closers)))
+        if span.kind == "reasoning" and (self._calls_in_reasoning or not span.opener and self._table.reads_calls):
             opened = self._call_in_span(text, pos, stop, final or m is not None)
             if opened is not None:
                 return opened
-        if m is not None:
-            emit(text[pos:stop])
-            self._mode = self._resume = TEXT
-            self._text = self._prose
-            self._scan[BODY] = self._scan_body
-            self._line_blank = True  # the answer after reasoning starts like a message: line-start forms count
-            return m.end()
-        closers = _lower(span.closers)
-        hold = len(text) if final or not closers else partial_tail(text, pos, len(text), closers, max(map(len, closers)))
-        emit(text[pos:hold])
-        return hold
+        emit(text[pos:stop])
+        if m is None:
+            return stop
+        self._end_span()
+        if not span.opener and m.group().lower() in self._table.response_openers:
+            return stop  # the prompt's reasoning ends where a response channel opens: that opener is read next
+        return m.end()
+
+    def _end_span(self) -> None:
+        """The span is over: back to the answer, which starts like a message (line-start forms count)."""
+        self._mode = self._resume = TEXT
+        self._text = self._prose
+        self._scan[BODY] = self._scan_body
+        self._line_blank = True
 
     def _call_in_span(self, text: str, pos: int, stop: int, final: bool) -> int | None:
         """A call opener in ``text[pos:stop]``: the reasoning before it leaves and its block begins (or, for a

@@ -187,6 +187,8 @@ SPANS: tuple[Span, ...] = (
     Span("<|open|>think<|sep|>", ("<|close|>think<|sep|>",), dialect="kimi_k3"),
     Span("<|open|>response<|sep|>", ("<|close|>response<|sep|>",), kind="content", dialect="kimi_k3"),
     Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
+    Span("[THINK]", ("[/THINK]",), dialect="mistral_v11"),  # Magistral 2509+, Ministral 3 reasoning
+    Span("<|channel>thought", ("<channel|>",), dialect="gemma4"),  # Gemma 4 thinking
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

@@ -286,7 +286,7 @@ class ChunkRewriter:
         the delta's own ``content`` is not read)."""
         finish = choice.get("finish_reason")
         if finish is not None and not state.finished:
-            events += state.parser.close()
+            events += state.parser.close(truncated=finish == "length")
             state.finished = True
         pieces = state.segments(self._seen(index, events)) if events else []  # (held text: nothing to see)
         # Everything but content rides on the first piece; finish_reason on the last.
