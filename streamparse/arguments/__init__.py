@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from .schema import (ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, close_open_brackets,
                      coerce_value, coerce_xml_value, decode_string_token, first_line, loads_relaxed, missing_required,
-                     number_value, resolve_unparsed, strip_fences, strip_layout, tool_schemas, Note, brief, enum_spelling,
+                     number_value, resolve_unparsed, strip_fences, strip_layout, settle_layout, tool_schemas, Note, brief, enum_spelling,
                      mistyped, review_arguments, review_values)
 
 __all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
-           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas", "Note", "brief",
+           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "settle_layout", "tool_schemas", "Note", "brief",
            "enum_spelling", "mistyped", "review_arguments", "review_values"]
 
 from .._lazy import lazy_submodules  # noqa: E402

@@ -21,7 +21,7 @@ from .relaxed_json import ArgumentError, ExpressionRefused, RelaxedJsonToPython,
 __all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "UnparsedArguments", "arguments_from_text",
            "call_from_object", "close_open_brackets", "loads_calls",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
-           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "tool_schemas",
+           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "settle_layout", "tool_schemas",
            "Note", "brief", "enum_spelling", "review_values", "review_arguments", "mistyped"]
 
 
@@ -224,17 +224,26 @@ def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
 def strip_layout(raw: str) -> str:
     """Remove the layout around an XML-style value, keep what is inside it.
 
-    The newline after the opening tag and the last newline with the indentation
-    after it (before the closing tag) are layout. A value that is then one line is
-    stripped of its surrounding whitespace (``"\n   John Doe\n  "`` -> ``"John Doe"``);
-    a value of several lines keeps every line as written, indentation included (code).
+    The newline after the opening tag and the last newline with the indentation after it (before the closing
+    tag) are layout; so is the closing tag's indentation at the start of every line, when every line that is not
+    blank starts with it (the whole call indented: ``"\n    Dallas\n    "`` -> ``"Dallas"``, SGLang's test).
+    Everything else is the value as written: indentation the closing tag does not share, blank lines, spaces
+    around one line (``"\n    print(x)\n"`` -> ``"    print(x)"``, llama.cpp's test; vLLM #48753: one newline
+    on each side is markup).
     """
-    value = raw[1:] if raw.startswith("\n") else raw[2:] if raw.startswith("\r\n") else raw
+    return settle_layout(raw[1:] if raw.startswith("\n") else raw[2:] if raw.startswith("\r\n") else raw)
+
+
+def settle_layout(value: str) -> str:
+    """:func:`strip_layout` once the newline after the opening tag is gone: the closing tag's line and indentation."""
     nl = value.rfind("\n")
-    if nl >= 0 and not value[nl + 1 :].strip(" \t"):
-        value = value[: nl - 1 if value[nl - 1 : nl] == "\r" else nl]
-    if "\n" not in value:
-        value = value.strip()
+    if nl < 0 or value[nl + 1 :].strip(" \t"):
+        return value
+    indent = value[nl + 1 :]
+    value = value[: nl - 1 if value[nl - 1 : nl] == "\r" else nl]
+    lines = value.split("\n")
+    if indent and all(line.startswith(indent) or not line.strip() for line in lines):
+        value = "\n".join(line[len(indent):] if line.startswith(indent) else line.lstrip(" \t") for line in lines)
     return value
 
 

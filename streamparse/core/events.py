@@ -105,6 +105,8 @@ class Diagnostic:
       (``"2 * math.pi"`` written for a number), kept as written with the call; ``details``: ``parameter``,
       ``value``, ``type``;
     - ``rejected``: a block that does not read as a call, kept as text;
+    - ``empty_block``: a block with nothing but whitespace between its opener and its end marker (Kimi's empty
+      tool section): only markup, so it is dropped;
     - ``unknown_tool``: a call to a tool that was not offered, kept as text (``details.names``);
     - ``missing_required``: a call without a required argument, kept (``details.missing``);
     - ``block_too_large``, ``too_many_calls``: a limit reached, the rest kept as text;

@@ -329,7 +329,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         if self._streaming:
             b.watch = self._watch_item
         if d.body == TAGGED:
-            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.json_strings)
+            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.strings)
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
                                     self._max_block)
@@ -374,7 +374,10 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         d = b.dialect
         self._lives.clear()
         self._block, self._mode = None, self._resume
-        if not b.calls:
+        if not b.calls and b.closer and not b.failed and not b.raw()[len(b.head):].strip():
+            # only markup: the opener, whitespace, the end marker (Kimi's empty tool section)
+            self._event(Diagnostic("empty_block", "a call block with nothing in it: its markup is dropped", d.name))
+        elif not b.calls:
             for diag, _ in b.failed:
                 self._event(diag)
             if not b.failed:

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import declared_types, coerce_xml_value, strip_layout
+from ..arguments.schema import declared_types, coerce_xml_value, settle_layout
 from ..dialects.spec import TagParams
 from .json_lexis import ESCAPES, escaped as _escaped
 from .scanner import tag_or_tail
@@ -48,75 +48,64 @@ _COMPILED: dict[TagParams, _Compiled] = {}
 
 
 class _LayoutValue:
-    """A string value streamed while layout may still be removed from it (``arguments.strip_layout``)."""
+    """A string value streamed while its layout (``arguments.strip_layout``) may still be removed from it: the
+    newline right after its tag is held until the next character, a trailing whitespace run until more follows.
+    A value whose first line is indented waits whole: that indentation may be the closing tag's (layout)."""
 
-    __slots__ = ("exact", "raw", "lead", "pend", "sent", "confirmed", "nl_open")
+    __slots__ = ("exact", "lead", "pend", "started", "whole")
 
     def __init__(self, layout: bool = True) -> None:
         self.exact = not layout  # the dialect writes no layout: the value is exactly what is between its tags
-        self.raw: list[str] = []
-        self.lead: str | None = ""  # the first characters, until the layout newline after the tag is settled
-        self.pend: list[str] = []  # text past the layout newline, not yet sent (pieces: no copy per delta)
-        self.sent = 0  # characters of the final value already sent
-        self.confirmed = self.exact  # the value surely keeps a newline: it will not be stripped as one line
-        self.nl_open = False  # a newline seen with only spaces/tabs after it so far
-        if self.exact:
-            self.lead = None
+        self.lead: str | None = None if self.exact else ""  # the first characters, until the newline after the tag is settled
+        self.pend: list[str] = []  # a trailing whitespace run, not yet sent (pieces: no copy per delta)
+        self.started = self.exact  # a character of the value was sent (or the value has no layout to settle)
+        self.whole: list[str] | None = None  # the value, held to its end (its first line is indented)
 
     def add(self, s: str) -> str:
         """More raw text; returns the escaped text now safe to send."""
-        if not self.confirmed:
-            self.raw.append(s)
         if self.lead is not None:
             self.lead += s
             if self.lead in ("", "\r"):
                 return ""
             cut = 1 if self.lead.startswith("\n") else 2 if self.lead.startswith("\r\n") else 0
             s, self.lead = self.lead[cut:], None
-        if not self.confirmed:
-            if self.nl_open and s.lstrip(" \t"):
-                self.confirmed = True
-            else:
-                k = s.find("\n")
-                if k >= 0:
-                    self.confirmed = bool(s[k + 1 :].lstrip(" \t"))
-                    self.nl_open = not self.confirmed
-        if not self.confirmed and not self.sent and (self.pend[0] if self.pend else s)[:1].isspace():
-            self.pend.append(s)
-            return ""  # leading whitespace stays only if the value ends up with several lines
         return self.release(s)
 
     def release(self, s: str) -> str:
         """Send what is held and ``s``, except a trailing whitespace run (layout, maybe). A piece of
-        whitespace only is held as it is: a long run costs one join when something follows it. Past the
-        first line (``confirmed``) this is all ``add`` does: the raw text is no longer needed."""
+        whitespace only is held as it is: a long run costs one join when something follows it."""
+        if self.whole is not None:
+            self.whole.append(s)
+            return ""
         if not s or s.isspace():
             if s:
                 self.pend.append(s)
             return ""
         if self.pend:
             s = "".join(self.pend) + s
+        if not self.started:  # the value's first character that is not whitespace
+            self.started = True
+            first = len(s) - len(s.lstrip())
+            if first > s.rfind("\n", 0, first) + 1:  # indented
+                self.whole, self.pend = [s], []
+                return ""
         if s[-1:].isspace():
             keep = len(s.rstrip())
             s, self.pend = s[:keep], [s[keep:]]
         else:
             self.pend = []
-        self.sent += len(s)
         if s.isprintable() and '"' not in s and "\\" not in s:
             return s  # nothing to escape (ESCAPES: control characters, quote, backslash): no per-character lookups
         return s.translate(ESCAPES)
 
     def end(self) -> str:
         """The value is complete: the escaped rest of its final text."""
-        if not self.confirmed:
-            return _escaped(strip_layout("".join(self.raw))[self.sent :])
-        rest = "".join(self.pend)  # several lines: only a last newline with blanks after it is layout
-        if self.exact:
-            return _escaped(rest)
-        nl = rest.rfind("\n")
-        if nl >= 0 and not rest[nl + 1 :].strip(" \t"):
-            rest = rest[: nl - 1 if rest[nl - 1 : nl] == "\r" else nl]
-        return _escaped(rest)
+        if self.lead is not None:  # nothing came after the tag but a lone "\r"
+            return _escaped(self.lead)
+        if self.whole is not None:
+            return _escaped(settle_layout("".join(self.whole)))
+        rest = "".join(self.pend)
+        return _escaped(rest if self.exact else settle_layout(rest))
 
 
 class TagStream:
@@ -154,12 +143,12 @@ class TagStream:
             self._out(s)
 
     def fast_path(self, tags: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-        """Inside a streamed string value past its first line: a delta that holds no tag this stream reads
+        """Inside a streamed string value past its opening newline: a delta that holds no tag this stream reads
         (the value's closer, a parameter head, the item's closer) nor one of ``tags`` (the body's), nor a
         prefix of one at its end, gives its escaped text (maybe "", held as layout); None: the slow path
         must read it. So ``a < b`` or ``<div>`` in a value stays on the fast path."""
         v = self._value
-        if self._state != _VALUE or v is None or self._tail or v.lead is not None or not v.confirmed:
+        if self._state != _VALUE or v is None or self._tail or v.lead is not None or v.whole is not None:
             return None
         c = self._c
         guard = tag_or_tail(tuple(sorted({*tags, c.close, c.param_start, c.item_close} - {""}))).search

@@ -63,10 +63,11 @@ def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
 class XmlParams:
     """``<function=NAME><parameter=K>V</parameter>…</function>`` and its relatives, decoded linearly.
 
-    Rule for values that hold markup of their own: a value ends at *its* ``</parameter>``,
-    the one followed by whitespace and then the next parameter or the function's end.
-    ``<parameter=…>…</parameter>`` pairs inside a value are the value's text. Only a value
-    with no closing tag at all is ended by the next unmatched parameter head (lenient).
+    Rule for values that hold markup of their own (the grammar's, and the body scanner's): a value ends at the
+    first ``</parameter>`` followed by whitespace and then the next parameter or the function's end; any other
+    tag in it is its text. A value holding more parameter heads than closers, one of them on a line of its own,
+    lost its own closer (vLLM's test: ``<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>``): it
+    ends before that head, and the call is read as a repair. A value with no closer at all runs to the end.
     Values are returned raw; layout and types are the schema's business (arguments.py).
     """
 
@@ -94,11 +95,13 @@ class XmlParams:
         c = self.close.search(body)
         if c is not None:
             body = body[: c.start()]
-        return [(name, self._params(body))], False
+        params, repaired = self._params(body)
+        return [(name, params)], repaired
 
-    def _params(self, body: str) -> dict[str, Any]:
+    def _params(self, body: str) -> tuple[dict[str, Any], bool]:
         tokens = [(t.start(), t.end(), t.group("open") is not None, t.group(2) or "") for t in self.tokens.finditer(body)]
         params: dict[str, Any] = {}
+        repaired = False
         i = last = 0  # last: the end of what has been read as parameters
         while i < len(tokens):
             start, head_end, is_open, key = tokens[i]
@@ -108,35 +111,41 @@ class XmlParams:
                 continue
             if body[last:start].strip():
                 raise ArgumentError("text between parameters")
-            unmatched: list[int] = []
-            end_tok = None
-            j = i + 1
-            while j < len(tokens):
-                t_start, t_end, t_open, _ = tokens[j]
-                if t_open:
-                    unmatched.append(j)
-                elif unmatched:
-                    unmatched.pop()
-                elif self.follow.match(body, t_end):
-                    end_tok = j
-                    break
-                elif self.stray is not None and self.stray.match(body, t_end):
+            j = i + 1  # the value's closer: the first one the next parameter or the end follows
+            while j < len(tokens) and (tokens[j][2] or not self.follow.match(body, tokens[j][1])):
+                if not tokens[j][2] and self.stray is not None and self.stray.match(body, tokens[j][1]):
                     raise ArgumentError("a malformed parameter head after a value")
                 j += 1
-            if end_tok is not None:
-                params[key.strip()] = body[head_end : tokens[end_tok][0]]
-                i, last = end_tok + 1, tokens[end_tok][1]
-            elif unmatched:
-                nxt = unmatched[0]
-                params[key.strip()] = body[head_end : tokens[nxt][0]]
-                i, last = nxt, tokens[nxt][0]
+            cut = _unclosed_head(body, tokens, i + 1, j, params)
+            if cut is not None:
+                params[key.strip()] = body[head_end : tokens[cut][0]]
+                i, last, repaired = cut, tokens[cut][0], True
+            elif j < len(tokens):
+                params[key.strip()] = body[head_end : tokens[j][0]]
+                i, last = j + 1, tokens[j][1]
             else:
                 params[key.strip()] = body[head_end:]
                 last = len(body)
                 break
         if body[last:].strip():
             raise ArgumentError("text after the last parameter")
-        return params
+        return params, repaired
+
+
+def _unclosed_head(body: str, tokens: list[tuple[int, int, bool, str]], first: int, stop: int,
+                   given: dict[str, Any]) -> int | None:
+    """Among ``tokens[first:stop]`` (inside one value), where the value lost its own closer: it holds more
+    parameter heads than closers, and the first of its heads that starts a line, as the template lays heads out,
+    names a parameter not given yet. None: the value's tags are its text (a head quoted mid-line stays text)."""
+    inside = tokens[first:stop]
+    if sum(1 if t[2] else -1 for t in inside) <= 0:
+        return None
+    for k in range(first, stop):
+        start, _, is_open, key = tokens[k]
+        line = body[body.rfind("\n", 0, start) + 1 : start]
+        if is_open and "\n" in body[:start] and not line.strip(" \t") and key.strip() not in given:
+            return k
+    return None
 
 
 _PARAM_KEY = r"<parameter=([^>\n<]*)>"
@@ -149,6 +158,10 @@ minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>"""
 
 # --------------------------------------------------------------------------- grammar-based decoders
 
+class _OpenPair(tuple[str, str]):
+    """A GLM pair whose ``</arg_value>`` was left out: the call is read as a repair."""
+
+
 class _TagCalls(Transformer[Token, Any]):
     """Trees of the tag grammars -> ``((name, arguments), repaired)`` per call. One method per rule."""
 
@@ -158,10 +171,14 @@ class _TagCalls(Transformer[Token, Any]):
     # glm45: NAME then <arg_key>/<arg_value> pairs
     def glm_call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         name, *pairs = children
-        return (str(name).strip(), dict(pairs)), False
+        repaired = bool(pairs) and isinstance(pairs[-1], _OpenPair)
+        return (str(name).strip(), dict(pairs)), repaired
 
     def pair(self, children: list[Any]) -> tuple[str, str]:
         return str(children[0]).strip(), str(children[1]) if len(children) > 1 else ""
+
+    def open_pair(self, children: list[Any]) -> tuple[str, str]:
+        return _OpenPair(self.pair(children))
 
     # kimi_k2: functions.NAME:IDX <|tool_call_argument_begin|> {json}
     def kimi_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:

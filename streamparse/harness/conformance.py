@@ -40,6 +40,7 @@ MODEL_DIALECTS: tuple[tuple[str, str], ...] = (
     (r"Qwen3-Coder|Qwen3\.[5-9]", "qwen3_coder"),
     (r"Qwen", "hermes"),
     (r"DeepSeek-V3\.1", "deepseek_v31"),
+    (r"DeepSeek-V4\.1", "deepseek_v41"),
     (r"DeepSeek-V3\.[2-9]|DeepSeek-V4", "deepseek_v32"),
     (r"DeepSeek", "deepseek_v3"),
     (r"GLM", "glm45"),

@@ -94,10 +94,11 @@ def test_a_parameter_head_after_a_closer_still_starts_the_next_parameter() -> No
 # ------------------------------------------------------------------ the end of the stream decides
 
 @pytest.mark.parametrize("tail,value,text_after", [
-    ("x </parameter> y </function>", "x </parameter> y", ""),  # the item's closer, then the end: it was real
-    ("x </parameter> y </function> z", "x </parameter> y", " z"),  # cut at the last closer that could end it
-    ("x </tool_call>  ", "x", "  "),  # the block's end, then only the end of the stream: real
-    ("x </tool_call> after", "x", " after"),  # inside a value, then more: fallback to it at the end
+    # (a one-line value keeps the spaces around it: only newlines next to its tags are layout)
+    ("x </parameter> y </function>", "x </parameter> y ", ""),  # the item's closer, then the end: it was real
+    ("x </parameter> y </function> z", "x </parameter> y ", " z"),  # cut at the last closer that could end it
+    ("x </tool_call>  ", "x ", "  "),  # the block's end, then only the end of the stream: real
+    ("x </tool_call> after", "x ", " after"),  # inside a value, then more: fallback to it at the end
 ])
 def test_a_stream_ending_after_a_quoted_closer_falls_back_and_says_so(tail: str, value: str, text_after: str) -> None:
     text = "<tool_call>\n<function=write_file>\n<parameter=content>\n" + tail
@@ -131,8 +132,6 @@ def _markers(dialect: str) -> list[str]:
 
 # Dialects whose values can still be cut at a quoted marker, and why (issue 30 §2: left).
 LEFT: dict[str, str] = {
-    "gemma4": "values quoted by <|\"|>...<|\"|> are not skipped by the body scanner: <tool_call|> or <turn|> in one ends the block",
-    "functiongemma": "values quoted by <escape>...<escape> are not skipped: <end_function_call> in one ends the block",
     "olmo3": "Python string literals in the call lines are not skipped: </function_calls> in one ends the block",
 }
 
