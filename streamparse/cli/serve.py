@@ -46,6 +46,7 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
                              ("--calls-in-reasoning", "calls_in_reasoning", args.calls_in_reasoning or None),
                              ("--system-messages", "system_messages", args.system_messages),
                              ("--reasoning-start", "reasoning_start", args.reasoning_start),
+                             ("--response-start", "response_start", args.response_start or None),
                              ("--dialect", "dialects", args.dialect)):
         if value is None:
             continue
@@ -172,6 +173,9 @@ def add_serve_parser(sub: Any) -> None:
                    help="the chat template opens <think> in the prompt, so answers start inside reasoning: open "
                         "(always), auto (unless the request turns thinking off), asked (only when it turns it on), "
                         "closed (never, the default). For an engine that does not split reasoning out itself")
+    s.add_argument("--response-start", action="store_true",
+                   help="when an answer does not start in reasoning, the chat template opened a response channel "
+                        "instead (Kimi K3 with thinking off): the answer starts inside it")
     s.add_argument("--system-messages", choices=("inline", "fold"), default=None,
                    help="system messages after the first (Claude Code sends one): each in its place (inline, the "
                         "default), or folded into the leading one, for chat templates that take only one (fold)")

@@ -332,15 +332,24 @@ def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> in
 
 def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
     """Where ``text[:end]`` ends with a prefix of one of ``tags`` (else ``end``): the earliest such start,
-    tried at every ``<`` in the last ``longest`` characters, since a tag may hold another ``<``
-    (``<|close|>tools<|sep|>``)."""
+    tried at every character that begins a tag (``<`` for most) in the last ``longest`` characters, since a tag
+    may hold another ``<`` (``<|close|>tools<|sep|>``)."""
     prefixes = _prefixes(tags)
-    k = text.find("<", max(pos, end - longest + 1), end)
-    while k >= 0:
-        if text[k:end].lower() in prefixes:
-            return k
-        k = text.find("<", k + 1, end)
-    return end
+    start, best = max(pos, end - longest + 1), end
+    for first in _first_characters(tags):
+        k = text.find(first, start, best)
+        while k >= 0:
+            if text[k:end].lower() in prefixes:
+                best = k
+                break
+            k = text.find(first, k + 1, best)
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def _first_characters(tags: tuple[str, ...]) -> str:
+    """The characters the tags begin with (``<`` for most; ``[`` for Mistral's ``[/THINK]``), once each."""
+    return "".join(sorted({t[0] for t in tags if t}))
 
 
 @functools.lru_cache(maxsize=256)

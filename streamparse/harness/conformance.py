@@ -5,10 +5,10 @@ engine returns. Each fixture is parsed whole and streamed at several chunkings, 
 (:class:`~streamparse.StreamParser`) or through the OpenAI chunk layer the proxy runs
 (:class:`~streamparse.openai.ChunkRewriter`), and canitoolcall's own checks judge the results.
 
-Invariant: the configuration is chosen per *model*, never per fixture: the dialect pinned for the fixture's
-reference model (:data:`MODEL_DIALECTS`, the table ``docs/dialects.md`` shows), and whether the generation
-prompt leaves the answer inside reasoning (:func:`prompt_opens_reasoning`, what ``reasoning_start`` tells the
-proxy). Nothing here looks at a fixture's expected result.
+Invariant: the configuration is chosen per *model*, never per fixture: the backend row an operator writes for the
+fixture's reference model (:data:`MODELS`: the pinned dialect, ``reasoning_start``, ``response_start``; the table
+``docs/dialects.md`` shows), applied to what the request asked (the fixture's ``thinking``) as the proxy's
+``plan`` applies it. Nothing here looks at a fixture's expected result.
 
 Streams are cut from *units*: each of the family's markers (special tokens) is one unit, every other character
 is one unit. That is finer than any tokenizer, so each realistic strategy of the suite (``one``, ``special``,
@@ -30,28 +30,43 @@ if TYPE_CHECKING:  # canitoolcall is the optional ``conformance`` extra, importe
     from canitoolcall.fixtures import Family, Fixture
     from canitoolcall.results import CaseResult, ParseResult
 
-__all__ = ["MODEL_DIALECTS", "Setup", "setup_for", "prompt_opens_reasoning", "units", "replay", "run", "LAYERS"]
+__all__ = ["MODELS", "Model", "Setup", "model_for", "setup_for", "request_for", "prompt_setup", "units", "replay", "run", "LAYERS"]
 
 LAYERS = ("library", "openai")
 
-# (reference model pattern, dialect): the first match wins. The dialect is what ``--dialect`` / a backend's
-# ``dialects`` would pin for that model.
-MODEL_DIALECTS: tuple[tuple[str, str], ...] = (
-    (r"Qwen3-Coder|Qwen3\.[5-9]", "qwen3_coder"),
-    (r"Qwen", "hermes"),
-    (r"DeepSeek-V3\.1", "deepseek_v31"),
-    (r"DeepSeek-V4\.1", "deepseek_v41"),
-    (r"DeepSeek-V3\.[2-9]|DeepSeek-V4", "deepseek_v32"),
-    (r"DeepSeek", "deepseek_v3"),
-    (r"GLM", "glm45"),
-    (r"gpt-oss", "openai"),
-    (r"Kimi-K3", "kimi_k3"),
-    (r"Kimi", "kimi_k2"),
-    (r"Llama-4", "pythonic"),
-    (r"Llama", "llama3_json"),
-    (r"Mistral-7B-Instruct-v0\.[1-3]", "mistral"),
-    (r"Mistral|Magistral|Ministral|Devstral", "mistral_v11"),
-    (r"gemma-4", "gemma4"),
+
+@dataclass(frozen=True)
+class Model:
+    """What an operator writes in a backend for one model: the pinned dialect, ``reasoning_start`` and
+    ``response_start`` (``docs/proxy.md``)."""
+
+    pattern: str  # matches the model's Hugging Face repo id
+    dialect: str
+    reasoning_start: str = "closed"
+    response_start: bool = False
+
+
+# The first match wins. docs/dialects.md shows this table ("which dialect for which model").
+MODELS: tuple[Model, ...] = (
+    Model(r"Qwen3-Coder", "qwen3_coder"),
+    Model(r"Qwen3\.[5-9]", "qwen3_coder", "auto"),  # thinks unless asked not to
+    Model(r"Qwen3-.*Thinking", "hermes", "open"),  # Thinking-2507: its template always opens <think>
+    Model(r"Qwen", "hermes"),  # Qwen3 hybrid and Instruct-2507: the model writes <think> itself
+    Model(r"DeepSeek-V3\.1", "deepseek_v31", "asked"),
+    Model(r"DeepSeek-V4\.1", "deepseek_v41", "asked"),
+    Model(r"DeepSeek-V3\.[2-9]|DeepSeek-V4", "deepseek_v32", "asked"),
+    Model(r"DeepSeek", "deepseek_v3"),
+    Model(r"GLM-4\.5|GLM-4\.6", "glm45"),  # the model writes <think> itself
+    Model(r"GLM", "glm45", "auto"),  # GLM-4.7, 5.x: the template opens <think> unless thinking is off
+    Model(r"gpt-oss", "openai"),
+    Model(r"Kimi-K3", "kimi_k3", "auto", response_start=True),
+    Model(r"Kimi-K2\.[5-9]|Kimi-K2-Thinking", "kimi_k2", "auto"),
+    Model(r"Kimi", "kimi_k2"),
+    Model(r"Llama-4", "pythonic"),
+    Model(r"Llama", "llama3_json"),
+    Model(r"Mistral-7B-Instruct-v0\.[1-3]", "mistral"),
+    Model(r"Mistral|Magistral|Ministral|Devstral", "mistral_v11"),
+    Model(r"gemma-4", "gemma4"),
 )
 
 # A generation prompt that ends inside a span: its last opener of that kind is not closed after it.
@@ -62,7 +77,7 @@ _RESPONSE = (("<|open|>response<|sep|>", "<|channel|>final<|message|>"), ("<|clo
 
 @dataclass(frozen=True)
 class Setup:
-    """How one model is served: its pinned dialect, and whether answers start inside reasoning."""
+    """How one answer is read: its pinned dialect, and whether it starts inside reasoning or a response channel."""
 
     dialect: str
     start_in_reasoning: bool
@@ -71,6 +86,29 @@ class Setup:
     def options(self) -> dict[str, Any]:
         return {"dialects": [self.dialect], "start_in_reasoning": self.start_in_reasoning,
                 "start_in_response": self.start_in_response}
+
+
+def model_for(fixture: Fixture) -> Model | None:
+    """The operator's row for the fixture's reference model (None: no dialect reads it)."""
+    return next((m for m in MODELS if re.search(m.pattern, fixture.reference_model)), None)
+
+
+def request_for(fixture: Fixture) -> dict[str, Any]:
+    """What the client asked about thinking, as a chat request says it (both spellings templates read)."""
+    if fixture.thinking is None:
+        return {}
+    return {"chat_template_kwargs": {"enable_thinking": fixture.thinking, "thinking": fixture.thinking}}
+
+
+def setup_for(fixture: Fixture, family: Family | None = None) -> Setup | None:
+    """How the proxy reads the fixture's answer: the model's row, and the request's ask decided as ``plan`` does."""
+    from ..proxy.plan import opens_reasoning
+
+    model = model_for(fixture)
+    if model is None:
+        return None
+    reasoning = opens_reasoning(request_for(fixture), model.reasoning_start)
+    return Setup(model.dialect, reasoning, model.response_start and not reasoning)
 
 
 def generation_prompt(fixture: Fixture, family: Family | None) -> str:
@@ -87,23 +125,11 @@ def _opens(prompt: str, markers: tuple[tuple[str, ...], tuple[str, ...]]) -> boo
     return opened >= 0 and all(prompt.rfind(c) < opened for c in closers)
 
 
-def prompt_opens_reasoning(prompt: str) -> bool:
-    """Does the generation prompt end inside reasoning (an opener with no closer after it)?"""
-    return _opens(prompt, _REASONING)
-
-
-def prompt_opens_response(prompt: str) -> bool:
-    """Does the generation prompt end inside a response channel (Kimi K3 with thinking off)?"""
-    return _opens(prompt, _RESPONSE)
-
-
-def setup_for(fixture: Fixture, family: Family | None) -> Setup | None:
-    """The operator's configuration for the fixture's reference model (None: no dialect for it)."""
-    for pattern, dialect in MODEL_DIALECTS:
-        if re.search(pattern, fixture.reference_model):
-            prompt = generation_prompt(fixture, family)
-            return Setup(dialect, prompt_opens_reasoning(prompt), prompt_opens_response(prompt))
-    return None
+def prompt_setup(fixture: Fixture, family: Family | None) -> tuple[bool, bool]:
+    """What the fixture's generation prompt itself opens: (reasoning, a response channel). The operator's table
+    is checked against it (tests/conformance)."""
+    prompt = generation_prompt(fixture, family)
+    return _opens(prompt, _REASONING), _opens(prompt, _RESPONSE)
 
 
 def units(text: str, markers: Iterable[str]) -> list[str]:

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, big_write
 
-__all__ = ["create_replay_app", "tokens", "completion_chunks", "sse_frames", "Script"]
+__all__ = ["create_replay_app", "tokens", "completion_chunks", "sse_frames", "Script", "Answer"]
 
 # (request body, choice index) -> the text that choice "generates".
 Script = Callable[[Mapping[str, Any], int], str]
@@ -66,6 +66,22 @@ def example_script(outputs: Mapping[str, str] = EXAMPLES) -> Script:
         return outputs.get(model, outputs.get(DEFAULT_EXAMPLE, next(iter(outputs.values()))))
 
     return script
+
+
+class Answer(str):
+    """A script's text together with how it ended: ``Answer(text, "length")`` replays an answer cut off by max
+    tokens (the default is ``"stop"``; a plain ``str`` is a stopped answer)."""
+
+    finish_reason: str
+
+    def __new__(cls, text: str, finish_reason: str = "stop") -> Answer:
+        answer = super().__new__(cls, text)
+        answer.finish_reason = finish_reason
+        return answer
+
+
+def _finish(text: str) -> str:
+    return text.finish_reason if isinstance(text, Answer) else "stop"
 
 
 def completion_chunks(texts: list[str], model: str, *, include_usage: bool = False, finish_reason: str = "stop",
@@ -123,13 +139,14 @@ def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0,
         if not body.get("stream"):
             return JSONResponse({
                 "id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+                "choices": [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": _finish(t)}
                             for i, t in enumerate(texts)],
                 "usage": {"prompt_tokens": 10, "completion_tokens": sum(len(tokens(t)) for t in texts),
                           "total_tokens": 10 + sum(len(tokens(t)) for t in texts)},
             })
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage), ping_every=ping_every, stamp=stamp)
+        frames = sse_frames(completion_chunks(texts, model, include_usage=include_usage, finish_reason=_finish(texts[0])),
+                            ping_every=ping_every, stamp=stamp)
 
         delay = 0.0 if model.startswith(BIG_WRITE) else token_delay
 

@@ -44,6 +44,8 @@ reasoning_start = "closed"               # the chat template opens <think> in th
                                          # request turns thinking off), "asked" (only when it turns thinking on),
                                          # "closed" (never: the default). Only for an engine that does not split
                                          # reasoning out itself (docs/proxy.md lists the models)
+response_start = false                   # when the answer does not start in reasoning, the template opened a
+                                         # response channel instead (Kimi K3 with thinking off): it starts there
 system_messages = "inline"               # system messages after the first (Claude Code sends them): "inline" sends
                                          # each in its place; "fold" joins them into the leading one, for chat
                                          # templates that accept only one system message at the start
@@ -139,6 +141,7 @@ class Backend:
     stream_arguments: bool = False
     calls_in_reasoning: bool = False
     reasoning_start: str = "closed"
+    response_start: bool = False
     system_messages: str = "inline"
     report_diagnostics: bool = True
     max_block_chars: int = 1 << 20
@@ -247,7 +250,7 @@ class ProxyConfig:
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
 _FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments", "calls_in_reasoning",
-          "report_diagnostics"}
+          "report_diagnostics", "response_start"}
 
 
 def _backend(name: str, raw: Mapping[str, Any]) -> Backend:

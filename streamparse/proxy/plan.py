@@ -51,11 +51,12 @@ class ChatPlan:
     unconstrained: dict[str, Any] | None = None  # ``upstream`` without the constraint
     why_unconstrained: str | None = None  # why a backend with ``constrain`` got none for this request
     reasoning_open: bool = False  # the prompt opened reasoning: the answer starts in it (``opens_reasoning``)
+    response_open: bool = False  # the prompt opened a response channel instead (``response_start``)
 
     @property
     def relayable(self) -> bool:
-        """The answer may go on as the upstream sent it: nothing to parse, and no reasoning to split from its start."""
-        return self.options is None and not self.reasoning_open
+        """The answer may go on as the upstream sent it: nothing to parse, and no span opened by the prompt."""
+        return self.options is None and not self.reasoning_open and not self.response_open
 
     def drop_constraint(self) -> None:
         """From now on the upstream request is the one planned without the constraint."""
@@ -65,7 +66,8 @@ class ChatPlan:
     def rewriter_options(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the rewriters. The plan has decided whether to parse: an answer that needs
         no parsing is read with no dialect and without the request, so only its reasoning is split out."""
-        opened = {"start_in_reasoning": True} if self.reasoning_open else {}
+        opened = {"start_in_reasoning": True} if self.reasoning_open else \
+            {"start_in_response": True} if self.response_open else {}
         if self.options is None:
             return {"request": None, "dialects": [], **opened}
         return {"request": request, **self.options, **opened}
@@ -98,8 +100,9 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | Non
     if retry is not None:  # the answer is checked whole before anything is sent
         upstream.pop("stream_options", None)
         upstream["stream"] = False
-    plan = ChatPlan(upstream, tools, options, unmet, retry,
-                    reasoning_open=opens_reasoning(payload, backend.reasoning_start))
+    reasoning_open = opens_reasoning(payload, backend.reasoning_start)
+    plan = ChatPlan(upstream, tools, options, unmet, retry, reasoning_open=reasoning_open,
+                    response_open=backend.response_start and not reasoning_open)
     if engine is not None and backend.tool_prompt:
         _constrain(plan, payload, backend.tool_prompt, choice, engine)
     return plan
