@@ -44,26 +44,26 @@ class TagBody(RawValueScan):
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
-                 strings: str = ""):
+                 strings: tuple[str, ...] = ()):
         self.b = block
         self.limit = limit
         values = _lowercase(values) if values is not None else None
         self.values = values
         self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(
-            item, nest, end_tags, values, strings if strings != '"' else "")
+            item, nest, end_tags, values, tuple(q for q in strings if len(q) > 1))
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
         self.cand: tuple[int, str, bool] | None = None  # the last closer read as value text: (item offset, as written, block end?)
         self.quoted = False  # the open item holds a closer read as value text
         self.fallback = ""  # why the end of the stream settled the block as it did ("": it did not decide)
-        # A string's delimiter in an item's arguments: a tag inside an open string is text. '"': JSON strings
-        # (backslash escapes); another: it opens and closes a string, no escapes (Gemma 4's <|"|>), and is held
-        # like a tag when a delta's end cuts it.
+        # The delimiters of strings in an item's arguments: a tag inside an open string is text. One character
+        # (JSON's ", Python's ' and "): the same one closes it, backslash escapes; longer (Gemma 4's <|"|>): the
+        # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it.
         self.strings = strings
-        self.in_str = False
-        if strings == '"':
-            self.search = literal_pattern((*self.tags, strings)).search
+        self.in_str = ""  # the delimiter of the string open in an item ("": none)
+        if any(len(q) == 1 for q in strings):
+            self.search = literal_pattern((*self.tags, *(q for q in strings if len(q) == 1))).search
         if values is not None:
             self.out_search, self.in_search, self.in_tail, self.follows, self.state_tags = _value_table(
                 self.item, self.ends, values)
@@ -111,7 +111,7 @@ class TagBody(RawValueScan):
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        if self.strings and ('"' in text or "\\" in text):
+        if self.strings and ("\\" in text or any(q[0] in text for q in self.strings)):
             return None  # a string opens or closes: the slow path tracks it
         if "<" in text:
             m = (self.in_tail if self.vstate == _IN else self.tag_or_tail)(text)
@@ -198,8 +198,8 @@ class TagBody(RawValueScan):
                 return hold
             tag = m.group().lower()
             i = m.end()
-            if tag == self.strings:
-                self.in_str = self.depth > 0  # (a quote outside an item is just text)
+            if tag in self.strings:
+                self.in_str = tag if self.depth > 0 else ""  # (a quote outside an item is just text)
             elif self.item and tag == self.item[0]:
                 if self.depth == 0:
                     b.write(text[pos : m.start()])
@@ -229,21 +229,23 @@ class TagBody(RawValueScan):
         return i
 
     def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
-        """Inside a JSON string: past its closing quote (the string ends), to ``end`` (it goes on), or ``-1 - k``:
+        """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:
         hold from k (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
-        if self.strings != '"':
-            k = text.find(self.strings, i, end)
+        quote = self.in_str
+        if len(quote) > 1:
+            k = text.find(quote, i, end)
             if k >= 0:
-                self.in_str = False
-                return k + len(self.strings)
-            hold = end if final else partial_tail(text, i, end, (self.strings,), len(self.strings))
+                self.in_str = ""
+                return k + len(quote)
+            hold = end if final else partial_tail(text, i, end, (quote,), len(quote))
             return end if hold == end else -1 - hold
+        stop = _STRING_STOP[quote]
         while True:
-            m = _JSON_STRING_STOP.search(text, i, end)
+            m = stop.search(text, i, end)
             if m is None:
                 return end
-            if m.group() == '"':
-                self.in_str = False
+            if m.group() == quote:
+                self.in_str = ""
                 return m.end()
             if m.end() == end:
                 return end if final else -1 - m.start()
@@ -290,21 +292,20 @@ class TagBody(RawValueScan):
             b.end("", self.pending)
 
 
-_JSON_STRING_STOP = re.compile(r'["\\]')
+_STRING_STOP = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in ("'", '"')}  # a one-character string's end, or an escape
 
 
 @functools.lru_cache(maxsize=256)
 def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueTags | None = None,
-               quote: str = "") -> tuple[Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search]:
+               quotes: tuple[str, ...] = ()) -> tuple[Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search]:
     """A body's tags, lowercase, and their searches, built once per dialect and end: item, nest, ends, every
-    tag (longest first; a string delimiter that is a tag, ``quote``, too), a search for any tag, and one for a
+    tag (longest first; string delimiters that are tags, ``quotes``, too), a search for any tag, and one for a
     tag or a tag's prefix ending the text."""
     item = (item[0].lower(), item[1].lower()) if item else None
     nest = (nest[0].lower(), nest[1].lower()) if nest else None
     ends = tuple(t.lower() for t in end_tags)
     value_tags = (*values.open, values.close, *values.next) if values else ()
-    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *(quote,) * bool(quote)}, key=len,
-                        reverse=True))
+    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *quotes}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
 
 

@@ -150,10 +150,10 @@ _DECLARATIONS = (
     Dialect("cohere", (_json_tag("<|START_ACTION|>"),), JSON, cohere_calls, "cohere", closers=("<|END_ACTION|>",),
             aliases=("cohere_command4", "cohere_command3", "command_r7b"),
             doc='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>'),
-    Dialect("gemma4", (_call_head("<|tool_call>"),), TAGGED, gemma4_calls, "gemma4", end=("<tool_call|>", "<turn|>"), quote='<|"|>',
+    Dialect("gemma4", (_call_head("<|tool_call>"),), TAGGED, gemma4_calls, "gemma4", end=("<tool_call|>", "<turn|>"), quotes=('<|"|>',),
             doc='<|tool_call>call:NAME{k:<|"|>v<|"|>,n:1}<tool_call|>'),
     Dialect("functiongemma", (_call_head("<start_function_call>"),), TAGGED, functiongemma_calls, "functiongemma",
-            end=("<end_function_call>",), quote="<escape>",
+            end=("<end_function_call>",), quotes=("<escape>",),
             doc="<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>"),
     Dialect("deepseek_v32", tuple(Opener(o, head=(ws(),), look=(lit("<｜DSML｜invoke"),))
                                   for o in ("<｜DSML｜function_calls>", "<｜DSML｜tool_calls>")),
@@ -168,7 +168,7 @@ _DECLARATIONS = (
             doc='<｜DSML｜ calls><｜DSML｜ invoke name="NAME"><｜DSML｜ parameter name="K" string="true">V</｜DSML｜ parameter>… '
                 "(V4.1: DSML with a space, wrapper \"calls\")"),
     Dialect("olmo3", (Opener("<function_calls>", head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED, olmo3_calls,
-            "olmo3", end=("</function_calls>",),
+            "olmo3", end=("</function_calls>",), quotes=("'", '"'),
             doc="<function_calls>\nf(a=1)\ng(b=null)\n</function_calls> (one pythonic call per line)"),
     Dialect("apertus", (_json_tag("<|tools_prefix|>"),), JSON, apertus_calls, "apertus", closers=("<|tools_suffix|>",),
             aliases=("apertus2509",), doc='<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>'),

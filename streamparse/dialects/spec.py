@@ -133,13 +133,13 @@ class Dialect:
     stream: TagParams | None = None  # TAGGED: how arguments stream as written; None: whole, when the item closes
     values: ValueTags | None = None  # TAGGED: raw-text values, whose quoted closers are the value's (see ValueTags)
     json_strings: bool = False  # TAGGED: arguments written as JSON; a tag inside an open JSON string is the string's
-    quote: str = ""  # TAGGED: a delimiter that opens and closes a string in the arguments (Gemma 4's <|"|>): a tag
-    # inside such a string is the string's
+    quotes: tuple[str, ...] = ()  # TAGGED: delimiters that open and close strings in the arguments, besides JSON's:
+    # Python's ' and " (backslash escapes), Gemma 4's <|"|> (none); a tag inside such a string is the string's
 
     @property
-    def strings(self) -> str:
-        """The delimiter of the strings a tag body tracks ("": none)."""
-        return '"' if self.json_strings else self.quote
+    def strings(self) -> tuple[str, ...]:
+        """The delimiters of the strings a tag body tracks (none: every tag is read)."""
+        return ('"',) * self.json_strings + self.quotes
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""

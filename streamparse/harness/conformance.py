@@ -40,6 +40,7 @@ class Model:
     """What an operator writes in a backend for one model: the pinned dialect, ``reasoning_start`` and
     ``response_start`` (``docs/proxy.md``)."""
 
+    name: str  # the models, as docs/dialects.md names them
     pattern: str  # matches the model's Hugging Face repo id
     dialect: str
     reasoning_start: str = "closed"
@@ -48,25 +49,25 @@ class Model:
 
 # The first match wins. docs/dialects.md shows this table ("which dialect for which model").
 MODELS: tuple[Model, ...] = (
-    Model(r"Qwen3-Coder", "qwen3_coder"),
-    Model(r"Qwen3\.[5-9]", "qwen3_coder", "auto"),  # thinks unless asked not to
-    Model(r"Qwen3-.*Thinking", "hermes", "open"),  # Thinking-2507: its template always opens <think>
-    Model(r"Qwen", "hermes"),  # Qwen3 hybrid and Instruct-2507: the model writes <think> itself
-    Model(r"DeepSeek-V3\.1", "deepseek_v31", "asked"),
-    Model(r"DeepSeek-V4\.1", "deepseek_v41", "asked"),
-    Model(r"DeepSeek-V3\.[2-9]|DeepSeek-V4", "deepseek_v32", "asked"),
-    Model(r"DeepSeek", "deepseek_v3"),
-    Model(r"GLM-4\.5|GLM-4\.6", "glm45"),  # the model writes <think> itself
-    Model(r"GLM", "glm45", "auto"),  # GLM-4.7, 5.x: the template opens <think> unless thinking is off
-    Model(r"gpt-oss", "openai"),
-    Model(r"Kimi-K3", "kimi_k3", "auto", response_start=True),
-    Model(r"Kimi-K2\.[5-9]|Kimi-K2-Thinking", "kimi_k2", "auto"),
-    Model(r"Kimi", "kimi_k2"),
-    Model(r"Llama-4", "pythonic"),
-    Model(r"Llama", "llama3_json"),
-    Model(r"Mistral-7B-Instruct-v0\.[1-3]", "mistral"),
-    Model(r"Mistral|Magistral|Ministral|Devstral", "mistral_v11"),
-    Model(r"gemma-4", "gemma4"),
+    Model("Qwen3-Coder", r"Qwen3-Coder", "qwen3_coder"),
+    Model("Qwen3.5 and later", r"Qwen3\.[5-9]", "qwen3_coder", "auto"),  # thinks unless asked not to
+    Model("Qwen3 Thinking-2507", r"Qwen3-.*Thinking", "hermes", "open"),  # its template always opens <think>
+    Model("Qwen3, Qwen3 Instruct-2507", r"Qwen", "hermes"),  # the hybrid model writes <think> itself
+    Model("DeepSeek V3.1", r"DeepSeek-V3\.1", "deepseek_v31", "asked"),
+    Model("DeepSeek V4.1", r"DeepSeek-V4\.1", "deepseek_v41", "asked"),
+    Model("DeepSeek V3.2, V4", r"DeepSeek-V3\.[2-9]|DeepSeek-V4", "deepseek_v32", "asked"),
+    Model("DeepSeek V3, R1", r"DeepSeek", "deepseek_v3"),
+    Model("GLM-4.5, 4.6", r"GLM-4\.[56]", "glm45"),  # the model writes <think> itself
+    Model("GLM-4.7, 5.x", r"GLM", "glm45", "auto"),  # the template opens <think> unless thinking is off
+    Model("gpt-oss", r"gpt-oss", "openai"),
+    Model("Kimi K3", r"Kimi-K3", "kimi_k3", "auto", response_start=True),
+    Model("Kimi K2.5+, K2 Thinking", r"Kimi-K2\.[5-9]|Kimi-K2-Thinking", "kimi_k2", "auto"),
+    Model("Kimi K2 Instruct", r"Kimi", "kimi_k2"),
+    Model("Llama 4", r"Llama-4", "pythonic"),
+    Model("Llama 3.1-3.3", r"Llama", "llama3_json"),
+    Model("Mistral 7B v0.3", r"Mistral-7B-Instruct-v0\.[1-3]", "mistral"),
+    Model("Mistral Small 3.2, Devstral, Magistral, Ministral 3", r"Mistral|Magistral|Ministral|Devstral", "mistral_v11"),
+    Model("Gemma 4", r"gemma-4", "gemma4"),
 )
 
 # A generation prompt that ends inside a span: its last opener of that kind is not closed after it.

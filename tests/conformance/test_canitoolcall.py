@@ -157,3 +157,12 @@ def test_through_the_proxy_over_http(proxy: str, fixture: Fixture) -> None:
     for result in (streamed, whole):
         for call in result.tool_calls:
             json.loads(call.arguments_raw or "")  # what a client parses
+
+
+def test_the_docs_show_the_operators_table() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "dialects.md").read_text(encoding="utf-8")
+    for m in MODELS:
+        row = f"| {m.name} | `{m.dialect}` | `{m.reasoning_start}` | {'true' if m.response_start else 'false'} |"
+        assert row in doc, row

@@ -132,7 +132,6 @@ def _markers(dialect: str) -> list[str]:
 
 # Dialects whose values can still be cut at a quoted marker, and why (issue 30 §2: left).
 LEFT: dict[str, str] = {
-    "olmo3": "Python string literals in the call lines are not skipped: </function_calls> in one ends the block",
 }
 
 WORDS = st.text(alphabet="abc xyz=\n", min_size=0, max_size=6).map(lambda s: s.strip(" \n") or "v")

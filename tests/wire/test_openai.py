@@ -144,10 +144,17 @@ def test_two_choices_interleaved_each_with_its_own_parser() -> None:
     assert acc[0]["finish_reason"] == acc[1]["finish_reason"] == "tool_calls"
 
 
-def test_length_finish_keeps_length_and_truncated_call_is_text() -> None:
+def test_length_finish_keeps_length_and_drops_the_unfinished_call() -> None:
+    """Cut off by max tokens inside a call: the model never finished it, so it is neither a call nor text (issue
+    30: canitoolcall's reading); a ``truncated`` diagnostic carries its text. A stream that just ends keeps it."""
     truncated = "Sure " + HERMES[:40]
-    acc = accumulate(sp_openai.rewrite_stream_sync(make_chunks(truncated, finish="length"), TOOLS))[0]
+    rewriter = sp_openai.ChunkRewriter(TOOLS)
+    chunks = [out for chunk in make_chunks(truncated, finish="length") for out in rewriter.feed(chunk)]
+    acc = accumulate(chunks + rewriter.close())[0]
     assert acc["finish_reason"] == "length"
+    assert acc["content"] == "Sure " and acc["tool_calls"] == {}
+    assert [d["code"] for d in rewriter.take_diagnostics()] == ["truncated"]
+    acc = accumulate(sp_openai.rewrite_stream_sync(make_chunks(truncated, finish="stop"), TOOLS))[0]
     assert acc["content"] == truncated and acc["tool_calls"] == {}
 
 
