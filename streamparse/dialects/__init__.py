@@ -89,7 +89,8 @@ _DECLARATIONS = (
                                look=(ws(), lit('"tool_call"', "'tool_call'"), ws(), lit(":"), ws(), peek("{"))),),
             JSON, generic_calls, "generic", needs_tools=True, aliases=("llama_cpp_generic",),
             doc='llama.cpp generic: {"tool_call": {"name", "arguments"}} at a line start (when tools are given)'),
-    Dialect("llama3_json", (_json_tag("<|python_tag|>"), Opener("{", keep=1, line_start=True, look=_NAME_KEY)),
+    Dialect("llama3_json", (_json_tag("<|python_tag|>"), Opener("{", keep=1, line_start=True, look=_NAME_KEY),
+                            Opener("{{", keep=2, line_start=True, look=_NAME_KEY)),  # doubled braces (a repair)
             JSON, json_calls, "llama3_json", separators=";", aliases=("bare_json", "llama4_json", "llama3"),
             doc='<|python_tag|>{"name", "parameters"}; or a bare call object at a line start (provided tools only)'),
     Dialect("xlam", (Opener("[", keep=1, line_start=True, look=(ws(), lit("{"), *_NAME_KEY)),), JSON, json_calls, "xlam",

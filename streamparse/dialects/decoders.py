@@ -13,6 +13,7 @@ Qwen3-Coder, Seed-OSS, MiniMax and GLM items try a ``str.find`` fast path first
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import Any, Callable
 
@@ -33,7 +34,11 @@ Decoded = tuple[Calls, bool]  # (calls, repaired)
 
 def json_calls(text: str, head_name: str | None) -> Decoded:
     """A JSON item: a call object, an array of them, ``{"tool_calls": [...]}``, or (when the
-    head gave the name) the arguments object itself."""
+    head gave the name) the arguments object itself. A call object wrapped in doubled braces
+    (``{{"name": …, "arguments": {…}}}``: Qwen2.5-Coder-1.5B behind llama.cpp writes it) is read as a repair."""
+    doubled = _doubled_call(text) if head_name is None else None
+    if doubled is not None:
+        return [call_from_object(doubled)], True
     value, repaired = loads_calls(text)  # expressions: refused below where they would be arguments
     if head_name is not None:
         if not isinstance(value, dict):
@@ -46,6 +51,18 @@ def json_calls(text: str, head_name: str | None) -> Decoded:
     if not items:
         raise ArgumentError("no calls in block")
     return [call_from_object(item) for item in items], repaired
+
+
+def _doubled_call(text: str) -> dict[str, Any] | None:
+    """The call object inside ``{{…}}``, when that is exactly one call object with one brace too many on each side."""
+    inner = text.strip()
+    if not (inner.startswith("{{") and inner.endswith("}}")):
+        return None
+    try:
+        value = json.loads(inner[1:-1])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("name"), str) else None
 
 
 def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
