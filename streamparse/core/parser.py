@@ -132,8 +132,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
 
         ``truncated``: the stream was cut off (``finish_reason: "length"``, max tokens), so a call block still
         open is one the model never finished. It leaves neither as a call (no repair completes it) nor as text
-        (it is markup, not prose): a ``truncated`` diagnostic carries its text. Calls it finished still leave;
-        a call already streaming (``stream_arguments``) gets no ``ToolCall``: its fragments stand as sent."""
+        (it is markup, not prose): a ``truncated`` diagnostic carries its text. Calls it finished still leave,
+        and so does a call whose start already left (``stream_arguments``): its arguments end as written so far."""
         if self._closed:
             return []
         self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
@@ -199,10 +199,13 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
 
     def _drop_unfinished(self) -> None:
         """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call
-        already streaming (``stream_arguments``: its start and fragments are out) is left as it stands: no
-        ``ToolCall`` completes it, so no closing brace is added to arguments the model never finished."""
+        already streaming (``stream_arguments``: its start and fragments are out) ends as the end of the stream
+        ends it, so the client's arguments are valid JSON; ``finish_reason: "length"`` says they were cut."""
         b = self._block
         assert b is not None
+        if self._mode == _BODY and self._lives and self._lives[-1].started:
+            self._finish_block()
+            return
         dropped = b.unemitted() + (b.scanner.pending if b.scanner is not None else "") if self._mode == _BODY else b.head
         name = b.dialect.name if self._mode == _BODY else ""
         self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",

@@ -111,8 +111,18 @@ class TagBody(RawValueScan):
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        if self.strings and ("\\" in text or any(q[0] in text for q in self.strings)):
-            return None  # a string opens or closes: the slow path tracks it
+        if self.strings and self.depth:  # (outside an item a quote is text, as in ``scan``)
+            quote = self.in_str
+            if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
+                b.size = size
+                b.sink(text)
+                return []
+            if "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
+                if self.strings not in _SIMPLE_QUOTES or not self._strings_only(text):
+                    return None  # a string opens or closes around a tag: the slow path tracks it
+                b.size = size
+                b.sink(text)
+                return []
         if "<" in text:
             m = (self.in_tail if self.vstate == _IN else self.tag_or_tail)(text)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
@@ -228,6 +238,31 @@ class TagBody(RawValueScan):
         b.write(text[pos:i])
         return i
 
+    def _strings_only(self, text: str) -> bool:
+        """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string: ``in_str`` follows its
+        quotes and escapes. False (nothing changed): a ``<`` outside a string, or a backslash ending it."""
+        quote, i, n = self.in_str, 0, len(text)
+        outside = _SIMPLE_QUOTES[self.strings]
+        while i < n:
+            m = (_STRING_STOP[quote] if quote else outside).search(text, i)
+            if m is None:
+                break
+            c = m.group()
+            if c == "<":
+                return False
+            if not quote:
+                quote = c
+            elif c == quote:
+                quote = ""
+            elif m.end() == n:
+                return False  # an escape whose character is still to come
+            else:
+                i = m.end() + 1
+                continue
+            i = m.end()
+        self.in_str = quote
+        return True
+
     def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
         """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:
         hold from k (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
@@ -292,6 +327,8 @@ class TagBody(RawValueScan):
             b.end("", self.pending)
 
 
+# Dialects whose strings are one-character quotes: outside a string, a quote or a tag's "<" is what matters.
+_SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
 _STRING_STOP = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in ("'", '"')}  # a one-character string's end, or an escape
 
 
