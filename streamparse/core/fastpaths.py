@@ -68,13 +68,13 @@ class FastPaths(Output):
     def _body_fast_path(self) -> FastPath | None:
         """The fast path for the next delta inside a block's body, if it may take one."""
         b = self._block
-        if b is None or b.scanner is None or self._resume == SPAN or b.scanner.tentative:
+        if b is None or b.scanner is None or self._resume == SPAN:
             return None
         live = self._lives[-1] if self._lives else None
         if live is not None and live.waiting:
             return None  # the next text may start a streamed call: its start leaves in that feed, from here
         if live is not None and live.started:
-            return None if self._held else self._fast_live()
+            return None if self._held or b.scanner.tentative else self._fast_live()
         return b.scanner.fast_path(self._hold_tail, self._held)  # it reads what is held in front of the delta
 
     def _hold_tail(self, tail: str, then: FastPath) -> None:

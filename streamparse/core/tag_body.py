@@ -87,15 +87,19 @@ class TagBody(RawValueScan):
         with the fast path for the delta after)."""
         self.hold = hold
         self.tail = held
-        if self.vstate >= _AFTER_VALUE:
-            return None  # a tentative closer: only the slow path reads what follows it
-        return self.after_tail if held else self.gap if self.between else self.fast
+        if self.vstate > _AFTER_VALUE:
+            return None  # a tentative item closer or block end: only the slow path reads what follows it
+        return self.after_tail if held else self._reader()
+
+    def _reader(self) -> FastPath:
+        """The fast path of the moment: between items, after a value's tentative closer, or inside an item."""
+        return self.gap if self.between else self.fast_values if self.values is not None else self.fast
 
     def after_tail(self, delta: str) -> list[Event] | None:
         """The held tail, then ``delta``, read by the fast path of the moment; once no tail is left, the parser
         holds nothing and the next delta goes to that fast path straight (no join)."""
         text, self.tail = self.tail + delta, ""
-        read = self.gap if self.between else self.fast
+        read = self._reader()
         taken = read(text)
         if taken is not None and not self.tail:
             self.hold("", read)
@@ -166,7 +170,8 @@ class TagBody(RawValueScan):
 
     @property
     def tentative(self) -> bool:
-        """A closer was read whose meaning the next characters decide: no fast path may take them."""
+        """A closer was read whose meaning the next characters decide: only ``fast_values`` (after a value's closer)
+        may take them."""
         return self.vstate >= _AFTER_VALUE
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:

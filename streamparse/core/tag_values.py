@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
 from .bodies import MAX_GAP, NON_WS, partial_tail
@@ -50,6 +50,10 @@ class RawValueScan:
     in_search: Search
     state_tags: dict[int, tuple[str, ...]]
     follows: dict[int, Literals]
+    limit: int
+    tail: str
+    hold: Callable[[str, Callable[[str], Optional[list[Any]]]], None]
+    after_tail: Callable[[str], Optional[list[Any]]]
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         raise NotImplementedError  # TagBody's
@@ -113,6 +117,61 @@ class RawValueScan:
                 return i
         b.write(text[pos:i])
         return i
+
+    def fast_values(self, text: str) -> list[Any] | None:
+        """Inside an item with raw-text values, ``text`` (a delta, or the held tail then the delta) read as
+        ``_scan_values`` reads it when all it meets is values opening and closing (``<parameter=``, ``</parameter>``),
+        whitespace after a closer and the next ``<parameter=``, and maybe a tag's prefix at its end (held): no
+        events. None (nothing changed): the slow path reads it (an item's closer, the block's end, a closer
+        followed by something else, a limit reached). So an item's parameters stay off the slow path."""
+        b = self.b
+        n = len(text)
+        if b.size + n >= self.limit:
+            return None
+        st = self.vstate
+        if st != _AFTER_VALUE and "<" not in text:  # the commonest delta: no tag can begin in it
+            b.size += n
+            b.sink(text)
+            return []
+        values = self.values
+        assert values is not None
+        ws, i, hold = self.ws_after, 0, n
+        while i < n:
+            if st == _AFTER_VALUE:
+                m = NON_WS.search(text, i)
+                k = m.start() if m is not None else n
+                ws += k - i
+                if ws > MAX_GAP:
+                    return None
+                if m is None:
+                    break
+                r = self.follows[_AFTER_VALUE].at(text, k, n, False)
+                if r == PARTIAL_CLOSER:
+                    hold = k
+                    break
+                if not isinstance(r, str) or r.lower() not in values.next:
+                    return None
+                st, i = _OUT, k
+                continue
+            m = (self.out_search if st == _OUT else self.in_search)(text, i, n)
+            if m is None:
+                hold = partial_tail(text, i, n, self.state_tags[st], self.longest)
+                break
+            tag = m.group().lower()
+            if st == _OUT and tag in values.open:
+                st = _IN
+            elif st == _IN and tag == values.close:
+                st, ws = _AFTER_VALUE, 0
+            else:
+                return None
+            i = m.end()
+        self.vstate, self.ws_after = st, ws
+        if hold:
+            b.write(text[:hold])
+        if hold < n:
+            self.tail = text[hold:]
+            self.hold(self.tail, self.after_tail)
+        return []
 
     def _close_item(self) -> bool:
         """The item's closer (written) ends it; True when that ends the block (a block of one item)."""
