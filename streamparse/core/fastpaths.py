@@ -46,18 +46,23 @@ class FastPaths(Output):
         table = self._table
         if not text or (self._line_blank and table.word_start(text)):
             return None
-        m = table.prose_check.search(text)
-        if m is None:
-            self._held = ""
-            self._track_line(text)
-            self._gate = type if self._line_blank else self._prose_gate
-            return [TextDelta(text)]
-        j = m.start()
-        if text[j] in "\n`":  # a line break, or a fence: the state machine's own readings (no table marker)
-            return None
-        found = table.match(text, j, False, blank_after(self._line_blank, text[:j]))
-        if found != PARTIAL:  # a marker (the state machine reads on from it) or none (it reads the text)
-            return None if found is None else self._run(text, False, j, found)
+        i = 0
+        while True:
+            m = table.prose_check.search(text, i)
+            if m is None:
+                self._held = ""
+                self._track_line(text)
+                self._gate = type if self._line_blank else self._prose_gate
+                return [TextDelta(text)]
+            j = m.start()
+            if text[j] in "\n`":  # a line break, or a fence: the state machine's own readings (no table marker)
+                return None
+            found = table.match(text, j, False, blank_after(self._line_blank, text[:j]))
+            if found is not None:
+                break
+            i = j + 1  # no marker here (``<div>`` where a tool's name could stand): prose, as the state machine reads it
+        if found != PARTIAL:  # a marker: the state machine reads on from it
+            return self._run(text, False, j, found)
         # (PARTIAL: all of text[j:] may still be a marker, however far the search looked into it)
         self._held, self._gate = text[j:], type  # held: the gate must not take the next delta
         if not j:

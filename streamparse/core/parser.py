@@ -293,7 +293,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         waiting: list[Candidate] = []  # candidates that need more text, in order (one that failed never revives)
         for cand in self._cands:
             assert cand.opener is not None  # a span's marker never opens a block (_begin)
-            r = (cand.head(text, pos) if cand.head is not None and not final and text.isascii()
+            r = (cand.head(text, pos, self._table) if cand.head is not None and not final and text.isascii()
                  else match_head(cand.opener, text, pos, final, self._table))
             if r == PARTIAL:
                 waiting.append(cand)

@@ -19,7 +19,7 @@ from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Spa
 from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, CompiledHead, HeadMatch, Partial, compile_head
 from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern, tag_or_tail
 
-__all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 _NAME_CHARS = re.compile(r"[\w.\-]*")
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
@@ -41,15 +41,14 @@ class Candidate:
 Found = Union[tuple[str, list[Candidate], str | None], Partial, None]  # (marker text, candidates, name) | PARTIAL | None
 
 
-class MarkerTable:
-    """Every enabled opener and span marker, compiled once per parser configuration."""
+class MarkerSet:
+    """Every enabled opener and span marker, compiled: all of a marker table that does not depend on the tools'
+    names, so it is built once per process for each (dialects, tools given or not, pinned) and shared by every
+    tool list (``marker_table``). Names are checked against the table's sets after a match."""
 
-    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], tool_names: Mapping[str, str],
-                 pinned: bool = False):
-        self.tool_names = tool_names  # lowercase -> as declared
+    def __init__(self, dialects: Iterable[Dialect], spans: Sequence[Span], has_tools: bool, pinned: bool):
         self.pinned = pinned  # one dialect pinned: its line-start forms are read mid-line too, as its engine reads them
-        self.ungated = pinned and not tool_names  # pinned, no tools: a gated name may be any name
-        self.reads_calls = pinned or bool(tool_names)  # a call in reasoning the prompt opened is read (spans.py)
+        self.ungated = pinned and not has_tools  # pinned, no tools: a gated name may be any name
         self.spans = tuple(spans)
         # Answers the prompt left inside reasoning (``start_in_reasoning``) or inside a response channel
         # (``start_in_response``): the implicit span's closers. Reasoning the prompt opened also ends where a
@@ -58,13 +57,12 @@ class MarkerTable:
         self.prompt_reasoning = Span("", tuple(c for s in spans if s.kind == "reasoning" for c in s.closers)
                                      + tuple(s.opener for s in spans if s.kind == "content"))
         self.prompt_response = Span("", tuple(c for s in spans if s.kind == "content" for c in s.closers), "content")
-        self.tool_prefixes = frozenset(n[:k] for n in tool_names for k in range(len(n) + 1))
         self.literals: dict[str, list[Candidate]] = {}
         self.templates: list[tuple[str, str, Candidate]] = []  # (before {name}, after {name}, candidate)
         for d in dialects:
             for op in d.openers:
                 if "{name}" in op.text:
-                    if tool_names:
+                    if has_tools:
                         before, after = op.text.lower().split("{name}")
                         self.templates.append((before, after, self._candidate(d, op)))
                 else:
@@ -80,8 +78,8 @@ class MarkerTable:
         anywhere = [m for m, cands in self.literals.items() if any(c.opener is None or not c.opener.line_start for c in cands)]
         self.prefixes = frozenset(m[:k] for m in anywhere for k in range(1, len(m)))
         self.line_prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
-        longest_tool = max((len(n) for n in tool_names), default=0)
-        self.max_marker = max([len(m) for m in self.literals] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates] + [1])
+        self.longest_literal = max([len(m) for m in self.literals] + [1])
+
         # Markers looked for at line starts only: letter-initial ones (functools, to=functions.) and those
         # whose every opener is line_start (a bare "{" or "["); a pinned dialect's are read anywhere.
         def line_only(m: str) -> bool:
@@ -89,11 +87,10 @@ class MarkerTable:
 
         starts = sorted(m for m in self.literals if not pinned and line_only(m))
         self.word_firsts = frozenset(c for m in starts for c in (m[0], m[0].upper()))
-        # A {name} opener may start where its text before {name} is followed by a tool's name; a name the
-        # ASCII-only case folding cannot match exactly is covered by the text before {name} alone.
-        named = [before + (tool if tool.isascii() else "") for before, _, _ in self.templates for tool in tool_names]
-        any_part = prefix_pattern(sorted({*(m for m in self.literals if pinned or not line_only(m)), *named}),
-                                  _TRIGGER_DEPTH)
+        any_part = prefix_pattern(sorted(m for m in self.literals if pinned or not line_only(m)), _TRIGGER_DEPTH)
+        # A {name} opener may start where its text before {name} is followed by a name's first character (or
+        # the text ends): the names themselves are checked by ``match``, so this does not depend on them.
+        named = "|".join(sorted({f"{re.escape(before)}(?:[\\w.\\-]|\\Z)" for before, _, _ in self.templates}))
         at_start = prefix_pattern(starts, _TRIGGER_DEPTH)
         # Where markup may start: a marker read anywhere, checked for its first characters (a "<" that opens
         # <div> is prose), a backtick (a fence, when at a line start), or a newline before the first
@@ -101,14 +98,31 @@ class MarkerTable:
         # cannot begin any enabled marker. The parser's fast paths use two narrower searches: mid-line, with
         # no line break in the delta (prose_gate: no backtick), and from a line start on (prose_check: a
         # backtick only after a newline; word_start checks the text's own start).
-        self.trigger = _alternation(any_part, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
-        self.prose_gate = _alternation(any_part, "\n")
+        self.trigger = _alternation(any_part, named, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
+        self.prose_gate = _alternation(any_part, named, "\n")
         line_part = "|".join(p for p in (at_start, "`") if p)
-        self.prose_check = _alternation(any_part, f"\n[ \t]*(?:{line_part})")
+        self.prose_check = _alternation(any_part, named, f"\n[ \t]*(?:{line_part})")
         self.word_start = re.compile(f"[ \t]*(?:{line_part})", ASCII_NOCASE).match
 
     def _candidate(self, d: Dialect, op: Opener) -> Candidate:
-        return Candidate(d, op, None, compile_head(op, self.tool_names, self.tool_prefixes, self.ungated))
+        return Candidate(d, op, None, compile_head(op, self.ungated))
+
+
+class MarkerTable(MarkerSet):
+    """A ``MarkerSet`` and the tools' names: what a parser for one tool list reads. Built per tool list, it
+    copies the shared set's references and adds the names (a dict) and their prefixes (a set, made on first use)."""
+
+    def __init__(self, shared: MarkerSet, tool_names: Mapping[str, str]):  # noqa: super().__init__ not called: shared
+        self.__dict__.update(shared.__dict__)
+        self.tool_names = tool_names  # lowercase -> as declared
+        self.reads_calls = self.pinned or bool(tool_names)  # a call in reasoning the prompt opened is read (spans.py)
+        longest_tool = max((len(n) for n in tool_names), default=0)
+        self.max_marker = max([self.longest_literal] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates])
+
+    @functools.cached_property
+    def tool_prefixes(self) -> frozenset[str]:
+        """Every prefix of every tool's name (lowercase), the empty one too: a name cut by a delta's end."""
+        return frozenset(n[:k] for n in self.tool_names for k in range(len(n) + 1))
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -171,19 +185,25 @@ def _alternation(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
 
 
+@functools.lru_cache(maxsize=256)
+def _marker_set(names: tuple[str, ...], has_tools: bool, pinned: bool) -> MarkerSet:
+    ungated = pinned and not has_tools
+    dialects = [DIALECTS[n] for n in names if has_tools or ungated or not DIALECTS[n].needs_tools]
+    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
+    return MarkerSet(dialects, spans, has_tools, pinned)
+
+
 @functools.lru_cache(maxsize=64)
 def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = False) -> MarkerTable:
-    """The table for these enabled dialects and tool names (built once per configuration).
+    """The table for these enabled dialects and tool names. The compiled part is shared by every tool list
+    (``_marker_set``); what a tool list adds is its names, so a new list costs a few dict operations.
 
     Auto-detection reads prose-like forms (bare JSON, ``[f(x=1)]``) only for declared tools. A dialect the
     operator pinned (``pinned``: exactly one, chosen) is read as its engine parser reads it: anywhere in a
     line, and with no tools declared its gates open; with tools declared, a call must still name one of them.
     """
     pinned = pinned and len(names) == 1
-    ungated = pinned and not tools
-    dialects = [DIALECTS[n] for n in names if tools or ungated or not DIALECTS[n].needs_tools]
-    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
-    return MarkerTable(dialects, spans, {t.lower(): t for t in tools}, pinned)
+    return MarkerTable(_marker_set(names, bool(tools), pinned), {t.lower(): t for t in tools})
 
 
 def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:

@@ -43,12 +43,12 @@ def test_a_compiled_head_reads_as_the_parts_do(entry: Any, tools: tuple[str, ...
     _, _, op = entry
     for pinned in (False, True):
         table = marker_table(("hermes",), tools, pinned)
-        compiled = compile_head(op, table.tool_names, table.tool_prefixes, table.ungated)
+        compiled = compile_head(op, table.ungated)
         if compiled is None:
             return  # declined: the parts are read one by one (nothing to compare)
         text = "".join(data.draw(st.lists(st.sampled_from(_pieces(op, tools)), max_size=6)))
         pos = data.draw(st.integers(0, len(text)))
-        assert compiled(text, pos) == match_head(op, text, pos, False, table), (text, pos, pinned)
+        assert compiled(text, pos, table) == match_head(op, text, pos, False, table), (text, pos, pinned)
 
 
 def test_the_dialect_tables_heads_are_compiled() -> None:
@@ -57,21 +57,20 @@ def test_the_dialect_tables_heads_are_compiled() -> None:
     ``[TOOL_CALLS]NAME[ARGS]`` declined it)."""
     table = marker_table(tuple(DIALECTS), ("get_weather",), False)
     declined = [(d.name, op.text) for d in DIALECTS.values() for op in d.openers
-                if compile_head(op, table.tool_names, table.tool_prefixes, table.ungated) is None]
+                if compile_head(op, table.ungated) is None]
     assert sorted(declined) == [("mistral_v11", "[TOOL_CALLS]"), ("pythonic", "[")]
 
 
 def test_a_compiled_head_cases() -> None:
     table = marker_table(("qwen3_coder",), ("get_weather",), False)
     qwen = DIALECTS["qwen3_coder"].openers
-    head = compile_head(qwen[0], table.tool_names, table.tool_prefixes, table.ungated)
+    head = compile_head(qwen[0], table.ungated)
     assert head is not None
-    assert head("<tool_call>\n<fu", 11) == PARTIAL
-    assert head("<tool_call>\n<FUNCTION=x", 11) == HeadMatch(12, None)  # the look is not consumed
-    assert head("<tool_call>\n<div>", 11) is None
-    assert head("<tool_call>" + " " * 33 + "<function=", 11) is None  # too much whitespace
-    named = compile_head(Opener("<n>", head=(name(gated=True),), look=(lit(">"),)), table.tool_names,
-                         table.tool_prefixes, table.ungated)
+    assert head("<tool_call>\n<fu", 11, table) == PARTIAL
+    assert head("<tool_call>\n<FUNCTION=x", 11, table) == HeadMatch(12, None)  # the look is not consumed
+    assert head("<tool_call>\n<div>", 11, table) is None
+    assert head("<tool_call>" + " " * 33 + "<function=", 11, table) is None  # too much whitespace
+    named = compile_head(Opener("<n>", head=(name(gated=True),), look=(lit(">"),)), table.ungated)
     assert named is not None
-    assert named("GET_WEATHER>", 0) == HeadMatch(11, "get_weather")  # the name as declared
-    assert named("get_wea", 0) == PARTIAL and named("getx", 0) is None and named("other>", 0) is None
+    assert named("GET_WEATHER>", 0, table) == HeadMatch(11, "get_weather")  # the name as declared
+    assert named("get_wea", 0, table) == PARTIAL and named("getx", 0, table) is None and named("other>", 0, table) is None
