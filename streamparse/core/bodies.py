@@ -12,6 +12,7 @@ runs of text outside items), and sets ``block.done`` at the block's end.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Callable
 
@@ -247,6 +248,19 @@ class BracketBody:
         if self.state == _BEFORE:
             if ch in "{[":
                 self.top, self.depth, self.state, self.opens = ch, 1, _VALUE, ch
+                if ch == "{" and not self.python:
+                    whole = _whole_object(text, k, end)
+                    if whole:  # the object is all here and valid JSON: read as the scan below would read it
+                        b.write(text[i:k])
+                        b.open_item()
+                        b.write(text[k:whole])
+                        b.close_item()
+                        self.depth = 0
+                        if not self.has_end and not self.seps and not self.several:
+                            b.end()
+                        else:
+                            self.state, self.pending, self.sep_seen = _AFTER, "", False
+                        return whole
                 if ch == "{" or self.python:
                     b.write(text[i:k])
                     b.open_item()
@@ -310,6 +324,20 @@ def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]
     """The characters that matter outside strings in a bracket body."""
     chars = "\"'{}\\[\\]" + ("()\n" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
     return re.compile(f"[{chars}]")
+
+
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def _whole_object(text: str, k: int, end: int) -> int:
+    """Where the JSON object opening at ``text[k]`` ends, when all of it is in ``text[:end]`` and it is valid
+    JSON (then the character scan would find the same end, strings skipped); 0 otherwise (the scan reads it).
+    A whole answer (``parse``, a non-streaming reply) has its blocks read so, in C."""
+    try:
+        _, stop = _DECODE(text, k)
+    except ValueError:
+        return 0
+    return stop if stop <= end else 0
 
 
 _STRING_OPEN = -1
