@@ -335,7 +335,7 @@ def _whole_object(text: str, k: int, end: int) -> int:
     A whole answer (``parse``, a non-streaming reply) has its blocks read so, in C."""
     try:
         _, stop = _DECODE(text, k)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past the interpreter's limit: the scan counts depth itself)
         return 0
     return stop if stop <= end else 0
 
