@@ -132,8 +132,8 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     scenarios = args.scenario or list(bm.SCENARIOS)
     unknown = [name for name in scenarios if not _known_scenario(name)]
     if unknown:
-        raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME or "
-                       f"args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
+        raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME, mixed:NAME, "
+                       f"short:NAME or args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
     if args.plot:
         _check_plot(args.plot, scenarios)
     if args.proxy and (args.proxy_concurrency < 1 or args.proxy_delay < 0 or args.proxy_rounds < 1):
@@ -225,12 +225,13 @@ def _bench_chunk(value: str) -> int | str:
 
 
 def _known_scenario(name: str) -> bool:
-    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME``, ``agent:NAME``, ``args:NAME:KB``."""
+    """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME``, ``agent:NAME``, ``mixed:NAME``,
+    ``short:NAME``, ``args:NAME:KB``."""
     from ..harness.benchmark import RENDERERS, SCENARIOS
 
     kind, _, rest = name.partition(":")
     dialect, _, kb = rest.partition(":")
-    if kind in ("dialect", "agent", "mixed"):
+    if kind in ("dialect", "agent", "mixed", "short"):
         return rest in RENDERERS
     if kind == "args":
         return dialect in RENDERERS and kb.isdecimal() and int(kb) > 0

@@ -243,8 +243,9 @@ SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "dialects": lambda: [f"dialect:{d}" for d in RENDERERS],
     "scaling": lambda: [f"args:{d}:{kb}" for d in SCALING_DIALECTS for kb in SCALING_KB],
     "engines": lambda: [f"mixed:{d}" for d in engine_dialects()],
+    "short": lambda: [f"short:{d}" for d in engine_dialects()],
 }
-ENGINE_KINDS = ("mixed", "args", "agent")  # the workloads the engines' parsers run on (not dialect:*, prose, ...)
+ENGINE_KINDS = ("mixed", "args", "agent", "short")  # the workloads the engines' parsers run on (not dialect:*, prose, ...)
 NAIVE_MAX_CHARS = 20 * KB  # the quadratic baseline runs up to this size (~0.5 s a run); 64 KB would take ~10 s
 SLOW_RUN_SECONDS = 3.0  # in a series (args:DIALECT:*), a comparator whose next run would take longer is skipped
 _NEVER_SKIPPED = ("streamparse", "identity", "floor")

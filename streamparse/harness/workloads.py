@@ -61,7 +61,7 @@ def workload_dialect(scenario: str) -> str | None:
     """The one dialect a workload's calls are written in (``dialect:``, ``args:``, ``agent:``, ``mixed:``);
     None for the others."""
     kind, _, rest = scenario.partition(":")
-    return rest.split(":", 1)[0] if kind in ("dialect", "args", "agent", "mixed") and rest else None
+    return rest.split(":", 1)[0] if kind in ("dialect", "args", "agent", "mixed", "short") and rest else None
 
 
 def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: int = 200) -> Workload:
@@ -71,7 +71,9 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
     in turn. ``dialect:NAME``: prose and calls of one dialect. ``args:NAME:KB``: one
     ``write_file`` call of one dialect whose content is KB kilobytes of code. ``agent:NAME``: a
     coding agent's turn in one dialect (see ``_agent``). ``mixed:NAME``: prose, a call, several calls
-    at once, a call with large arguments, in one dialect (see ``_mixed``).
+    at once, a call with large arguments, in one dialect (see ``_mixed``). ``short:NAME``: many short calls
+    (one to three small arguments each) after a few words each, in one dialect: the cost of opening and closing
+    a call, which long values hide (see ``_short``).
     """
     rng = random.Random(seed)
     if scenario == "prose":
@@ -106,7 +108,39 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
         return _agent(scenario, rng, calls=min(calls, AGENT_CALLS))
     if scenario.startswith("mixed:"):
         return _mixed(scenario, rng)
+    if scenario.startswith("short:"):
+        return _short(scenario, rng, calls=min(calls, SHORT_CALLS))
     raise ValueError(f"unknown scenario {scenario!r}; see streamparse.benchmark.SCENARIOS")
+
+
+# ----------------------------------------------------------------------------- short calls
+
+SHORT_CALLS = 100
+
+
+def _short(scenario: str, rng: random.Random, calls: int) -> Workload:
+    """``calls`` short calls, each after a few words, with one to three small arguments: ``get_weather`` with a
+    city and maybe days and metric, or ``search_recipes`` with a short query."""
+    dialect = scenario.split(":", 1)[1]
+    pieces: list[str] = []
+    ends: list[int] = []
+    offset = 0
+    for i in range(calls):
+        prose = _prose(rng, rng.randint(3, 8)) + "\n"
+        if i % 3 == 2:
+            args: dict[str, Any] = {"query": " ".join(rng.choice(_WORDS) for _ in range(3))}
+            block, end = RENDERERS[dialect]("search_recipes", args)
+        else:
+            args = {"city": rng.choice(("Paris", "Oslo", "Lima", "São Paulo", "New York"))}
+            if i % 3:
+                args["days"] = rng.randint(1, 7)
+            if i % 4 == 0:
+                args["metric"] = bool(i % 8)
+            block, end = RENDERERS[dialect]("get_weather", args)
+        pieces += [prose, block, "\n"]
+        ends.append(offset + len(prose) + end)
+        offset += len(prose) + len(block) + 1
+    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends)
 
 
 # ----------------------------------------------------------------------------- agent turns
