@@ -229,6 +229,8 @@ def _known_scenario(name: str) -> bool:
     ``short:NAME``, ``args:NAME:KB``."""
     from ..harness.benchmark import RENDERERS, SCENARIOS
 
+    if name in SCENARIOS:
+        return True
     kind, _, rest = name.partition(":")
     dialect, _, kb = rest.partition(":")
     if kind in ("dialect", "agent", "mixed", "short"):
