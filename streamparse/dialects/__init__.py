@@ -17,6 +17,8 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 
    ``head`` is read after the opener (a ``name()`` there names the call);
    ``look`` must follow but stays in the body; ``end`` closes the block.
+   A format whose markers are ordinary prose (``Action:``, ``>>>``) is declared
+   ``named_only=True``: auto mode (``resolve(None)``) leaves it out, naming it reads it.
 4. Add a renderer to the tests' dialect table: every promise (chunking
    invariance, split markers, text around, unicode) is then tested for it.
 """
@@ -27,6 +29,7 @@ from ..arguments.grammar import load_grammar
 from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, olmo3_calls)
+from .decoders_wild import claude_xml_calls, llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
@@ -42,6 +45,9 @@ _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=Tru
 
 
 _DSML_END = ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>")
+_INVOKE = '<invoke name="'
+_INVOKE_STREAM = TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
+                           r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>")
 
 
 def _json_tag(opener: str, *, start: str = "[{") -> Opener:
@@ -185,6 +191,31 @@ _DECLARATIONS = (
             values=ValueTags(("<|open|>argument",), "<|close|>argument<|sep|>", ("<|open|>argument",)),
             doc='<|open|>tools<|sep|><|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="string"<|sep|>V'
                 "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"),
+    # ---- issue 30 §4: formats seen in the wild (sources in each grammar's header)
+    Dialect("claude_xml", (Opener("<function_calls>", head=(ws(),), look=(lit("<invoke"),)),  # olmo3's opener: a name follows
+                           Opener(_INVOKE, keep=len(_INVOKE), end=(),  # a bare invoke (Claude-distilled models)
+                                  look=(name(), lit('">'), ws(), lit("<parameter", "</invoke>")))),
+            TAGGED, claude_xml_calls, "claude_xml", end=("</function_calls>",), item=("<invoke", "</invoke>"),
+            nest=("<function_calls>", "</function_calls>"), text_values=True, aliases=("claude", "invoke_xml"),
+            stream=_INVOKE_STREAM, values=ValueTags(_MINIMAX_PARAM, "</parameter>", _MINIMAX_PARAM),
+            doc='<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls> '
+                "(several invokes per wrapper), or a bare <invoke name=\"NAME\">…</invoke>"),
+    Dialect("tool_use", (Opener("<tool_use>", head=(ws(),), look=(lit("<name>", "<tool_name>"),)),), TAGGED, tool_use_calls,
+            "tool_use", end=("</tool_use>",), eos_ends=True, json_strings=True, aliases=("cherry_studio", "tool_use_xml"),
+            doc="<tool_use><name>NAME</name><arguments>{…}</arguments></tool_use> (also <tool_name>, and <input>, "
+                "<tool_input> or <parameters> for the arguments)"),
+    Dialect("llama31_builtin", (Opener("<|python_tag|>", head=(ws(),), look=(name(), lit("("))),),  # llama3_json's: a "{"
+            TAGGED, llama31_builtin_calls, "llama31_builtin", end=("<|eom_id|>", "<|eot_id|>"), eos_ends=True,
+            quotes=("'", '"'), aliases=("llama3_builtin", "llama_builtin"),
+            doc='<|python_tag|>brave_search.call(query="…")<|eom_id|> (Llama 3.1 built-in tools: the call\'s name is '
+                "the tool's, its keyword arguments the arguments)"),
+    Dialect("functionary_v32", (Opener(">>>", head=(name(), ws()), look=(peek("{"),)),), JSON, json_calls,
+            "functionary_v32", named_only=True, aliases=("functionary", "functionary_v3_2"),
+            doc=">>>NAME\n{…} (several back to back; >>>all\n opens plain content); named only"),
+    Dialect("react", (Opener("Action:", line_start=True, head=(ws(), name(), ws(), lit("Action Input:"), ws()),
+                             look=(peek("{"),)),),
+            JSON, json_calls, "react", named_only=True, aliases=("langchain_react", "react_json"),
+            doc="Action: NAME\nAction Input: {…} (LangChain's ReAct; Thought:/Observation: stay text); named only"),
 )
 
 SPANS: tuple[Span, ...] = (
@@ -201,6 +232,7 @@ SPANS: tuple[Span, ...] = (
     Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
     Span("[THINK]", ("[/THINK]",), dialect="mistral_v11"),  # Magistral 2509+, Ministral 3 reasoning
     Span("<|channel>thought", ("<channel|>",), dialect="gemma4"),  # Gemma 4 thinking
+    Span(">>>all\n", kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

@@ -4,6 +4,9 @@ Invariant: ``parse(render(d, name, args))`` gives back ``(name, args)`` for ever
 dialect ``d`` (tested), and the returned offset is exactly where the call becomes
 complete, i.e. where the parser emits it. The benchmark builds its workloads from
 these, and tool prompting (for backends without tool support) writes history with them.
+``RENDERERS`` holds the dialects auto mode reads; ``NAMED_ONLY_RENDERERS`` the named-only
+ones (Functionary v3.2, ReAct), read back only when named (``dialects=[d]``), so they stay
+out of the workloads that are parsed in auto mode. ``render`` writes either.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import re
 from typing import Any, Callable
 
-__all__ = ["RENDERERS", "render"]
+__all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
 
 Rendered = tuple[str, int]  # (markup, offset just after the character that completes the call)
 
@@ -119,6 +122,18 @@ def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
     return text, len(text)
 
 
+def _claude_xml(name: str, args: dict[str, Any]) -> Rendered:
+    params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args.items())
+    text = f'<function_calls>\n<invoke name="{name}">\n{params}</invoke>\n</function_calls>'
+    return _settled_at_end(text) if args else _closed_at(text, "</invoke>")  # no value: no closer to settle
+
+
+def _llama31_builtin(name: str, args: dict[str, Any]) -> Rendered:
+    """``TOOL.call(k=v, …)``: values as JSON, which both Python's literals and llama.cpp's reader (JSON) accept."""
+    text = f"<|python_tag|>{name}.call(" + ", ".join(f"{k}={_js(v)}" for k, v in args.items()) + ")<|eom_id|>"
+    return text, len(text)
+
+
 def _lfm2(name: str, args: dict[str, Any]) -> Rendered:
     call = _pythonic(name, args)[0]
     return "<|tool_call_start|>" + call + "<|tool_call_end|>", len("<|tool_call_start|>" + call)
@@ -166,9 +181,18 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
     "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
     "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),
+    "claude_xml": _claude_xml,
+    "tool_use": lambda n, a: _closed_at(f"<tool_use>\n<name>{n}</name>\n<arguments>{_js(a)}</arguments>\n</tool_use>",
+                                        "</tool_use>"),
+    "llama31_builtin": _llama31_builtin,
+}
+
+NAMED_ONLY_RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
+    "functionary_v32": lambda n, a: _json_between(f">>>{n}\n", a),
+    "react": lambda n, a: _json_between(f"Action: {n}\nAction Input: ", a),
 }
 
 
 def render(dialect: str, name: str, arguments: dict[str, Any]) -> str:
     """One call written in ``dialect``'s markup."""
-    return RENDERERS[dialect](name, arguments)[0]
+    return (RENDERERS.get(dialect) or NAMED_ONLY_RENDERERS[dialect])(name, arguments)[0]

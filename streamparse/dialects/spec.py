@@ -17,6 +17,8 @@ A block is ``[fence] opener head… body [end] [closers]``:
 - ``end``: end markers (``{name}`` is the call's name); empty: the block ends with its value.
 - ``closers``: optional markers that may follow the end and belong to the block.
 - ``decode``: a function from one item's text to ``([(name, arguments)], repaired)``.
+- ``named_only``: never auto-detected; read only when the user names it (``dialects=[…]``,
+  ``--dialect``): its markers are too plain to look for in every answer (``Action:``, ``>>>``).
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ class Dialect:
     separators: str = ""  # JSON/PYTHON: characters that may stand between several values (";" for Llama 3)
     several: bool = False  # JSON: several top-level values may follow each other in one block
     needs_tools: bool = False  # only recognised when tools are provided
+    named_only: bool = False  # never in auto mode (``resolve(None)``): read only when named
     text_values: bool = False  # argument values are raw text, typed by the tool's schema
     value_layout: bool = True  # text_values: newlines just inside a value's tags are layout (Qwen3); False: as written (GLM)
     eos_ends: bool = False  # the end marker is a stop token servers may strip: end of stream completes the item
@@ -164,9 +167,10 @@ class Registry:
     aliases: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, names: Any) -> list[str]:
-        """Canonical dialect names for user-given names or aliases (ValueError names the unknown ones)."""
+        """Canonical dialect names for user-given names or aliases (ValueError names the unknown ones).
+        None (auto mode) is every dialect but the named-only ones."""
         if names is None:
-            return list(self.dialects)
+            return [n for n, d in self.dialects.items() if not d.named_only]
         if isinstance(names, str):
             names = [names]
         out: list[str] = []

@@ -28,15 +28,15 @@ from string import Template
 from typing import Any
 
 from ..arguments.schema import loads_relaxed
-from ..dialects import DIALECTS, resolve
-from ..dialects.render import RENDERERS, render
+from ..dialects import resolve
+from ..dialects.render import NAMED_ONLY_RENDERERS, RENDERERS, render
 from .examples import example_arguments
 
 __all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "instructions", "example_arguments",
            "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
 Spec = tuple[str, str, dict[str, Any]]  # a tool: name, description, parameters schema
 
-PROMPT_DIALECTS: tuple[str, ...] = tuple(RENDERERS)  # each has templates/<name>.txt (tested)
+PROMPT_DIALECTS: tuple[str, ...] = (*RENDERERS, *NAMED_ONLY_RENDERERS)  # each has templates/<name>.txt (tested)
 _REMOVED = ("tools", "tool_choice", "parallel_tool_calls", "functions", "function_call")
 _MODES = ("auto", "none", "required", "named")
 _CHOICE_MODES = {"auto": "auto", "none": "none", "required": "required", "any": "required"}  # OpenAI and Anthropic
@@ -320,7 +320,8 @@ def prompt_request(payload: Mapping[str, Any], dialect: str, *, others: Sequence
     """Turn an OpenAI chat request with tools into one for a backend without tool support."""
     dialect = _canonical(dialect)
     try:
-        rest = [d for d in (resolve(list(others)) if others is not None else DIALECTS) if d != dialect]
+        # others not given: auto mode's dialects (a named-only one is read only as the prompted dialect, or when named)
+        rest = [d for d in resolve(list(others) if others is not None else None) if d != dialect]
     except (ValueError, TypeError) as exc:
         raise PromptError(f"others: {exc}") from None
     tools = payload.get("tools") if payload.get("tools") is not None else payload.get("functions")

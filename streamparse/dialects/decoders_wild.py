@@ -1,0 +1,80 @@
+"""Decoders of the formats seen in the wild (issue 30, §4): one item's text -> ``[(name, arguments)]``. Pure; they
+raise ArgumentError.
+
+Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and returns only the values
+the model wrote. Claude-style invokes share MiniMax-M2's item shape and so its linear decoder and fast path (they
+agree with ``grammars/claude_xml.lark`` on well-formed items, as MiniMax's do with its grammar); ``<tool_use>``
+blocks and Llama 3.1's built-in calls are parsed by their Lark grammar and a ``Transformer`` with one method per
+rule, so the grammar is the definition. Functionary v3.2 and ReAct bodies are JSON values read by
+``decoders.json_calls`` with the name their head gave.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer, v_args
+
+from ..arguments.schema import ArgumentError, UnparsedArguments, arguments_from_text
+from .decoders import PythonCalls, XmlParams, _XmlTreeCalls, grammar_decoder
+from .fast_tags import minimax_fast
+
+__all__ = ["claude_xml_calls", "claude_xml_grammar_calls", "tool_use_calls", "llama31_builtin_calls"]
+
+
+# --------------------------------------------------------------------------- Claude-style <invoke>
+
+claude_xml_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
+                             r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",
+                             fast=minimax_fast)
+claude_xml_grammar_calls = grammar_decoder("claude_xml", _XmlTreeCalls())  # the definition the decoder agrees with
+
+
+# --------------------------------------------------------------------------- <tool_use>
+
+_TAG = re.compile(r"<([\w]+)>(.*)</\1>\s*\Z", re.S | re.I)
+
+
+def _inner(token: Any) -> str:
+    """The text between an element's opening and closing tag (the grammar checked that they pair)."""
+    m = _TAG.match(str(token))
+    if m is None:
+        raise ArgumentError("a <tool_use> element whose tags do not pair")
+    return m.group(2)
+
+
+class _ToolUseCalls(Transformer[Token, Any]):
+    """Tree of ``tool_use.lark`` -> one call. Arguments that are not a JSON object are kept as text
+    (``UnparsedArguments``: the tool's schema decides), as Cherry Studio keeps them."""
+
+    def start(self, children: list[Any]) -> list[Any]:
+        name = _inner(children[0]).strip()
+        if not name:
+            raise ArgumentError("a <tool_use> block needs a tool name")
+        text = _inner(children[1]) if len(children) > 1 else ""
+        if not text.strip():
+            return [((name, {}), False)]
+        arguments: dict[str, Any] | UnparsedArguments
+        arguments, repaired = arguments_from_text(name, text.strip())
+        return [((name, arguments), repaired)]
+
+
+tool_use_calls = grammar_decoder("tool_use", _ToolUseCalls())
+
+
+# --------------------------------------------------------------------------- Llama 3.1 built-in tools
+
+_CALL_SUFFIX = re.compile(r"\s*\.\s*call\Z")
+
+
+@v_args(inline=True)
+class _BuiltinCalls(PythonCalls):
+    """Tree of ``llama31_builtin.lark`` -> one call: ``brave_search.call(query="…")`` is a call to
+    ``brave_search``; the values are the pythonic rules' (JSON's true/false/null accepted too)."""
+
+    def call(self, callee: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
+        return (_CALL_SUFFIX.sub("", str(callee)), dict(args)), False
+
+
+llama31_builtin_calls = grammar_decoder("llama31_builtin", _BuiltinCalls())
