@@ -25,10 +25,11 @@ from ..dialects import REGISTRY
 from ..core.events import Diagnostic, Event, ToolCall, ToolCallDelta, ToolCallStart
 from ..harness.examples import DEFAULT_EXAMPLE, EXAMPLE_TOOLS, EXAMPLES
 from .inputs import CliError, dialect_name, load_tools, read_text
+from .conformance import add_conformance_parser
 from .serve import LOG_LEVELS, add_serve_parser, run_replay
 from ..core.parser import StreamParser
 
-COMMANDS = ("parse", "serve", "replay", "demo", "bench")
+COMMANDS = ("parse", "serve", "replay", "demo", "bench", "conformance")
 
 
 def _format(ev: Event) -> str:
@@ -304,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"which recorded model output the replay upstream streams (default {DEFAULT_EXAMPLE})")
     d.add_argument("--delay", type=float, default=0.01, help="seconds between upstream tokens")
     d.set_defaults(func=run_demo)
+
+    add_conformance_parser(sub)
     return ap
 
 

@@ -166,3 +166,13 @@ def test_the_docs_show_the_operators_table() -> None:
     for m in MODELS:
         row = f"| {m.name} | `{m.dialect}` | `{m.reasoning_start}` | {'true' if m.response_start else 'false'} |"
         assert row in doc, row
+
+
+def test_the_conformance_command_counts_as_the_suite_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamparse.cli import main
+
+    assert main(["conformance", "--family", "kimi", "--failures"]) == 0
+    out = capsys.readouterr().out
+    assert "pass or soft pass: 48 of 49" in out and "kimi/k2i-vllm-noise-between-markers" in out
+    assert main(["conformance", "--family", "qwen3-xm"]) == 2
+    assert "did you mean 'qwen3-xml'?" in capsys.readouterr().err
