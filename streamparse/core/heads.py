@@ -33,7 +33,9 @@ class ToolNames(Protocol):
     """What a compiled head checks a name against (the parser's marker table)."""
 
     tool_names: Mapping[str, str]  # lowercase -> as declared
-    tool_prefixes: frozenset[str]
+
+    @property
+    def tool_prefixes(self) -> frozenset[str]: ...  # every prefix of every name (lowercase)
 
 
 @dataclass

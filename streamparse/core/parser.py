@@ -48,7 +48,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
     stream. ``tools`` (OpenAI, bare or Anthropic tool dicts) gate the forms that
     look like prose and type argument values; ``dialects`` restricts detection
-    (names or aliases; default: all of ``DIALECTS``). Exactly one dialect named is
+    (names or aliases; default: every dialect but the named-only ones). Exactly one dialect named is
     *pinned*: its prose-like forms are read without tools, as its engine parser reads
     them. ``calls_in_reasoning``: a call to a declared tool written inside reasoning
     leaves as a call (off by default: thinking aloud can look like a call).

@@ -198,7 +198,10 @@ class TagStream:
         name = m.group(1).strip()
         if self._c.bare_name and m.end() == n:
             return -i - 1  # a GLM name may go on
-        if not name or not self._on_name(name):
+        follows = self._follows(t, m.end(), n)  # a call starts only where a parameter or the item's end follows
+        if follows is None:
+            return -i - 1
+        if not follows or not name or not self._on_name(name):
             self._state = _STOPPED
             return n
         schema = self._schema_for(name)
@@ -207,6 +210,17 @@ class TagStream:
         self._emit("{")
         self._state = _BETWEEN
         return m.end()
+
+    def _follows(self, t: str, k: int, n: int) -> bool | None:
+        """After the head: does a parameter's head or the item's closer follow (after whitespace)? None: not known
+        yet. Anything else (``<function=f>{}``) is an item the whole reader refuses, so no call may start."""
+        while k < n and t[k].isspace():
+            k += 1
+        rest = t[k : k + 16].lower()
+        tags = [tag for tag in (self._c.param_start, self._c.item_close) if tag]
+        if any(rest.startswith(tag) for tag in tags):
+            return True
+        return None if k + len(rest) == n and any(tag.startswith(rest) for tag in tags) else False
 
     def _between(self, t: str, i: int, n: int) -> int:
         while i < n and t[i].isspace():
