@@ -6,6 +6,7 @@ llama.cpp / MLX / vLLM server.
 """
 import asyncio
 import os
+import sys
 
 from agents import Agent, Runner, function_tool, set_default_openai_client, set_tracing_disabled
 from openai import AsyncOpenAI
@@ -14,7 +15,8 @@ from openai import AsyncOpenAI
 @function_tool
 def get_weather(city: str, metric: bool = True, days: int = 1) -> str:
     """Current weather for a city."""
-    print(f"[tool] get_weather(city={city!r}, metric={metric}, days={days})")
+    sys.stdout.write(f"[tool] get_weather(city={city!r}, metric={metric}, days={days})\n")  # one write: the SDK
+    # runs the two calls concurrently, and print's two writes (text, then newline) could interleave
     return f"sunny in {city}"
 
 

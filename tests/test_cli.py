@@ -139,7 +139,7 @@ def test_typo_in_command(capsys: pytest.CaptureFixture[str], tmp_path: Path, mon
                          word: str, hint: str) -> None:
     monkeypatch.chdir(tmp_path)
     line = fails(capsys, word, "--port", "80")
-    assert line == f"streamparse: unknown command {word!r} ({hint}); commands: parse, serve, replay, demo, bench"
+    assert line == f"streamparse: unknown command {word!r} ({hint}); commands: parse, serve, replay, demo, bench, conformance"
 
 
 def test_an_existing_file_named_like_a_command_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,7 +254,7 @@ def test_empty_stdin_prints_usage(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert main([], out=out) == 2
     err = capsys.readouterr().err
     assert out.getvalue() == ""
-    assert err.startswith("usage: streamparse") and "{parse,serve,replay,bench,demo}" in err
+    assert err.startswith("usage: streamparse") and "{parse,serve,replay,bench,demo,conformance}" in err
     assert err.splitlines()[-1] == "streamparse: nothing on stdin: give a FILE, pipe model output in, or try --example NAME"
 
 
