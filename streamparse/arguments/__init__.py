@@ -8,9 +8,10 @@ user; the dialects above load theirs through it.
 from __future__ import annotations
 
 from .schema import (ArgumentError, RelaxedJsonToPython, UnparsedArguments, call_from_object, close_open_brackets,
-                     coerce_value, coerce_xml_value, decode_string_token, first_line, loads_relaxed, missing_required,
-                     number_value, resolve_unparsed, strip_fences, strip_layout, settle_layout, tool_schemas, Note, brief, enum_spelling,
+                     coerce_value, decode_string_token, first_line, loads_relaxed, missing_required,
+                     number_value, resolve_unparsed, strip_fences, tool_schemas, Note, brief, enum_spelling,
                      mistyped, review_arguments, review_values)
+from .xml_values import coerce_xml_value, settle_layout, strip_layout
 
 __all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",

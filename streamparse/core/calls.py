@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping
 
 from .. import arguments as args_mod
 from ..arguments.relaxed_json import comments_outside_strings
-from ..arguments.schema import (ArgumentError, UnparsedArguments, checked_types, declared_types, fits_types,
-                                strip_layout)
+from ..arguments.schema import ArgumentError, UnparsedArguments, checked_types, declared_types, fits_types
+from ..arguments.xml_values import strip_layout
 from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import Event, FastPath, TextDelta, ToolCall, ToolCallDelta
+from .events import Diagnostic, Event, FastPath, TextDelta, ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
+from .spans import BODY
 
 if TYPE_CHECKING:
     from .block import Block
@@ -32,6 +33,26 @@ class ItemCalls(Output):
     _streaming: bool
     _lives: list[LiveCall]
     _max_block: int
+    _mode: int
+    _resume: int
+    _finish_block: Callable[[], None]
+
+    def _drop_unfinished(self) -> None:
+        """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call
+        already streaming (``stream_arguments``: its start and fragments are out) ends as the end of the stream
+        ends it, so the client's arguments are valid JSON; ``finish_reason: "length"`` says they were cut."""
+        b = self._block
+        assert b is not None
+        if self._mode == BODY and self._lives and self._lives[-1].started:
+            self._finish_block()
+            return
+        dropped = b.unemitted() + (b.scanner.pending if b.scanner is not None else "") if self._mode == BODY else b.head
+        name = b.dialect.name if self._mode == BODY else ""
+        self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
+                               name, {"text": dropped}))
+        self._lives.clear()
+        self._block, self._mode = None, self._resume
+
 
     def _drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""

@@ -197,22 +197,6 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
             return True
         return False
 
-    def _drop_unfinished(self) -> None:
-        """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call
-        already streaming (``stream_arguments``: its start and fragments are out) ends as the end of the stream
-        ends it, so the client's arguments are valid JSON; ``finish_reason: "length"`` says they were cut."""
-        b = self._block
-        assert b is not None
-        if self._mode == _BODY and self._lives and self._lives[-1].started:
-            self._finish_block()
-            return
-        dropped = b.unemitted() + (b.scanner.pending if b.scanner is not None else "") if self._mode == _BODY else b.head
-        name = b.dialect.name if self._mode == _BODY else ""
-        self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
-                               name, {"text": dropped}))
-        self._lives.clear()
-        self._block, self._mode = None, self._resume
-
     def _finish_block(self) -> None:
         """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
         b = self._block

@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-from ..arguments.schema import declared_types, coerce_xml_value, settle_layout
+from ..arguments.schema import declared_types
+from ..arguments.xml_values import coerce_xml_value, settle_layout
 from ..dialects.spec import TagParams
 from .json_lexis import ESCAPES, escaped as _escaped
 from .scanner import tag_or_tail

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from streamparse.arguments.schema import (ArgumentError, call_from_object, close_open_brackets, coerce_value, coerce_xml_value,
-                                         declared_types, loads_relaxed, missing_required, strip_layout, tool_schemas)
+from streamparse.arguments.schema import (ArgumentError, call_from_object, close_open_brackets, coerce_value,
+                                         declared_types, loads_relaxed, missing_required, tool_schemas)
+from streamparse.arguments.xml_values import coerce_xml_value, strip_layout
 
 
 @pytest.mark.parametrize("text,expected,repaired", [
