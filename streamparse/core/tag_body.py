@@ -40,7 +40,7 @@ class TagBody(RawValueScan):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "in_tail", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
+                 "in_search", "tails", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
@@ -65,7 +65,7 @@ class TagBody(RawValueScan):
         if any(len(q) == 1 for q in strings):
             self.search = literal_pattern((*self.tags, *(q for q in strings if len(q) == 1))).search
         if values is not None:
-            self.out_search, self.in_search, self.in_tail, self.follows, self.state_tags = _value_table(
+            self.out_search, self.in_search, self.tails, self.follows, self.state_tags = _value_table(
                 self.item, self.ends, values)
         self.closers = literals(self.tags)
         self.has_end = bool(self.ends)
@@ -128,7 +128,7 @@ class TagBody(RawValueScan):
                 b.sink(text)
                 return []
         if "<" in text:
-            m = (self.in_tail if self.vstate == _IN else self.tag_or_tail)(text)
+            m = self.tag_or_tail(text)  # (raw-text values read theirs in fast_values)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
                 k = m.start()
                 if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):

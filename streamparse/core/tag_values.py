@@ -48,6 +48,7 @@ class RawValueScan:
     fallback: str
     out_search: Search
     in_search: Search
+    tails: dict[int, Search]
     state_tags: dict[int, tuple[str, ...]]
     follows: dict[int, Literals]
     limit: int
@@ -125,14 +126,15 @@ class RawValueScan:
         events. None (nothing changed): the slow path reads it (an item's closer, the block's end, a closer
         followed by something else, a limit reached). So an item's parameters stay off the slow path."""
         b = self.b
-        n = len(text)
-        if b.size + n >= self.limit:
+        size = b.size + len(text)
+        if size >= self.limit:
             return None
-        st = self.vstate
-        if st != _AFTER_VALUE and "<" not in text:  # the commonest delta: no tag can begin in it
-            b.size += n
+        if "<" not in text and self.vstate != _AFTER_VALUE:  # the commonest delta: no tag can begin in it
+            b.size = size
             b.sink(text)
             return []
+        n = len(text)
+        st = self.vstate
         values = self.values
         assert values is not None
         ws, i, hold = self.ws_after, 0, n
@@ -153,11 +155,13 @@ class RawValueScan:
                     return None
                 st, i = _OUT, k
                 continue
-            m = (self.out_search if st == _OUT else self.in_search)(text, i, n)
+            m = self.tails[st](text, i)  # one of the state's tags, or a prefix of one ending the text
             if m is None:
-                hold = partial_tail(text, i, n, self.state_tags[st], self.longest)
                 break
             tag = m.group().lower()
+            if m.end() == n and tag not in self.state_tags[st]:
+                hold = m.start()
+                break
             if st == _OUT and tag in values.open:
                 st = _IN
             elif st == _IN and tag == values.close:
@@ -268,12 +272,12 @@ def _lowercase(values: ValueTags) -> ValueTags:
 
 @functools.lru_cache(maxsize=256)
 def _value_table(item: Pair, ends: tuple[str, ...], values: ValueTags) -> tuple[
-        Search, Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]:
-    """Raw-text values: the search outside a value, the one inside (and for one or a prefix ending the text),
-    and what may follow each tentative closer."""
+        Search, Search, dict[int, Search], dict[int, Literals], dict[int, tuple[str, ...]]]:
+    """Raw-text values: the search outside a value, the one inside, per state the search for one of its tags or a
+    prefix of one ending the text, and what may follow each tentative closer."""
     closers = (*((item[1],) if item else ()), *ends)
     outside = (*values.open, *(item or ()), *ends)
     inside = (values.close, *closers)
     follows = {_AFTER_VALUE: literals((*values.next, *closers)), _AFTER_ITEM: literals((*((item[0],) if item else ()), *ends))}
-    return (literal_pattern(outside).search, literal_pattern(inside).search, tag_or_tail(inside).search, follows,
-            {_OUT: outside, _IN: inside})
+    return (literal_pattern(outside).search, literal_pattern(inside).search,
+            {_OUT: tag_or_tail(outside).search, _IN: tag_or_tail(inside).search}, follows, {_OUT: outside, _IN: inside})
