@@ -249,22 +249,20 @@ class TagBody(RawValueScan):
         quote, i, n = self.in_str, 0, len(text)
         outside = _SIMPLE_QUOTES[self.strings]
         while i < n:
-            m = (_STRING_STOP[quote] if quote else outside).search(text, i)
+            if quote:  # the string's characters and escapes in one match, up to its closing quote
+                j = _STRING_BODY[quote](text, i).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
+                if j == n:
+                    break
+                if text[j] != quote:
+                    return False  # a backslash ending the text: its escaped character is still to come
+                quote, i = "", j + 1
+                continue
+            m = outside.search(text, i)
             if m is None:
                 break
-            c = m.group()
-            if c == "<":
+            if m.group() == "<":
                 return False
-            if not quote:
-                quote = c
-            elif c == quote:
-                quote = ""
-            elif m.end() == n:
-                return False  # an escape whose character is still to come
-            else:
-                i = m.end() + 1
-                continue
-            i = m.end()
+            quote, i = m.group(), m.end()
         self.in_str = quote
         return True
 
@@ -334,6 +332,7 @@ class TagBody(RawValueScan):
 
 # Dialects whose strings are one-character quotes: outside a string, a quote or a tag's "<" is what matters.
 _SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
+_STRING_BODY = {q: re.compile(f"(?:[^{q}\\\\]|\\\\.)*", re.S).match for q in ("'", '"')}  # a string's inside
 _STRING_STOP = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in ("'", '"')}  # a one-character string's end, or an escape
 
 
