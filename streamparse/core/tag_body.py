@@ -122,10 +122,14 @@ class TagBody(RawValueScan):
                 b.sink(text)
                 return []
             if "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
-                if self.strings not in _SIMPLE_QUOTES or not self._strings_only(text):
+                k = self._strings_only(text) if self.strings in _SIMPLE_QUOTES else -1
+                if k < 0:
                     return None  # a string opens or closes around a tag: the slow path tracks it
-                b.size = size
-                b.sink(text)
+                b.size += k
+                b.sink(text[:k])
+                if k < len(text):  # a backslash ending the text: held, its escaped character comes next
+                    self.tail = text[k:]
+                    self.hold(self.tail, self.after_tail)
                 return []
         if "<" in text:
             m = self.tag_or_tail(text)  # (raw-text values read theirs in fast_values)
@@ -243,9 +247,10 @@ class TagBody(RawValueScan):
         b.write(text[pos:i])
         return i
 
-    def _strings_only(self, text: str) -> bool:
+    def _strings_only(self, text: str) -> int:
         """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string: ``in_str`` follows its
-        quotes and escapes. False (nothing changed): a ``<`` outside a string, or a backslash ending it."""
+        quotes and escapes. Returns how much of it was read: all, or all but a backslash ending it inside a string
+        (its escaped character is still to come); -1 (nothing changed): a ``<`` outside a string."""
         quote, i, n = self.in_str, 0, len(text)
         outside = _SIMPLE_QUOTES[self.strings]
         while i < n:
@@ -253,18 +258,19 @@ class TagBody(RawValueScan):
                 j = _STRING_BODY[quote](text, i).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
                 if j == n:
                     break
-                if text[j] != quote:
-                    return False  # a backslash ending the text: its escaped character is still to come
+                if text[j] != quote:  # a backslash ending the text
+                    self.in_str = quote
+                    return j
                 quote, i = "", j + 1
                 continue
             m = outside.search(text, i)
             if m is None:
                 break
             if m.group() == "<":
-                return False
+                return -1
             quote, i = m.group(), m.end()
         self.in_str = quote
-        return True
+        return n
 
     def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
         """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:
