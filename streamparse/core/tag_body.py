@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from .block import Block
 from .bodies import MAX_GAP, NON_WS, Hold, partial_tail
 from .events import Event, FastPath
-from .literals import literal_pattern, literals, tag_or_tail
+from .literals import Literals, literal_pattern, literals, tag_or_tail
 from .tag_values import _AFTER_VALUE, _IN, _OUT, Pair, RawValueScan, Search, _lowercase, _value_table
 
 if TYPE_CHECKING:
@@ -47,10 +47,10 @@ class TagBody(RawValueScan):
                  strings: tuple[str, ...] = ()):
         self.b = block
         self.limit = limit
-        values = _lowercase(values) if values is not None else None
-        self.values = values
-        self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail = _tag_table(
-            item, nest, end_tags, values, tuple(q for q in strings if len(q) > 1))
+        (self.values, self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail, self.closers,
+         self.has_end, self.longest, self.shortest, value_table) = _body_table(end_tags, item, nest, values, strings)
+        if value_table is not None:
+            self.out_search, self.in_search, self.tails, self.follows, self.state_tags = value_table
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
@@ -62,15 +62,6 @@ class TagBody(RawValueScan):
         # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it.
         self.strings = strings
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
-        if any(len(q) == 1 for q in strings):
-            self.search = literal_pattern((*self.tags, *(q for q in strings if len(q) == 1))).search
-        if values is not None:
-            self.out_search, self.in_search, self.tails, self.follows, self.state_tags = _value_table(
-                self.item, self.ends, values)
-        self.closers = literals(self.tags)
-        self.has_end = bool(self.ends)
-        self.longest = len(self.tags[0])
-        self.shortest = len(self.tags[-1])
         self.hold: Hold = _no_hold
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
         self.depth = 0
@@ -340,6 +331,24 @@ class TagBody(RawValueScan):
 _SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
 _STRING_BODY = {q: re.compile(f"(?:[^{q}\\\\]|\\\\.)*", re.S).match for q in ("'", '"')}  # a string's inside
 _STRING_STOP = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in ("'", '"')}  # a one-character string's end, or an escape
+
+
+_ValueTable = tuple[Search, Search, dict[int, Search], dict[int, Literals], dict[int, tuple[str, ...]]]
+_BodyTable = tuple[Optional["ValueTags"], Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Literals, bool,
+                   int, int, Optional[_ValueTable]]
+
+
+@functools.lru_cache(maxsize=256)
+def _body_table(end_tags: tuple[str, ...], item: Pair, nest: Pair, values: ValueTags | None,
+                strings: tuple[str, ...]) -> _BodyTable:
+    """Everything a tag body derives from its dialect and end, built once per (dialect, end): a block's scanner
+    is made for every call block, so its construction is a lookup and assignments."""
+    values = _lowercase(values) if values is not None else None
+    item, nest, ends, tags, search, tail = _tag_table(item, nest, end_tags, values, tuple(q for q in strings if len(q) > 1))
+    if any(len(q) == 1 for q in strings):
+        search = literal_pattern((*tags, *(q for q in strings if len(q) == 1))).search
+    table = _value_table(item, ends, values) if values is not None else None
+    return values, item, nest, ends, tags, search, tail, literals(tags), bool(ends), len(tags[0]), len(tags[-1]), table
 
 
 @functools.lru_cache(maxsize=256)
