@@ -129,12 +129,14 @@ class RawValueScan:
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        if "<" not in text and self.vstate != _AFTER_VALUE:  # the commonest delta: no tag can begin in it
+        st = self.vstate
+        if st > _AFTER_VALUE:
+            return None  # after an item's tentative closer (read here, below): only the slow path goes on
+        if "<" not in text and st != _AFTER_VALUE:  # the commonest delta: no tag can begin in it
             b.size = size
             b.sink(text)
             return []
         n = len(text)
-        st = self.vstate
         values = self.values
         assert values is not None
         ws, i, hold = self.ws_after, 0, n
@@ -151,10 +153,21 @@ class RawValueScan:
                 if r == PARTIAL_CLOSER:
                     hold = k
                     break
-                if not isinstance(r, str) or r.lower() not in values.next:
+                tag = r.lower() if isinstance(r, str) else ""
+                if tag in values.next:
+                    st, i = _OUT, k
+                    continue
+                if not (self.item and tag == self.item[1] and not self.single):
                     return None
-                st, i = _OUT, k
-                continue
+                # The item's closer after a value, then only whitespace: written as ``_follow`` writes them (the
+                # closer to the item, the whitespace held in ``pending``); what follows decides, on the slow path.
+                end = k + len(tag)
+                if NON_WS.search(text, end) is not None or end - k > MAX_GAP:
+                    return None
+                b.write(text[:end])
+                self.pending += text[end:]
+                self.vstate, self.ws_after = _AFTER_ITEM, n - end
+                return []
             m = self.tails[st](text, i)  # one of the state's tags, or a prefix of one ending the text
             if m is None:
                 break
