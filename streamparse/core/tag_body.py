@@ -274,17 +274,13 @@ class TagBody(RawValueScan):
                 return k + len(quote)
             hold = end if final else partial_tail(text, i, end, (quote,), len(quote))
             return end if hold == end else -1 - hold
-        stop = _STRING_STOP[quote]
-        while True:
-            m = stop.search(text, i, end)
-            if m is None:
-                return end
-            if m.group() == quote:
-                self.in_str = ""
-                return m.end()
-            if m.end() == end:
-                return end if final else -1 - m.start()
-            i = m.end() + 1
+        j = _STRING_BODY[quote](text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
+        if j == end:
+            return end
+        if text[j] == quote:
+            self.in_str = ""
+            return j + 1
+        return end if final else -1 - j  # a backslash ending the text
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         """Between items (as in ``scan``): whitespace joins ``pending``; the next item or the block's end is read
@@ -330,7 +326,6 @@ class TagBody(RawValueScan):
 # Dialects whose strings are one-character quotes: outside a string, a quote or a tag's "<" is what matters.
 _SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
 _STRING_BODY = {q: re.compile(f"(?:[^{q}\\\\]|\\\\.)*", re.S).match for q in ("'", '"')}  # a string's inside
-_STRING_STOP = {q: re.compile(f"[{re.escape(q)}\\\\]") for q in ("'", '"')}  # a one-character string's end, or an escape
 
 
 _ValueTable = tuple[Search, Search, dict[int, Search], dict[int, Literals], dict[int, tuple[str, ...]]]
