@@ -1,0 +1,66 @@
+"""The docs site as a reader gets it: the HTML ``mkdocs build`` writes, checked for what Markdown alone hides.
+
+The site is built once per test session (under pytest-xdist, once for all workers: the first to take the lock
+builds it, the others read it), into pytest's temporary directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import html
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mkdocs")
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the workers of one run
+    out, done = base / "docs-site", base / "docs-site.built"
+    with open(base / "docs-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+            subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)], cwd=ROOT,
+                           env=env, check=True, capture_output=True)
+            done.touch()
+    return out
+
+
+def page(site: Path, name: str) -> str:
+    return (site / name / "index.html").read_text()
+
+
+def code_spans(text: str) -> list[str]:
+    """The text of every ``<code>`` element of a page, tags stripped and entities read."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", code)) for code in re.findall(r"<code[^>]*>(.*?)</code>", text, re.S)]
+
+
+def prose(text: str) -> str:
+    """A page's article as plain text."""
+    article = re.search(r"<article.*?</article>", text, re.S)
+    assert article
+    return html.unescape(re.sub(r"<[^>]+>", "", article.group(0)))
+
+
+def test_no_code_span_on_any_page_shows_a_table_escape(site: Path) -> None:
+    for path in site.rglob("index.html"):
+        for code in code_spans(path.read_text()):
+            assert "\\|" not in code, (path.relative_to(site), code)
+
+
+def test_markers_in_tables_read_as_written(site: Path) -> None:
+    dialects = code_spans(page(site, "dialects"))
+    assert '<|python_tag|>{"name", "parameters"}' in dialects
+    assert "<|tool_call|>[{…}]" in dialects
+    assert '<tool_call>{"name", "arguments"|"parameters"|"input"}</tool_call>' in dialects  # one cell, not three
+    assert any(code.startswith("streamparse [parse] [FILE|-] ") for code in code_spans(page(site, "cli")))
