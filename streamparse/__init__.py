@@ -1,16 +1,19 @@
-"""streamparse: tool calls written as markup in an LLM's streamed text -> structured tool calls.
+"""Tool calls written as markup in an LLM's streamed text, turned into structured tool calls as they stream.
 
-The core is sans-I/O: :class:`StreamParser` takes text deltas and returns events.
-
-Invariant: ``import streamparse`` loads the core only (no starlette, httpx, uvicorn, anyio).
-Every subpackage and public submodule is an attribute of the package (``streamparse.proxy``,
-``streamparse.asgi``, ``streamparse.openai``...): it is imported on first access.
-
-Layers, each importing only those before it: ``arguments`` (values) -> ``dialects`` (the format
-table) -> ``core`` (the engine) -> ``wire`` (OpenAI / Anthropic / SSE) -> ``prompting`` -> ``proxy``
-(transports) -> ``harness`` (benchmarks) -> ``cli``. ``openai``, ``anthropic``, ``responses``, ``asgi`` and
-``render`` are aliases kept at the top because they are the names users import.
+`StreamParser` takes text deltas and returns events (`TextDelta`, `ReasoningDelta`, `ToolCall`,
+`Diagnostic`, ...); `parse`, `aparse` and `iparse` run it over a whole text or an iterable of deltas.
+It does no I/O: the adapters for the wire formats are `streamparse.openai`, `streamparse.anthropic`
+and `streamparse.responses`, and `streamparse.asgi` wraps an ASGI app.
 """
+
+# Invariant: ``import streamparse`` loads the core only (no starlette, httpx, uvicorn, anyio).
+# Every subpackage and public submodule is an attribute of the package (``streamparse.proxy``,
+# ``streamparse.asgi``, ``streamparse.openai``...): it is imported on first access.
+#
+# Layers, each importing only those before it: ``arguments`` (values) -> ``dialects`` (the format
+# table) -> ``core`` (the engine) -> ``wire`` (OpenAI / Anthropic / SSE) -> ``prompting`` -> ``proxy``
+# (transports) -> ``harness`` (benchmarks) -> ``cli``. ``openai``, ``anthropic``, ``responses``, ``asgi`` and
+# ``render`` are aliases kept at the top because they are the names users import.
 
 from __future__ import annotations
 

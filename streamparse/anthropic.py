@@ -1,7 +1,8 @@
-"""The Anthropic Messages adapter (events, messages, request translation), under the public name ``streamparse.anthropic``.
-
-Invariant: an alias only. The code lives in ``streamparse.wire.anthropic``; this module re-exports its public names.
+"""The Anthropic Messages adapter: OpenAI chunks and completions as Anthropic stream events and messages,
+and Anthropic requests as OpenAI ones.
 """
+
+# Invariant: an alias only. The code lives in ``streamparse.wire.anthropic``; this module re-exports its public names.
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The ASGI middleware (``ToolCallMiddleware``), under the public name ``streamparse.asgi``.
-
-Invariant: an alias only. The code lives in ``streamparse.proxy.middleware``; this module re-exports its public names.
+"""The ASGI middleware: `ToolCallMiddleware` wraps an ASGI app that serves chat completions and rewrites
+its answers' tool calls.
 """
+
+# Invariant: an alias only. The code lives in ``streamparse.proxy.middleware``; this module re-exports its public names.
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The OpenAI adapter (chunk and completion rewriting), under the public name ``streamparse.openai``.
-
-Invariant: an alias only. The code lives in ``streamparse.wire.openai``; this module re-exports its public names.
+"""The OpenAI chat-completions adapter: streamed chunks and whole completions rewritten, tool calls parsed
+out of their text.
 """
+
+# Invariant: an alias only. The code lives in ``streamparse.wire.openai``; this module re-exports its public names.
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The dialect writers (``render``, ``RENDERERS``), under the public name ``streamparse.render``.
-
-Invariant: an alias only. The code lives in ``streamparse.dialects.render``; this module re-exports its public names.
+"""The dialect writers: `render` writes calls as a dialect's markup (`RENDERERS`: one writer per dialect).
 """
+
+# Invariant: an alias only. The code lives in ``streamparse.dialects.render``; this module re-exports its public names.
 
 from __future__ import annotations
 

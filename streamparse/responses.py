@@ -1,8 +1,8 @@
-"""The OpenAI Responses adapter (events, response objects, request translation), under the public name
-``streamparse.responses``.
-
-Invariant: an alias only. The code lives in ``streamparse.wire.responses``; this module re-exports its public names.
+"""The OpenAI Responses adapter: OpenAI chunks and completions as Responses stream events and response
+objects, and Responses requests as chat-completions ones.
 """
+
+# Invariant: an alias only. The code lives in ``streamparse.wire.responses``; this module re-exports its public names.
 
 from __future__ import annotations
 

@@ -64,3 +64,26 @@ def test_markers_in_tables_read_as_written(site: Path) -> None:
     assert "<|tool_call|>[{…}]" in dialects
     assert '<tool_call>{"name", "arguments"|"parameters"|"input"}</tool_call>' in dialects  # one cell, not three
     assert any(code.startswith("streamparse [parse] [FILE|-] ") for code in code_spans(page(site, "cli")))
+
+
+# The one raw role left, in proxy/middleware.py (ToolCallMiddleware), whose new wording waits for its owner
+# (/tmp/docstrings-for-lead.md in issue 32's work); empty this once it is applied.
+PENDING_ROLES = {":class:~streamparse.StreamParser"}
+
+
+def test_api_page_shows_no_sphinx_role(site: Path) -> None:
+    text = prose(page(site, "api"))
+    roles = set(re.findall(r":(?:class|func|meth|data|attr|mod|exc):~?[\w.]*\w", text))
+    assert roles <= PENDING_ROLES, roles
+
+
+def test_api_page_shows_no_internals(site: Path) -> None:
+    from streamparse import StreamParser
+
+    text = prose(page(site, "api"))
+    mixins = [base.__name__ for base in StreamParser.__mro__[1:-1]]
+    assert mixins and not [name for name in mixins if name in text]
+    assert "Bases:" not in text and "ChunkReader" not in text
+    assert "_DECLARATIONS" not in text and " for d in " not in text  # DIALECTS / ALIASES as their source
+    assert "Invariant" not in text and "Layers" not in text
+    assert "Every dialect streamparse reads" in text  # DIALECTS's docstring instead

@@ -1,17 +1,16 @@
 """Constrained decoding aimed at what streamparse prompted: calls in one dialect, to the declared tools only.
 
-Invariant: sans-I/O and pure. From ``(dialect, tools, tool_choice, parallel_tool_calls)`` it builds
-the fields a serving engine decodes under; every call text the constraint allows is one the
-dialect's parser reads back as the same call, and every call the dialect's renderer writes for
-valid arguments is allowed (tested with a real grammar engine).
+From `(dialect, tools, tool_choice, parallel_tool_calls)` it builds the fields a serving engine decodes
+under; every call text the constraint allows is one the dialect's parser reads back as the same call, and
+every call the dialect's renderer writes for valid arguments is allowed (tested with a real grammar engine).
 
-API::
+```python
+from streamparse.constraints import build_constraint
 
-    from streamparse.constraints import build_constraint
-
-    c = build_constraint("hermes", tools, tool_choice="auto", parallel_tool_calls=True, backend="llamacpp")
-    if c is not None:                      # None: nothing to constrain (tool_choice none, no tools,
-        body.update(c.request_fields())   # or a dialect without a grammar: unsupported_reason(d))
+c = build_constraint("hermes", tools, tool_choice="auto", parallel_tool_calls=True, backend="llamacpp")
+if c is not None:                      # None: nothing to constrain (tool_choice none, no tools,
+    body.update(c.request_fields())   # or a dialect without a grammar: unsupported_reason(d))
+```
 
 ``tools``: OpenAI, bare or Anthropic tool dicts. ``tool_choice``: OpenAI or Anthropic, a string or
 a dict, or ``prompting.ToolChoice`` (pass its ``parallel`` as ``parallel_tool_calls``). A named
@@ -40,11 +39,12 @@ nested objects and arrays, ``additionalProperties`` read strictly as xgrammar do
 one call, then only whitespace; a leading ``<think>…</think>`` stays free. Triggers are the
 dialect's taught opener, plus (``loose=True``) for hermes and llama3_json a fenced
 ```` ```json ```` block and a bare ``{"name": …}`` at a line start.
-
-Modules: ``gbnf`` (GBNF writer), ``values`` (JSON Schema to value rules), ``forms`` (each
-dialect's call tags, cut from its renderer), ``grammar`` (the whole grammar), ``structural``
-(structural tags), ``build`` (this API).
 """
+
+# Invariant: sans-I/O and pure (dicts in, dicts out).
+# Modules: ``gbnf`` (GBNF writer), ``values`` (JSON Schema to value rules), ``forms`` (each
+# dialect's call tags, cut from its renderer), ``grammar`` (the whole grammar), ``structural``
+# (structural tags), ``build`` (this API).
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Invariant: a tag's ``begin`` and ``end`` are cut out of what ``streamparse.dialects.render`` writes
 for that dialect, so a constraint never teaches markup the parser does not read; ``trigger`` is a
 prefix of ``begin`` (the opener the dialect's prompt teaches, or a form small models write instead).
-Dialects whose calls cannot be cut this way get no tags and a reason (:data:`UNSUPPORTED`).
+Dialects whose calls cannot be cut this way get no tags and a reason (``UNSUPPORTED``).
 """
 
 from __future__ import annotations

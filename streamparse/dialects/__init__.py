@@ -236,7 +236,11 @@ SPANS: tuple[Span, ...] = (
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}
+"""Every dialect streamparse reads, by its canonical name (`"hermes"`, `"llama3_json"`, ...): the names
+`dialects=` and `--dialect` take, listed on the Dialects page."""
 ALIASES: dict[str, str] = {a: d.name for d in _DECLARATIONS for a in d.aliases}
+"""Other names a dialect answers to (an engine's parser name, a model family's), each mapped to the canonical
+name: `ALIASES["qwen25"] == "hermes"`."""
 REGISTRY = Registry(DIALECTS, SPANS, ALIASES)
 
 

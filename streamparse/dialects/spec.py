@@ -7,7 +7,7 @@ A block is ``[fence] opener head… body [end] [closers]``:
 
 - ``openers``: literal markers that start the block (case-insensitive). ``{name}``
   inside one stands for a provided tool's name (``"<{name}>"``).
-- ``head``/``look`` (per :class:`Opener`): a short check on the text right after the
+- ``head``/``look`` (per ``Opener``): a short check on the text right after the
   opener that decides whether this dialect owns the block (several dialects share
   ``<tool_call>``). ``head`` is consumed as markup; ``look`` is the body's beginning.
 - ``body``: how the scanner finds the block's end and its items —

@@ -1,8 +1,12 @@
-"""Tool prompting: serving tool-using clients from a backend that ignores ``tools``.
+"""Tool prompting: serving tool-using clients from a backend that ignores `tools`.
 
-Invariant: pure request rewriting (dicts in, dicts out), from the dialect table and the
-renderers; the templates are package data (``templates/<dialect>.txt``), read once per process.
+`prompt_request` turns an OpenAI chat request with tools into one without: the tools become system-prompt
+instructions in a dialect (`instructions`), earlier calls and results become text (`render_history`), and
+the `PromptedRequest` says how to parse the answer (`parser_options`).
 """
+
+# Invariant: pure request rewriting (dicts in, dicts out), from the dialect table and the
+# renderers; the templates are package data (``templates/<dialect>.txt``), read once per process.
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ earlier tool calls and results are written back as text, and the answer is parse
 that dialect first.
 
 Invariant: every call shown to the model (the instructions' examples, the history) is
-written by :func:`streamparse.render.render`, so the prompt only ever teaches markup the
+written by ``streamparse.render.render``, so the prompt only ever teaches markup the
 parser accepts (tested for every dialect in ``PROMPT_DIALECTS``). Pure: the only I/O is
 reading the templates in ``templates/`` (package data of ``streamparse.prompting``), once per process.
 

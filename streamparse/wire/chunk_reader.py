@@ -1,6 +1,6 @@
 """OpenAI ``chat.completion.chunk`` dicts read once, for every front that writes another API's stream.
 
-Invariant: a :class:`ChunkReader` hands its :class:`StreamWriter` everything choice 0 of the chunks says, in
+Invariant: a ``ChunkReader`` hands its ``StreamWriter`` everything choice 0 of the chunks says, in
 order: reasoning (``reasoning_content`` or ``reasoning``), text (a ``refusal`` too), and tool call pieces, both in the whole form
 streamparse emits and in fragments (first piece with id and name, then ``arguments`` pieces, possibly for a
 call other than the newest); the finish reason, the stop string vLLM reports, and the usage (which comes in a

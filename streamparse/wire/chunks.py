@@ -2,7 +2,7 @@
 
 Invariants: only ``delta.content`` is owned by the parser; every other field (role, reasoning, logprobs,
 usage, native ``tool_calls``) passes through untouched, and so does the whole stream when
-:func:`~streamparse.wire.shapes.should_parse` says the answer is not to be parsed. Each choice index has
+``streamparse.wire.shapes.should_parse`` says the answer is not to be parsed. Each choice index has
 its own parser and call numbering; a chunk that only fed held-back text produces no chunk. Diagnostics never
 enter a chunk: they wait, as wire objects (``diagnostics.wire_diagnostic``), for ``take_diagnostics``, which a
 transport writes beside the chunks (an SSE comment); ``on_events`` sees every parser event as it is made.
@@ -140,11 +140,11 @@ class ChunkRewriter:
     ``feed(chunk)`` returns the chunks to send on (zero, one or several);
     ``close()`` returns what is still held when the upstream ends without a
     finish chunk. Each choice index has its own parser. ``tools`` (default: the
-    ``request``'s) gate and type the parsing; an answer :func:`should_parse` rejects
+    ``request``'s) gate and type the parsing; an answer ``should_parse`` rejects
     (``tool_choice: "none"``, or no tools and not ``parse_without_tools``) passes
     through untouched, as dicts.
 
-    ``report_diagnostics`` (default on): the parser's diagnostics wait for :meth:`take_diagnostics`, as wire
+    ``report_diagnostics`` (default on): the parser's diagnostics wait for ``take_diagnostics``, as wire
     objects (the payload itself never carries them). ``on_events``: called with each choice's parser events
     (calls, diagnostics, text...) as they are made, e.g. to count them.
     """

@@ -1,14 +1,14 @@
 """OpenAI ``chat.completion`` responses read whole: rewritten (``rewrite_completion``), and replayed as the
 chunks a stream would have carried (``completion_to_chunks``).
 
-Invariants: the input is never modified. A rewritten completion is a :class:`Completion`: the JSON dict a
+Invariants: the input is never modified. A rewritten completion is a ``Completion``: the JSON dict a
 client gets, which also remembers, per choice, the deltas in the order the model wrote them (``layouts``),
 taken from the parser's events by the same code as a stream's chunks (``ChunkRewriter``). So the chunks
 ``completion_to_chunks`` replays, and the Anthropic blocks made from them, come in the order a stream's
 do: ``[text, tool_use, text, tool_use]``, not the text joined before the calls. A layout is used only
 while its choice's message is exactly as ``rewrite_completion`` left it; any other completion (a plain
 dict, or one changed since) has one delta per choice: reasoning, text, then calls. The parser's diagnostics are
-never put in the JSON: a :class:`Completion` keeps them as wire objects (``diagnostics``), with the value of
+never put in the JSON: a ``Completion`` keeps them as wire objects (``diagnostics``), with the value of
 the ``x-streamparse-diagnostics`` header that carries them (``diagnostics_header``).
 """
 
@@ -36,7 +36,7 @@ class Layout:
 
 class Completion(dict[str, Any]):
     """A rewritten ``chat.completion``: a plain JSON dict (``json.dumps`` and orjson take it as it is) whose
-    ``layouts`` (choice position -> :class:`Layout`) keep the order of text and calls that its
+    ``layouts`` (choice position -> ``Layout``) keep the order of text and calls that its
     ``message.content`` string and ``tool_calls`` list cannot. ``dict(completion)`` or a JSON round trip
     forgets them, and its ``diagnostics`` too: what the parser refused, repaired or coerced, as wire
     objects (``diagnostics.wire_diagnostic``; none when ``report_diagnostics=False``)."""
@@ -63,7 +63,7 @@ def rewrite_completion(completion: JSONObject, tools: Tools = None, *, request: 
 
     Each choice's ``message.content`` is parsed: the text left is the new content (None if blank), reasoning
     is appended to ``reasoning_content``, calls follow any native ``tool_calls`` and make the finish reason
-    ``"tool_calls"``. An answer :func:`should_parse` rejects comes back as it was (a copy). The parser's
+    ``"tool_calls"``. An answer ``should_parse`` rejects comes back as it was (a copy). The parser's
     diagnostics go to ``result.diagnostics`` (unless ``report_diagnostics=False``); ``on_events`` sees each
     choice's parser events."""
     plain = _json_object(completion, "a chat.completion")
@@ -134,7 +134,7 @@ def completion_to_chunks(completion: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A (rewritten) ``chat.completion`` as the chunks a stream would have carried, for an upstream that
     answers a streaming request with a plain JSON body.
 
-    Per choice: its layout's deltas in order (a :class:`Completion` whose message is unchanged), else one
+    Per choice: its layout's deltas in order (a ``Completion`` whose message is unchanged), else one
     delta; the choice's ``finish_reason`` and other fields (``logprobs``, vLLM's ``stop_reason``) ride on its
     last chunk, the ``usage`` on the last chunk of all (or on a chunk of its own when there is no choice)."""
     layouts = completion.layouts if isinstance(completion, Completion) else {}

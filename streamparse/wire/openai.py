@@ -1,13 +1,13 @@
 """OpenAI wire format: rewrite ``chat.completion.chunk`` streams and ``chat.completion`` responses.
 
 The rule for requests without tools, the same in the library, the middleware and the proxy (one
-implementation, :func:`should_parse`): an answer is parsed unless the request's ``tool_choice`` is
+implementation, ``should_parse``): an answer is parsed unless the request's ``tool_choice`` is
 ``"none"``, or no tools are offered (the ``tools`` argument, else the request's ``tools``, is missing or
 empty) and ``parse_without_tools`` is false. Not parsed means passed on untouched; ``parse_without_tools``
 defaults to true in the functions here (calling one asks for parsing) and to false in the middleware and
 the proxy, which stand in front of clients that did not ask.
 
-:class:`ChunkRewriter` is the sans-I/O piece (chunk dicts in, chunk dicts out, ``chunks``);
+``ChunkRewriter`` is the sans-I/O piece (chunk dicts in, chunk dicts out, ``chunks``);
 ``rewrite_stream`` / ``rewrite_stream_sync`` wrap it around async / sync iterators, and
 ``rewrite_completion`` handles non-streaming responses (``completion``). Only ``content`` is owned by the
 parser: every other field (role, reasoning, logprobs, usage, native ``tool_calls``) passes through
@@ -19,7 +19,7 @@ plain dicts, ready for ``json.dumps`` (``ChatCompletionChunk.model_validate(chun
 of one).
 
 Invariant: this module is the public face of the OpenAI adapter and holds no logic of its own beyond
-wrapping a :class:`ChunkRewriter` around an iterator.
+wrapping a ``ChunkRewriter`` around an iterator.
 """
 
 from __future__ import annotations

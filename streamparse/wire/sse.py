@@ -139,7 +139,7 @@ class ChatStreamRewriter:
     diagnostic is said as an SSE comment (``: streamparse diagnostic {json}``, see ``diagnostics``)
     before the chunks of the same upstream event (a run of plain events joined from one read counts as one),
     unless ``report_diagnostics=False``; ``on_events``
-    sees the parser's events (both options go to the :class:`ChunkRewriter`).
+    sees the parser's events (both options go to the ``ChunkRewriter``).
 
     ``feed_bytes`` is ``write(read(raw))``: a transport may look between the two
     (``may_be_slow``) and run ``write`` in a worker thread when it could decode a

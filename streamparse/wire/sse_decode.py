@@ -2,7 +2,7 @@
 
 Invariant: a line is read once it is complete (``\n``, ``\r\n`` or a lone ``\r``, also when cut between two
 pieces), a character cut between pieces waits for its rest and invalid UTF-8 reads as U+FFFD; memory is bounded
-by ``max_line`` (past it, :class:`EventTooLarge`); a last line without its newline still counts at ``close``.
+by ``max_line`` (past it, ``EventTooLarge``); a last line without its newline still counts at ``close``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class SSEEvent:
 
 class SSEDecoder:
     """Bytes in, complete events out. Incomplete lines are kept for the next feed, up to
-    ``max_line`` characters: past that, :class:`EventTooLarge` (memory stays bounded)."""
+    ``max_line`` characters: past that, ``EventTooLarge`` (memory stays bounded)."""
 
     def __init__(self, max_line: int | None = None) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -3,7 +3,7 @@
 Invariant: a request that leaves here as a dict is strict JSON (no NaN or
 Infinity, no number past a double's range, nested at most ``MAX_DEPTH`` levels, every string UTF-8 encodable: no lone
 surrogate) within the size limit, and its
-``tools`` / ``tool_choice`` are usable; anything else is a :class:`BadRequest`
+``tools`` / ``tool_choice`` are usable; anything else is a ``BadRequest``
 that names the field, so the upstream never spends a generation on it.
 """
 

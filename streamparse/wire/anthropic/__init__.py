@@ -2,14 +2,14 @@
 
 Output: parser events, OpenAI chunks and completions -> Anthropic events and Messages.
 
-Invariant: a :class:`MessageStream`'s events form one well-ordered Anthropic stream (``message_start``,
+Invariant: a ``MessageStream``'s events form one well-ordered Anthropic stream (``message_start``,
 ``ping``, then per block ``content_block_start`` / ``content_block_delta``* / ``content_block_stop``, one
 block open at a time, indexes from 0, then ``message_delta`` and ``message_stop``; or, instead of the end,
 one ``error`` event), and accumulating them as the anthropic SDK does gives ``MessageStream.message``,
 which is what the non-streaming functions return for the same input.
 
-:class:`ChunkTranslator` feeds the writer OpenAI ``chat.completion.chunk`` dicts (rewritten by
-:class:`~streamparse.openai.ChunkRewriter`, or with an upstream's native ``tool_calls``);
+``ChunkTranslator`` feeds the writer OpenAI ``chat.completion.chunk`` dicts (rewritten by
+``streamparse.openai.ChunkRewriter``, or with an upstream's native ``tool_calls``);
 ``message_from_completion`` reads a ``chat.completion`` (replayed as the chunks a stream would have carried,
 through the same translator); ``stream_events*`` / ``message_from_text`` parse text. Streaming or not, the
 blocks come in the order the model wrote them (``[thinking, text, tool_use, text, tool_use]``): a completion

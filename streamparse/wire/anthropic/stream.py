@@ -1,6 +1,6 @@
 """Parser events, OpenAI chunks and completions -> Anthropic stream events and Messages.
 
-Invariant: a :class:`MessageStream`'s events form one well-ordered Anthropic stream (``message_start``,
+Invariant: a ``MessageStream``'s events form one well-ordered Anthropic stream (``message_start``,
 ``ping``, then per block ``content_block_start`` / ``content_block_delta``* / ``content_block_stop``, one
 block open at a time, indexes from 0, then ``message_delta`` and ``message_stop``; or, instead of the end,
 one ``error`` event), and accumulating them as the anthropic SDK does gives ``MessageStream.message``,
@@ -117,7 +117,7 @@ class MessageStream:
         return self._delta("thinking", s)
 
     def tool_start(self, call_id: str, name: str) -> list[dict[str, Any]]:
-        """Open a tool_use block (``id`` from :func:`tool_use_id`, made unique within the message)."""
+        """Open a tool_use block (``id`` from ``tool_use_id``, made unique within the message)."""
         if self.finished:
             return []
         block_id = tool_use_id(call_id)
@@ -197,8 +197,8 @@ class MessageStream:
 
 class ChunkTranslator(ChunkReader):
     """OpenAI ``chat.completion.chunk`` dicts (or SDK objects) -> Anthropic stream events, one chunk at a time
-    (read by the shared ``ChunkReader``: choice 0, calls whole or in fragments, the finish reason, the stop
-    string and the usage kept for ``close()``). A tool_use block stays open until the next block or the end,
+    (what it reads: choice 0, calls whole or in fragments, the finish reason, the stop string, and the usage
+    kept for ``close()``). A tool_use block stays open until the next block or the end,
     since a chunk does not say that a call is complete.
     """
 
@@ -234,7 +234,7 @@ def message_from_completion(completion: JSONObject, *, model: str | None = None,
     ``stop_sequence``, ``usage``; the id is ``msg_`` + the completion's. Only choice index 0 is used.
 
     It is what the stream of the same answer accumulates to, by construction: the completion is replayed as
-    chunks (``completion_to_chunks``) through a :class:`ChunkTranslator`. So the blocks of a completion
+    chunks (``completion_to_chunks``) through a ``ChunkTranslator``. So the blocks of a completion
     ``rewrite_completion`` made come in the order the model wrote them (``[text, tool_use, text, tool_use]``);
     a plain ``chat.completion``, which cannot say where its text stood between its calls, gives
     ``[thinking?, text?, tool_use…]``. Arguments that are not a JSON object give ``input: {}``."""

@@ -2,12 +2,12 @@
 
 Requests: a Responses body -> the chat-completions body that says the same (``to_chat_request``), or a
 ``BadRequest`` naming the field. Output: parser events, OpenAI chunks (rewritten by
-:class:`~streamparse.openai.ChunkRewriter`, or an upstream's native ``tool_calls``) and completions ->
+``streamparse.openai.ChunkRewriter``, or an upstream's native ``tool_calls``) and completions ->
 Responses stream events and ``response`` objects.
 
 Invariant: streamed or whole, the same answer gives the same output items (a whole completion is replayed as
 the chunks a stream would have carried, through the same writer), and the events of
-:class:`ResponseStream` accumulate, as the openai SDK accumulates them, to its ``response``.
+``ResponseStream`` accumulate, as the openai SDK accumulates them, to its ``response``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parser events, OpenAI chunks and completions -> OpenAI Responses stream events and response objects.
 
-Invariant: a :class:`ResponseStream`'s events form one well-ordered Responses stream, as the openai SDK's
+Invariant: a ``ResponseStream``'s events form one well-ordered Responses stream, as the openai SDK's
 ``responses.stream()`` accumulates it: ``response.created`` and ``response.in_progress``; then per output item
 ``response.output_item.added``, its content events (``content_part.added`` / ``output_text.delta``* /
 ``output_text.done`` / ``content_part.done`` for a message; the ``reasoning_text`` events for reasoning;
@@ -312,7 +312,7 @@ def response_from_completion(completion: JSONObject, *, model: str | None = None
                              response_id: str | None = None) -> dict[str, Any]:
     """A (rewritten) OpenAI ``chat.completion`` -> a Responses ``response`` object. It is what the stream of the
     same answer accumulates to, by construction: the completion is replayed as chunks through a
-    :class:`ChunkTranslator`. Only choice index 0 is used."""
+    ``ChunkTranslator``. Only choice index 0 is used."""
     data = _json_object(completion, "a chat.completion")
     name = model or (data.get("model") if isinstance(data.get("model"), str) else None) or "unknown"
     translator = ChunkTranslator(model=name, echo=echo, offered=offered, response_id=response_id)
