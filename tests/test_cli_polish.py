@@ -8,11 +8,12 @@ import importlib.metadata
 import io
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from streamparse.cli import build_parser, main
+from streamparse.cli import DISTRIBUTION, build_parser, main
 from streamparse.proxy.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +32,12 @@ def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_version_comes_from_package_metadata() -> None:
     done = subprocess.run([sys.executable, "-m", "streamparse", "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert done.stdout.strip() == f"streamparse {importlib.metadata.version('streamparse')}"
+    assert done.stdout.strip() == f"streamparse {importlib.metadata.version(DISTRIBUTION)}"
+
+
+def test_the_distribution_name_is_pyprojects() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["project"]["name"] == DISTRIBUTION != "streamparse"  # PyPI's streamparse is another project
 
 
 def test_every_option_has_help() -> None:

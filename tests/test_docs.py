@@ -19,9 +19,26 @@ LEGENDS = ROOT / "docs" / "legends"
 def test_readme_is_a_front_page_with_the_diagram_and_the_picture() -> None:
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 150
-    assert "```mermaid\nflowchart LR" in readme
-    image = re.search(r"!\[[^\]]+\]\(([^)]+)\)", readme)
-    assert image and (ROOT / image.group(1)).is_file()
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", readme)
+    assert len(images) >= 2 and all((ROOT / image).is_file() for image in images)
+
+
+def test_the_diagram_is_a_shipped_svg_made_from_its_mermaid_source() -> None:
+    # Rendered once by mermaid-cli (the command is in flow.mmd), committed: no page needs mermaid's CDN script.
+    svg, source = ROOT / "docs" / "images" / "flow.svg", ROOT / "docs" / "images" / "flow.mmd"
+    assert "flowchart LR" in source.read_text()
+    assert svg.read_text().lstrip().startswith("<svg") and "foreignObject" not in svg.read_text()
+    assert "](docs/images/flow.svg)" in (ROOT / "README.md").read_text()
+    assert "](images/flow.svg)" in (ROOT / "docs" / "index.md").read_text()
+    for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        assert "```mermaid" not in page.read_text(), page
+
+
+def test_every_engines_install_line_says_no_deps() -> None:
+    # vllm and sglang declare the whole GPU stack: bench/requirements-engines.txt is installed --no-deps only.
+    for page in [ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for line in re.findall(r"pip install[^`\n]*requirements-engines\.txt", page.read_text()):
+            assert "--no-deps" in line, (page.name, line)
 
 
 def test_readme_links_resolve() -> None:

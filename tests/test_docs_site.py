@@ -87,3 +87,13 @@ def test_api_page_shows_no_internals(site: Path) -> None:
     assert "_DECLARATIONS" not in text and " for d in " not in text  # DIALECTS / ALIASES as their source
     assert "Invariant" not in text and "Layers" not in text
     assert "Every dialect streamparse reads" in text  # DIALECTS's docstring instead
+
+
+def test_no_page_needs_a_cdn(site: Path) -> None:
+    for path in site.rglob("*.html"):
+        text = path.read_text()
+        external = re.findall(r"<(?:script|link)\b[^>]*(?:src|href)=\"(?:https?:)?//[^\"]+\"", text)
+        assert not [tag for tag in external if "rel=\"canonical\"" not in tag], (path.relative_to(site), external)
+        assert 'class="mermaid"' not in text, path.relative_to(site)
+    index = page(site, "")  # the home page
+    assert 'src="images/flow.svg"' in index and (site / "images" / "flow.svg").is_file()

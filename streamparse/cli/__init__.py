@@ -30,6 +30,8 @@ from .serve import LOG_LEVELS, add_serve_parser, run_replay
 from ..core.parser import StreamParser
 
 COMMANDS = ("parse", "serve", "replay", "demo", "bench", "conformance")
+# pyproject's [project] name: the import name is streamparse, but "streamparse" on PyPI is another project.
+DISTRIBUTION = "streamparse-tools"
 
 
 def _format(ev: Event) -> str:
@@ -196,7 +198,7 @@ def _check_plot(path: str, scenarios: list[str]) -> None:
     """Before any run: matplotlib is there, the file type is one it writes, its folder exists, and the run has
     what the picture draws (args:* lines or mixed:* bars)."""
     if importlib.util.find_spec("matplotlib") is None:
-        raise CliError("--plot needs matplotlib: pip install 'streamparse[plot]'")
+        raise CliError(f"--plot needs matplotlib: pip install '{DISTRIBUTION}[plot]'")
     kind = os.path.splitext(path)[1].lstrip(".").lower()
     if kind not in PLOT_FORMATS:
         raise CliError(f"--plot {path}: give a file ending in {', '.join('.' + k for k in PLOT_FORMATS)}")
@@ -313,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
 def version() -> str:
     """The installed distribution's version (package metadata: pyproject's ``version``, the one source)."""
     try:
-        return importlib.metadata.version("streamparse")
+        return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "unknown (not installed)"
 

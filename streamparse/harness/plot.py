@@ -117,7 +117,7 @@ def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise RuntimeError("--plot needs matplotlib: pip install 'streamparse[plot]'") from exc
+        raise RuntimeError("--plot needs matplotlib: pip install 'streamparse-tools[plot]'") from exc
     data = series(results)
     bars = engine_bars(results)
     if not data and not bars:
