@@ -10,6 +10,7 @@ import time
 from typing import Any, AsyncIterator, Mapping
 
 import anyio
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
@@ -148,10 +149,12 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
 
 class RecordingModel:
     """A tool-less model server: answers the scripted texts in turn (the last one repeats) and records each
-    request body and its headers. An answer may be ``(text, finish_reason)``."""
+    request body and its headers. An answer may be ``(text, finish_reason)``. With ``status`` set, every request
+    gets that status and an OpenAI error body instead (recorded all the same)."""
 
-    def __init__(self, *answers: str | tuple[str, str]):
+    def __init__(self, *answers: str | tuple[str, str], status: int | None = None):
         self.answers = list(answers)
+        self.status = status
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -170,6 +173,9 @@ class RecordingModel:
                 self.requests.append(body)
                 self.headers.append(dict(request.headers))
                 answer = self.answers[min(turn, len(self.answers) - 1)]
+            if self.status is not None:
+                return JSONResponse({"error": {"message": f"status {self.status} on purpose", "type": "server_error"}},
+                                    status_code=self.status)
             text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
             model = str(body.get("model"))
             if not body.get("stream"):
@@ -210,3 +216,12 @@ async def read_body(receive: Any) -> bytes:
         pieces.append(message.get("body", b""))
         if not message.get("more_body"):
             return b"".join(pieces)
+
+
+def metric(base: str, name: str, **labels: str) -> float:
+    """The sum of ``base``/metrics' samples called ``name`` whose labels include ``labels``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(base + "/metrics", timeout=10).text
+    return sum(s.value for family in text_string_to_metric_families(text) for s in family.samples
+               if s.name == name and set(labels.items()) <= set(s.labels.items()))

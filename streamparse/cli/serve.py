@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import socket
 import sys
@@ -29,6 +30,9 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     check_range("--port", args.port, 65535)
     check_range("--workers", args.workers)
     settings: dict[str, Any] = {"server": {key: getattr(args, key) for key in SERVER_KEYS if getattr(args, key) is not None}}
+    if args.demo and (args.upstream or args.config):
+        raise CliError(f"--demo brings its own upstream; give --demo or {'--upstream' if args.upstream else '--config'}"
+                       ", not both")
     if args.demo:
         pass  # the upstream is the replay app started below
     elif args.config:
@@ -64,16 +68,30 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     from ..harness.examples import EXAMPLES
     from ..harness.replay import create_replay_app
 
-    with ServerThread(create_replay_app(token_delay=0.02)) as upstream:
+    # One process, two servers: uvicorn's access log is the proxy's ([proxy]), the replay's lines are its own.
+    with ServerThread(create_replay_app(token_delay=0.02, log_requests=True), access_log=False) as upstream:
         settings["upstream"] = upstream.url + "/v1"
-        print(f"streamparse: built-in replay upstream at {upstream.url}/v1 (models: {', '.join(EXAMPLES)})", file=out)
-        return _serve(settings, args.log_level, out)
+        json_lines = settings["server"].get("log_format") == "json"
+        _say(f"built-in replay upstream at {upstream.url}/v1 (models: {', '.join(EXAMPLES)})", json_lines, out)
+        return _serve(settings, args.log_level, out, label="proxy")
 
 
-def _serve(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+def _say(message: str, json_lines: bool, out: TextIO, level: int = logging.INFO) -> None:
+    """A line of ``serve``'s own: ``streamparse: ...`` (a warning on stderr), or a JSON line as the logs are."""
+    from ..proxy.access_log import JSONFormatter
+
+    stream = out if level < logging.WARNING else sys.stderr
+    if json_lines:
+        line = JSONFormatter().format(logging.LogRecord("streamparse.serve", level, __file__, 0, message, None, None))
+    else:
+        line = f"streamparse{' serve: warning' if level >= logging.WARNING else ''}: {message}"
+    print(line, file=stream, flush=True)
+
+
+def _serve(settings: dict[str, Any], log_level: str, out: TextIO, label: str | None = None) -> int:
     """Check everything, bind the port, then serve: in this process, or in worker processes."""
     with _metrics_dir():
-        return _serve_checked(settings, log_level, out)
+        return _serve_checked(settings, log_level, out, label)
 
 
 @contextlib.contextmanager
@@ -93,7 +111,7 @@ def _metrics_dir() -> Iterator[None]:
             os.environ.pop(MULTIPROC_ENV, None)
 
 
-def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int:
+def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO, label: str | None) -> int:
     from ..proxy.config import ConfigError
     from ..proxy.runner import serve_app, serve_workers
     from ..proxy.app import create_app
@@ -107,17 +125,18 @@ def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO) -> int
     sock = listen(config.host, config.port)
     from ..proxy.catalog import probe_upstreams
 
+    json_lines = config.log_format == "json"
     for line in probe_upstreams(config):
-        print(f"streamparse serve: warning: {line}", file=sys.stderr, flush=True)
+        _say(line, json_lines, out, logging.WARNING)
     with sock:
         workers = f", {config.workers} workers" if config.workers > 1 else ""
-        print(f"streamparse: proxy on http://{config.host}:{config.port}/v1 -> "
-              + ", ".join(b.display for b in config.backends) + workers, file=out, flush=True)
+        _say(f"proxy on http://{config.host}:{config.port}/v1 -> " + ", ".join(b.display for b in config.backends)
+             + workers, json_lines, out)
         if config.workers > 1:
             started = serve_workers(APP_FACTORY, sock, config.workers, log_level, settings_env(settings),
-                                    config.drain_timeout)
+                                    config.drain_timeout, config.log_format, label)
         else:
-            started = serve_app(create_app(config), sock, log_level)
+            started = serve_app(create_app(config), sock, log_level, config.log_format, label)
     return 0 if started else 1
 
 
@@ -188,5 +207,27 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--drain-timeout", type=float, default=None, metavar="SECONDS",
                    help="on SIGTERM or Ctrl-C, seconds in-flight answers get to finish before each is ended "
                         "properly (an error event, then [DONE]); default: [server] drain_timeout, else 30")
+    s.add_argument("--cors-origins", default=None, metavar="ORIGINS",
+                   help="browser origins allowed to call the proxy, comma-separated, or '*' for any: preflights are "
+                        "answered by the proxy (default: [server] cors_origins, else none: CORS off)")
+    s.add_argument("--log-format", choices=("text", "json"), default=None,
+                   help="json: one JSON line per request (request id, front, backend, status, timings, tool calls, "
+                        "diagnostics) and every other log line as JSON (default: [server] log_format, else text)")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
     s.set_defaults(func=run_serve)
+    s.__class__ = _ServeParser  # (the subparsers' class is the command line's; an unknown flag is ours to report)
+
+
+class _ServeParser(argparse.ArgumentParser):
+    """``serve``'s parser: an unknown flag is one ``CliError`` line, with the flag probably meant."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        from ..proxy.checks import did_you_mean
+
+        parsed, extras = super().parse_known_args(args, namespace)
+        unknown = [word.partition("=")[0] for word in extras if word.startswith("-")]
+        if unknown:
+            known = [option for action in self._actions for option in action.option_strings]
+            raise CliError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+                           f"{did_you_mean(unknown, known)}; see streamparse serve --help")
+        return parsed, extras

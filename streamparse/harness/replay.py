@@ -6,12 +6,17 @@ non-ASCII, one token per event (so markers are split across events), a last
 event with an empty delta and ``finish_reason``, and no usage unless asked for.
 The request's ``model`` picks the recording (see ``examples.EXAMPLES``).
 
+With ``log_requests`` (the demo, where the replay upstream and the proxy share a process and uvicorn's access
+log would print each request twice, alike), uvicorn's access log is left to the proxy and each request the replay
+answers is one line on the ``streamparse.replay`` logger, which the demo's log setup marks ``[replay]``.
+
 Invariant: the concatenated deltas of a replayed stream are exactly the recording's text.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from typing import Any, AsyncIterator, Callable, Iterator, Mapping
@@ -19,9 +24,11 @@ from typing import Any, AsyncIterator, Callable, Iterator, Mapping
 import anyio
 from anyio.lowlevel import checkpoint
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .examples import DEFAULT_EXAMPLE, EXAMPLES, big_write
 
@@ -123,9 +130,34 @@ def sse_frames(chunks: Iterator[dict[str, Any]], *, ping_every: int = 8, stamp: 
     yield b"data: [DONE]\n\n"
 
 
+class _RequestLines:
+    """One ``streamparse.replay`` log line per request answered: method, path, status."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 0
+
+        async def noted(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted)
+        finally:
+            logging.getLogger("streamparse.replay").info('"%s %s" %s', scope["method"], scope["path"], status or 499)
+
+
 def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0, ping_every: int = 8,
-                      stamp: bool = False) -> Starlette:
-    """An OpenAI-compatible upstream that replays ``script``'s text (default: the built-in examples)."""
+                      stamp: bool = False, log_requests: bool = False) -> Starlette:
+    """An OpenAI-compatible upstream that replays ``script``'s text (default: the built-in examples); with
+    ``log_requests``, one ``streamparse.replay`` line per request (see the module docstring)."""
     script = script or example_script()
 
     async def chat(request: Request) -> Response:
@@ -167,4 +199,4 @@ def create_replay_app(script: Script | None = None, *, token_delay: float = 0.0,
     return Starlette(routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
-    ])
+    ], middleware=[Middleware(_RequestLines)] if log_requests else [])

@@ -11,8 +11,10 @@ Routes, each the top of one path down the layers:
   and ``GET /metrics`` (Prometheus, ``metrics``), for load balancers and monitoring;
 - on SIGTERM or Ctrl-C, answers in flight get ``drain_timeout`` to finish (``drain``).
 
-With proxy keys configured (``api_keys_env``, ``$STREAMPARSE_API_KEYS``, ``serve --api-key``),
-``auth.ProxyAuth`` stands in front of every route but ``/healthz`` and ``/readyz``. A request's headers and body
+In front of every route, outermost first: ``access_log.RequestLog`` (request ids in and out, the request's record
+and JSON line), ``cors.CORS`` (preflights answered here; every ``OPTIONS`` stops there), the body deadline, and,
+with proxy keys configured (``api_keys_env``, ``$STREAMPARSE_API_KEYS``, ``serve --api-key``),
+``auth.ProxyAuth`` for every route but ``/healthz`` and ``/readyz``. A request's headers and body
 must arrive within ``header_timeout`` and ``body_timeout`` (``deadlines``), else a 408.
 
 Invariants: a client gets an error in its API's shape, never a traceback; nothing it receives
@@ -35,12 +37,14 @@ from starlette.routing import Route
 
 from ..dialects import warm_up
 from ..wire.validation import BadRequest, check_chat_request
+from .access_log import ACCESS_LOGGER, RequestLog
 from .auth import ProxyAuth
 from .catalog import Catalog
-from .config import ProxyConfig
+from .config import Backend, ProxyConfig
+from .cors import CORS
 from .deadlines import BodyDeadline
 from .drain import Drain, watch_server
-from .exchange import Upstream
+from .exchange import Attempt, Upstream
 from .fronts import OPENAI
 from .metrics import CONTENT_TYPE, STARTED, Metrics, counted, route_label
 from .messages import MessagesAPI
@@ -86,21 +90,23 @@ class OpenAIRoutes:
         except ClientDisconnect:
             return Response(status_code=CLIENT_GONE)
         upstream = self.upstream
-        backend = self.config.backend_for(None)
-        request.state.streamparse_backend = backend.name
-        req = upstream.build(backend, request.method, upstream_url(backend, rest, request.url.query), request,
-                             content=body)
 
-        async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
-            headers = {k: upstream.redactor.text(v) for k, v in resp.headers.items() if k.lower() not in _RESPONSE_DROP}
-            ctype = resp.headers.get("content-type", "")
-            sse = ctype.startswith("text/event-stream")
-            meter = upstream.metrics.stream(OPENAI.name, request.scope.get(STARTED), backend.name) if sse else None
-            body = upstream.relay(resp, clock, sse=sse, json_body="json" in ctype, meter=meter)
-            return upstream.cleanup(StreamingResponse(body,
-                                                      status_code=resp.status_code, headers=headers), resp, slot)
+        async def attempt(backend: Backend) -> Attempt:
+            async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
+                headers = {k: upstream.redactor.text(v) for k, v in resp.headers.items()
+                           if k.lower() not in _RESPONSE_DROP}
+                ctype = resp.headers.get("content-type", "")
+                sse = ctype.startswith("text/event-stream")
+                meter = upstream.metrics.stream(OPENAI.name, request.scope.get(STARTED), backend.name) if sse else None
+                body = upstream.relay(resp, clock, sse=sse, json_body="json" in ctype, meter=meter)
+                return upstream.cleanup(StreamingResponse(body, status_code=resp.status_code, headers=headers), resp,
+                                        slot)
 
-        return await upstream.exchange(request, backend, req, answer)
+            req = upstream.build(backend, request.method, upstream_url(backend, rest, request.url.query), request,
+                                 content=body)
+            return Attempt(backend, req, answer)
+
+        return await upstream.exchange(request, self.config.chain(self.config.backend_for(None)), attempt)
 
 
 async def healthz(request: Request) -> Response:
@@ -124,7 +130,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     openai_routes = OpenAIRoutes(config, upstream, chat)
     messages = MessagesAPI(config, replies, chat)
     responses = ResponsesAPI(config, replies, chat)
-    RedactingFilter(redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access")
+    RedactingFilter(redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access", ACCESS_LOGGER)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -156,9 +162,10 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         Route("/readyz", catalog.readyz, methods=["GET"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/{path:path}", counted(metrics, openai_routes.passthrough),
-              methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
+              methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]),  # OPTIONS: ``cors``
     ]
-    middleware = [Middleware(BodyDeadline, timeout=config.body_timeout)]
+    middleware = [Middleware(RequestLog, json_lines=config.log_format == "json"),
+                  Middleware(CORS, origins=config.cors_origins), Middleware(BodyDeadline, timeout=config.body_timeout)]
     middleware += [Middleware(ProxyAuth, keys=keys, on_refuse=refused)] if keys else []
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.upstream = upstream

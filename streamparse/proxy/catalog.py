@@ -3,9 +3,11 @@ models do they serve (``GET /v1/models``).
 
 - ``/readyz``: each backend's upstream is asked ``GET <base>/models`` (a cheap call every
   OpenAI-compatible server answers); any HTTP answer below 500 counts as up. The result is kept
-  ``ready_cache`` seconds, and one probe at a time runs, however many load balancers ask. 200 when
-  at least one backend answers (the proxy can serve its requests), else 503; 503 too once draining.
-  The body names each backend's state. ``/healthz`` stays liveness: it touches no upstream.
+  ``ready_cache`` seconds, and one probe at a time runs, however many load balancers ask. Ready (200) when
+  every backend is served: it answers, or one of its ``fallback`` backends does (a backend covered by a
+  fallback that answers may be down: it is reported, and the proxy stays ready); else 503; 503 too once
+  draining. The body names each backend's state (``backends``) and which backend answers its requests now
+  (``served_by``: itself, a fallback, or null). ``/healthz`` stays liveness: it touches no upstream.
 - ``GET /v1/models`` with more than one backend, or with configured names (``models``, ``model_map``
   keys): every backend's upstream list, merged with the configured names, first seen first; a
   backend that is down (or answers badly) is left out and the others are listed. 502 only when no
@@ -95,9 +97,11 @@ class Catalog:
         if self.drain.draining:
             return JSONResponse({"status": "draining"}, status_code=503)
         states = await self.states()
-        ready = any(state == "up" for state in states.values())
-        return JSONResponse({"status": "ready" if ready else "unavailable", "backends": states},
-                            status_code=200 if ready else 503)
+        served_by = {b.name: next((c.name for c in self.config.chain(b) if states.get(c.name) == "up"), None)
+                     for b in self.config.backends}
+        ready = all(served_by.values())
+        return JSONResponse({"status": "ready" if ready else "unavailable", "backends": states,
+                             "served_by": served_by}, status_code=200 if ready else 503)
 
     def merges_models(self) -> bool:
         """Is ``GET /v1/models`` answered here (else relayed as it is)?"""
@@ -156,6 +160,8 @@ def probe_upstreams(config: ProxyConfig) -> list[str]:
             try:
                 client.get(upstream_url(backend, "/models"), timeout=_timeout(backend), headers=_key_headers(backend))
             except httpx.HTTPError as exc:
+                then = (f"requests go to its fallback ({', '.join(backend.fallback)}) until it does" if backend.fallback
+                        else "/readyz says 503 until it does")
                 lines.append(f"backend {backend.name!r}: upstream {backend.display} does not answer "
-                             f"({type(exc).__name__}); /readyz says 503 until it does")
+                             f"({type(exc).__name__}); {then}")
     return lines

@@ -24,6 +24,9 @@ ready_cache = 5                 # seconds /readyz remembers whether the upstream
 responses_store_size = 1000     # POST /v1/responses: answers kept for previous_response_id (in this process
 responses_store_ttl = 3600      # only, not shared across workers), for how many seconds, and how many
 responses_store_chars = 268435456  # characters of JSON they may hold in all
+fallback_attempts = 3           # backends one request may try: its own, then its fallbacks (docs/operating.md)
+cors_origins = ["https://app.example.com"]  # browser origins answered with CORS ("*": any); default: none (off)
+log_format = "text"             # or "json": one JSON line per request (request id, backend, status, timings...)
 
 [backends.local]
 upstream = "http://127.0.0.1:8000/v1"   # base URL, as an OpenAI client takes it
@@ -32,6 +35,8 @@ dialects = ["qwen3_coder", "hermes"]     # default: all (aliases such as qwen3_x
 # dialect = "llama3_json"                # instead of dialects: one, pinned (read as the engine's parser reads it)
 models = ["qwen3-coder"]                 # request models routed here (also the model_map keys)
 default = true                           # the backend for models no backend names
+fallback = ["cloud"]                     # tried in order when this one fails before the first byte (connect error,
+                                         # timeout, 429, 5xx); a model two backends name must be in one's fallback
 parse_without_tools = false              # parse tagged blocks even when the request offers no tools
 tool_prompt = "hermes"                   # the backend ignores `tools`: prompt them in this dialect (see prompting)
 tool_prompt_retry = false                # tool_choice required/named, answer without a call: ask once more
@@ -65,7 +70,6 @@ total_timeout = 3600                     # whole request, first byte to last
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from dataclasses import dataclass, field, fields
@@ -78,51 +82,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..dialects import REGISTRY, resolve
+from .checks import ConfigError, check_upstream, did_you_mean, redact_url
+from .cors import check_origins
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
-           "CONSTRAIN_MODES", "SYSTEM_MESSAGE_MODES", "REASONING_START_MODES"]
+           "CONSTRAIN_MODES", "SYSTEM_MESSAGE_MODES", "REASONING_START_MODES", "LOG_FORMATS", "did_you_mean"]
 
 KEYS_ENV = "STREAMPARSE_API_KEYS"  # the proxy's own keys, comma-separated (``serve --api-key`` sets it)
 KEY_ENV = "STREAMPARSE_API_KEY"  # one more key of the proxy's own
 CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's ``constrain``
 SYSTEM_MESSAGE_MODES = ("inline", "fold")  # a backend's ``system_messages``
 REASONING_START_MODES = ("closed", "open", "auto", "asked")  # a backend's ``reasoning_start`` (proxy.plan)
-
-
-class ConfigError(ValueError):
-    """The configuration file (or command line) says something we cannot use."""
-
-
-def did_you_mean(words: Any, known: Any) -> str:
-    """``" (did you mean 'models'?)"`` for the unknown ``words`` that are close to a ``known`` one, else ``""``."""
-    pairs = [(w, close[0]) for w in sorted(words) if (close := difflib.get_close_matches(str(w), sorted(known), n=1))]
-    return " (did you mean " + ", ".join(f"{c!r} for {w!r}" if len(pairs) > 1 else repr(c) for w, c in pairs) + "?)" \
-        if pairs else ""
-
-
-def check_upstream(url: Any, where: str = "upstream") -> str:
-    """An http(s) base URL with a host, without its trailing slash; else ConfigError."""
-    if not isinstance(url, str):
-        raise ConfigError(f"{where} must be an http(s) URL such as http://127.0.0.1:8000/v1")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise ConfigError(f"{where} must be an http(s) URL such as http://127.0.0.1:8000/v1, not {redact_url(url)!r}")
-    try:
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        raise ConfigError(f"{where} has an invalid port: {redact_url(url)!r}") from None
-    return url.strip().rstrip("/")
-
-
-def redact_url(url: str) -> str:
-    """``http://user:pass@host/v1`` -> ``http://***@host/v1``: URLs with credentials are never shown."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rsplit("@", 1)[1]
-    return f"{scheme}://{authority}{slash}{path}"
+LOG_FORMATS = ("text", "json")  # [server] log_format
 
 
 @dataclass
@@ -134,6 +105,7 @@ class Backend:
     models: list[str] = field(default_factory=list)
     model_map: dict[str, str] = field(default_factory=dict)
     default: bool = False
+    fallback: list[str] = field(default_factory=list)
     parse_without_tools: bool = False
     tool_prompt: str | None = None
     tool_prompt_retry: bool = False
@@ -203,6 +175,9 @@ class ProxyConfig:
     responses_store_size: int = 1000
     responses_store_ttl: float = 3600.0
     responses_store_chars: int = 256 << 20
+    fallback_attempts: int = 3
+    cors_origins: list[str] = field(default_factory=list)
+    log_format: str = "text"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -215,6 +190,14 @@ class ProxyConfig:
             raise ConfigError(f"[server] port must be at most 65535, not {self.port}")
         if self.api_keys_env is not None and (not isinstance(self.api_keys_env, str) or not self.api_keys_env):
             raise ConfigError("[server] api_keys_env must name an environment variable")
+        if self.log_format not in LOG_FORMATS:
+            hint = did_you_mean([self.log_format], LOG_FORMATS) if isinstance(self.log_format, str) else ""
+            raise ConfigError(f"[server] log_format must be one of {list(LOG_FORMATS)}, not {self.log_format!r}{hint}")
+        try:
+            self.cors_origins = check_origins(self.cors_origins)
+        except ValueError as exc:
+            raise ConfigError(f"[server] cors_origins: {exc}") from None
+        self._routes: dict[str, Backend] = routes(self.backends)
 
     def proxy_keys(self) -> list[str]:
         """The keys clients must present (none: the proxy is open), from ``$STREAMPARSE_API_KEYS``
@@ -226,10 +209,14 @@ class ProxyConfig:
 
     def backend_for(self, model: Any) -> Backend:
         """The backend that names ``model``, else the default one (the first, unless one says default)."""
-        for backend in self.backends:
-            if backend.serves(model):
-                return backend
+        if isinstance(model, str) and model in self._routes:
+            return self._routes[model]
         return next((b for b in self.backends if b.default), self.backends[0])
+
+    def chain(self, backend: Backend) -> list[Backend]:
+        """``backend`` then its ``fallback`` backends, in order: at most ``fallback_attempts`` of them."""
+        named = {b.name: b for b in self.backends}
+        return [backend, *(named[name] for name in backend.fallback)][:self.fallback_attempts]
 
     def check_environment(self) -> None:
         """Refuse to run with a key variable that is not set: the client's key would be forwarded instead."""
@@ -246,6 +233,32 @@ class ProxyConfig:
         """One default backend at ``upstream``, with ``backend`` settings (checked as a config file's would be)."""
         url = check_upstream(upstream)
         return cls(backends=[_backend("default", {**(backend or {}), "upstream": url, "default": True})], **server)
+
+
+def routes(backends: list[Backend]) -> dict[str, Backend]:
+    """Each model a backend names (``models``, ``model_map`` keys) -> the backend its requests go to first.
+
+    A model named by two backends is refused (ConfigError), unless exactly one of them lists all the others in
+    its ``fallback``: that one is tried first. Fallbacks must name other backends, each once."""
+    names = {b.name for b in backends}
+    for backend in backends:
+        unknown = [n for n in backend.fallback if n not in names or n == backend.name]
+        if unknown or len(set(backend.fallback)) < len(backend.fallback):
+            hint = did_you_mean(unknown, names - {backend.name})
+            raise ConfigError(f"backend {backend.name!r}: fallback must name other backends, each once, not "
+                              f"{backend.fallback!r}{hint}")
+    named: dict[str, list[Backend]] = {}
+    for backend in backends:
+        for model in dict.fromkeys([*backend.models, *backend.model_map]):
+            named.setdefault(model, []).append(backend)
+    table: dict[str, Backend] = {}
+    for model, group in named.items():
+        first = [b for b in group if all(o is b or o.name in b.fallback for o in group)]
+        if len(first) != 1:
+            raise ConfigError(f"model {model!r} is named by backends {' and '.join(repr(b.name) for b in group)}; "
+                              "a model goes to one backend: name it in one, or list the others in its fallback")
+        table[model] = first[0]
+    return table
 
 
 _NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
@@ -276,6 +289,9 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
     for key in _FLAGS & set(raw):
         if not isinstance(raw[key], bool):
             raise ConfigError(f"backend {name!r}: {key!r} must be true or false")
+    raw["fallback"] = [raw["fallback"]] if isinstance(raw.get("fallback"), str) else raw.get("fallback", [])
+    if not isinstance(raw["fallback"], list) or not all(isinstance(n, str) for n in raw["fallback"]):
+        raise ConfigError(f"backend {name!r}: 'fallback' must be a list of backend names")
     dialects = raw.get("dialects")
     if dialects is not None:
         if not isinstance(dialects, list) or not all(isinstance(d, str) for d in dialects):

@@ -1,10 +1,12 @@
 """One bounded exchange with an upstream: the request built, sent within the backend's slots and
-deadlines, and its body read, relayed or handed to a streaming response.
+deadlines, and its body read, relayed or handed to a streaming response; a backend that fails before its
+first byte gives way to the next of the request's backends (``fallback``).
 
 Invariants: every upstream request is bounded in time, size and number (``upstream``) and is
 cancelled when its client goes away; its response is closed and its slot released exactly once,
 however the exchange ends; nothing read from it reaches a client unredacted; past the drain deadline
-(``drain``) a request still waiting gets a 503 and a relayed stream its proper end, never a cut.
+(``drain``) a request still waiting gets a 503 and a relayed stream its proper end, never a cut; a request
+goes on to another backend only while its client has received nothing (``fallback``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 import anyio
 import httpx
@@ -24,7 +27,9 @@ from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
 from .coalesce import coalesce, pieces as body_pieces
 from .config import Backend
+from .access_log import record_of
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
+from .fallback import failure_reason, skipped, status_reason
 from .metrics import Metrics, StreamMeter
 from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
@@ -33,14 +38,30 @@ from .replies import CLIENT_GONE, Replies
 from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
                        only_comments)
 
-__all__ = ["Upstream", "Answer", "Fallback", "ResponseTooLarge", "ERROR_BODY_BYTES"]
+__all__ = ["Upstream", "Answer", "Attempt", "Attempts", "Resend", "ResponseTooLarge", "ERROR_BODY_BYTES"]
 
 ERROR_BODY_BYTES = 64 * 1024  # how much of an upstream error body is read and relayed
 
 # Builds the client's answer from an open upstream response; it owns the response and the slot.
 Answer = Callable[[httpx.Response, Slot, Clock], Awaitable[Response]]
-# From the body of an upstream 400, the request to send instead.
-Fallback = Callable[[bytes], httpx.Request]
+# From the body of an upstream 400, the request to send instead (once).
+Resend = Callable[[bytes], httpx.Request]
+
+
+@dataclass
+class Attempt:
+    """One backend's try at a request: what to send, how to answer from an open response, what to send instead of
+    a 400 (``resend``), and what to do to the final response when this try gave it (``after``)."""
+
+    backend: Backend
+    req: httpx.Request
+    answer: Answer
+    resend: Resend | None = None
+    after: Callable[[Response], None] | None = None
+
+
+# A backend -> its attempt at the request, or the response to send instead (a refusal).
+Attempts = Callable[[Backend], Awaitable["Attempt | Response"]]
 
 
 class _Stopped(Exception):
@@ -124,20 +145,36 @@ class Upstream:
         coalesce(resp)  # events that arrived together are read (and sent on) together
         return resp, slot, clock
 
-    async def exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
-                       front: Front = OPENAI, fallback: Fallback | None = None) -> Response:
-        """Open the upstream request and build the answer, both cancelled if the client goes away first.
+    async def exchange(self, request: Request, backends: Sequence[Backend], attempt: Attempts,
+                       front: Front = OPENAI) -> Response:
+        """Answer from the first of ``backends`` that does not fail before its first byte (``fallback``).
 
-        ``answer`` owns the response and the slot: it releases them, or hands
-        them to the streaming response it returns. ``fallback``: a 400 to ``req`` is not the answer;
-        the request ``fallback`` builds from that 400's body is sent instead (once).
+        ``attempt(backend)`` makes that backend's ``Attempt`` (or the response to send instead: a refusal); its
+        ``answer`` owns the upstream response and the slot: it releases them, or hands them to the streaming
+        response it returns. Each try is cancelled if the client goes away first.
         """
         guard = self.drain.guard()
         guard.reading = True  # the whole exchange waits on the upstream: the drain may stop it anywhere
+        record = record_of(request.scope)
         try:
-            if guard.stopped:
-                return self._drained(front)
-            return await self._exchange(request, backend, req, answer, front, fallback)
+            for n, backend in enumerate(backends):
+                if guard.stopped:
+                    return self._drained(front)
+                request.state.streamparse_backend = backend.name  # the metrics' backend label
+                if record is not None:
+                    record.backend = backend.name
+                made = await attempt(backend)
+                if isinstance(made, Response):
+                    return made
+                response, why = await self._exchange(request, made, front)
+                if why is None or n == len(backends) - 1:
+                    if n:
+                        self.metrics.fallback_answers.labels(backend.name, backends[0].name).inc()
+                    if made.after is not None:
+                        made.after(response)
+                    return response
+                skipped(self.metrics, record, backend, backends[n + 1], why)
+            raise ValueError("no backend to try")  # (a chain has at least its first backend)
         except asyncio.CancelledError as exc:
             if not guard.owns(exc):
                 raise
@@ -148,10 +185,12 @@ class Upstream:
     def _drained(self, front: Front) -> Response:
         return self.replies.error(503, DRAIN_MESSAGE, type_="overloaded_error", code=DRAIN_CODE, front=front)
 
-    async def _exchange(self, request: Request, backend: Backend, req: httpx.Request, answer: Answer,
-                        front: Front, fallback: Fallback | None) -> Response:
+    async def _exchange(self, request: Request, attempt: Attempt, front: Front) -> tuple[Response, str | None]:
+        """One backend's try: the response, and why another backend may answer instead (None: this is the answer)."""
         replies = self.replies
+        backend, req, resend = attempt.backend, attempt.req, attempt.resend
         result: Response | None = None
+        why: str | None = None
         async with anyio.create_task_group() as tg:
             async def watch() -> None:
                 await _until_disconnect(request)
@@ -163,28 +202,30 @@ class Upstream:
                     resp, slot, clock = await self.open(backend, req)
                 except BadRequest as exc:
                     result = replies.refuse(exc, front)
+                    why = "full" if exc.status == 503 else None
                 except (httpx.HTTPError, UpstreamTimeout) as exc:
-                    timeout = isinstance(exc, (httpx.TimeoutException, UpstreamTimeout))
-                    self.metrics.upstream_error(backend.name, "timeout" if timeout else "unreachable")
+                    why = failure_reason(exc)
+                    self.metrics.upstream_error(backend.name, "timeout" if why == "timeout" else "unreachable")
                     result = replies.connect_failure(exc, backend, front)
                 else:
                     try:
-                        if resp.status_code == 400 and fallback is not None:  # refused: sent once more instead
-                            req = fallback(await self.error_body(resp, clock))
-                            fallback = None
+                        if resp.status_code == 400 and resend is not None:  # refused: sent once more instead
+                            req = resend(await self.error_body(resp, clock))
+                            resend = None
                             await self.finish(resp, slot)
                         elif resp.status_code >= 400:
                             self.metrics.upstream_error(backend.name, "status")
+                            why = status_reason(resp.status_code)
                             result = await self.error_reply(resp, backend, clock, front)
                             await self.finish(resp, slot)
                         else:
-                            result = await answer(resp, slot, clock)
+                            result = await attempt.answer(resp, slot, clock)
                     except BaseException:
                         with anyio.CancelScope(shield=True):
                             await self.finish(resp, slot)
                         raise
             tg.cancel_scope.cancel()
-        return result if result is not None else Response(status_code=CLIENT_GONE)
+        return (result, why) if result is not None else (Response(status_code=CLIENT_GONE), None)
 
     async def error_reply(self, resp: httpx.Response, backend: Backend, clock: Clock,
                           front: Front = OPENAI) -> Response:

@@ -4,6 +4,9 @@
 - ``streamparse_streams_in_flight{front}``: streamed answers being sent now;
 - ``streamparse_tool_calls_total{dialect}`` and ``streamparse_diagnostics_total{code}``: what the parser found
   in streamed answers (a whole answer's calls count with ``dialect="unknown"``);
+- ``streamparse_backend_skips_total{backend, reason}``: a backend that failed before the first byte, and the
+  request went on to its fallback (``connect``, ``timeout``, ``broken``, ``full``, ``status_503``, ...);
+  ``streamparse_fallback_answers_total{backend, primary}``: requests a fallback answered for the backend first tried;
 - ``streamparse_upstream_errors_total{backend, kind}`` (``unreachable``, ``status``, ``broken``, ``bad_response``)
   and ``streamparse_upstream_timeouts_total{backend}``;
 - ``streamparse_time_to_first_byte_seconds{front}``: request arrival to the first byte of a streamed answer;
@@ -32,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..core.events import Diagnostic, Event, ToolCall
+from .access_log import Record, route_label
 
 __all__ = ["Metrics", "StreamMeter", "MULTIPROC_ENV", "STARTED", "counted", "CONTENT_TYPE", "SAMPLE_EVERY", "route_label"]
 
@@ -40,17 +44,8 @@ STARTED = "streamparse.started"  # the request scope's key for perf_counter() at
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 SAMPLE_EVERY = 16  # one upstream read in this many is timed for the added-latency histogram
 
-_ROUTES = ("/v1/chat/completions", "/v1/messages/count_tokens", "/v1/messages", "/v1/responses", "/v1/models", "/healthz", "/readyz",
-           "/metrics")
 _TTFB_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _ADDED_BUCKETS = (0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25)
-
-
-def route_label(path: str) -> str:
-    """A request path as a bounded label: one of the proxy's routes, else ``/v1/*`` or ``other``."""
-    if path in _ROUTES:
-        return path
-    return "/v1/*" if path.startswith("/v1/") else "other"
 
 
 class Metrics:
@@ -69,6 +64,10 @@ class Metrics:
         self.diagnostics = Counter("streamparse_diagnostics", "Parser diagnostics, by code", ["code"], registry=r)
         self.upstream_errors = Counter("streamparse_upstream_errors", "Upstream failures, by backend and kind",
                                        ["backend", "kind"], registry=r)
+        self.skips = Counter("streamparse_backend_skips", "Backends that failed before the first byte, the request "
+                             "going on to a fallback, by backend and reason", ["backend", "reason"], registry=r)
+        self.fallback_answers = Counter("streamparse_fallback_answers", "Requests a fallback backend answered, by "
+                                        "that backend and the one first tried", ["backend", "primary"], registry=r)
         self.upstream_timeouts = Counter("streamparse_upstream_timeouts", "Upstream timeouts (connect, read, "
                                          "total), by backend", ["backend"], registry=r)
         self.ttfb = Histogram("streamparse_time_to_first_byte_seconds", "Request arrival to the first byte of a "
@@ -93,12 +92,14 @@ class Metrics:
         else:
             self.upstream_errors.labels(backend, kind).inc()
 
-    def calls(self, dialect: str, n: int = 1) -> None:
+    def calls(self, dialect: str, n: int = 1, record: Record | None = None) -> None:
         if n:
             self.tool_calls.labels(dialect or "unknown").inc(n)
+            if record is not None:
+                record.tool_calls += n
 
-    def stream(self, front: str, started: float | None, backend: str = "") -> "StreamMeter":
-        return StreamMeter(self, front, started, backend)
+    def stream(self, front: str, started: float | None, backend: str = "", record: Record | None = None) -> "StreamMeter":
+        return StreamMeter(self, front, started, backend, record)
 
     def process_exit(self) -> None:
         """This worker is stopping: its live gauges leave the sums."""
@@ -109,10 +110,12 @@ class Metrics:
 class StreamMeter:
     """One streamed answer's metrics: in flight while open, its first byte, its sampled reads, its events."""
 
-    __slots__ = ("metrics", "front", "backend", "started", "reads", "first_sent", "_open")
+    __slots__ = ("metrics", "front", "backend", "started", "reads", "first_sent", "_open", "record")
 
-    def __init__(self, metrics: Metrics, front: str, started: float | None, backend: str = ""):
+    def __init__(self, metrics: Metrics, front: str, started: float | None, backend: str = "",
+                 record: Record | None = None):
         self.metrics = metrics
+        self.record = record  # the request's log record: its calls and diagnostics are counted there too
         self.front = front
         self.backend = backend
         self.started = started  # perf_counter() at the request's arrival (None: unknown)
@@ -146,9 +149,11 @@ class StreamMeter:
     def events(self, events: list[Event]) -> None:
         for event in events:
             if isinstance(event, ToolCall):
-                self.metrics.calls(event.dialect)
+                self.metrics.calls(event.dialect, 1, self.record)
             elif isinstance(event, Diagnostic):
                 self.metrics.diagnostics.labels(event.code).inc()
+                if self.record is not None:
+                    self.record.diagnostic(event.code)
 
 
 Endpoint = Callable[[Request], Awaitable[Response]]

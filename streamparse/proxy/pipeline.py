@@ -13,7 +13,8 @@ a request whose ``tool_choice`` demands a call never ends in a silent ``stop``
 without one: either one retry (``tool_prompt_retry``) or a diagnostic (the
 ``x-streamparse-diagnostic`` header, or an SSE comment before the end of a stream); a constraint never
 fails a request: a 400 to a constrained request sends it once more without the constraint (logged, and
-said in the header); at most two upstream requests per client request, plus that one;
+said in the header); at most two upstream requests per backend tried, plus that one, and backends are tried in
+turn only while nothing has reached the client (``fallback``);
 nothing here calls back into the layers above it.
 """
 
@@ -33,7 +34,8 @@ from ..wire.sse import ChatStreamRewriter, Output, error_body
 from ..wire.validation import BadRequest
 from .config import Backend, ProxyConfig
 from .engines import Engines
-from .exchange import Fallback, Upstream
+from .access_log import record_of
+from .exchange import Attempt, Upstream
 from .fronts import Front
 from .metrics import STARTED, StreamMeter
 from .masking import MaskingWire, mask_json_bytes, mask_value
@@ -116,9 +118,16 @@ class ChatPipeline:
     async def run(self, request: Request, payload: Mapping[str, Any], front: Front,
                   headers: Mapping[str, str] | None = None) -> Response:
         """Forward one checked chat request and answer in ``front``'s shape (``headers``: what to forward
-        instead of the request's own)."""
-        backend = self.config.backend_for(payload.get("model"))
-        request.state.streamparse_backend = backend.name  # the metrics' backend label
+        instead of the request's own): to the backend its model routes to, else to that one's fallbacks."""
+        async def attempt(backend: Backend) -> Attempt | Response:
+            return await self.attempt(request, payload, front, headers, backend)
+
+        backends = self.config.chain(self.config.backend_for(payload.get("model")))
+        return await self.upstream.exchange(request, backends, attempt, front)
+
+    async def attempt(self, request: Request, payload: Mapping[str, Any], front: Front,
+                      headers: Mapping[str, str] | None, backend: Backend) -> Attempt | Response:
+        """The request planned for ``backend`` (or the refusal to send instead)."""
         engine = None
         if backend.constrain != "off":
             engine = await self.engines.engine(backend, self._credentials(request, headers, backend))
@@ -131,10 +140,11 @@ class ChatPipeline:
         url = upstream_url(backend, "/chat/completions")
         stream = payload.get("stream") is True
         upstream = self.upstream
+        record = record_of(request.scope)
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
             if stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
-                meter = upstream.metrics.stream(front.name, request.scope.get(STARTED), backend.name)
+                meter = upstream.metrics.stream(front.name, request.scope.get(STARTED), backend.name, record)
                 return upstream.cleanup(self.stream_response(resp, clock, payload, plan, front, meter), resp, slot)
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
@@ -143,8 +153,11 @@ class ChatPipeline:
                                     media_type="application/json")
                 completion = await decode_completion(raw, payload, plan)
                 if plan.retry is not None and not _has_call(completion):
-                    completion = await self.retry(request, url, payload, plan, completion, front, headers)
-                upstream.metrics.calls("unknown", _call_count(completion))  # a whole answer: no dialect at hand
+                    completion = await self.retry(request, url, payload, plan, completion, front, headers, backend)
+                # a whole answer: no dialect at hand
+                upstream.metrics.calls("unknown", _call_count(completion), record)
+                if record is not None and isinstance(completion, Completion):
+                    record.diagnostics += [str(d.get("code")) for d in completion.diagnostics]
                 if upstream.redactor:  # as the client will read it: decoded strings (escapes spell secrets too)
                     mask_value(upstream.redactor, completion)
             except Failure as failure:
@@ -159,24 +172,21 @@ class ChatPipeline:
             req = upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
         except (ValueError, TypeError) as exc:  # a checked request should always encode; never a 500 if not
             return self.replies.refuse(BadRequest(f"request cannot be forwarded as JSON: {exc}"), front)
-        fallback: Fallback | None = None
-        if plan.constraint is not None:
-            said = f"{plan.constraint.backend} {plan.constraint.form} ({plan.constraint.dialect})"
-            log.debug("backend %r: %s", backend.name, plan.constraint.description)
+        if plan.constraint is None:
+            return Attempt(backend, req, answer)
+        said = f"{plan.constraint.backend} {plan.constraint.form} ({plan.constraint.dialect})"
+        log.debug("backend %r: %s", backend.name, plan.constraint.description)
 
-            def fallback(refusal: bytes) -> httpx.Request:
-                nonlocal said
-                log.warning("backend %r refused the %s constraint (400: %s); sent again without it", backend.name,
-                            plan.constraint.backend if plan.constraint else "?", upstream.redactor.text(
-                                refusal.decode("utf-8", "replace").strip()[:300]))
-                plan.drop_constraint()
-                said = "dropped (400 from upstream)"
-                return upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
+        def resend(refusal: bytes) -> httpx.Request:
+            nonlocal said
+            log.warning("backend %r refused the %s constraint (400: %s); sent again without it", backend.name,
+                        plan.constraint.backend if plan.constraint else "?", upstream.redactor.text(
+                            refusal.decode("utf-8", "replace").strip()[:300]))
+            plan.drop_constraint()
+            said = "dropped (400 from upstream)"
+            return upstream.build(backend, "POST", url, request, headers=headers, json=plan.upstream)
 
-        response = await upstream.exchange(request, backend, req, answer, front, fallback)
-        if plan.constraint is not None or fallback is not None:
-            set_header(response, CONSTRAINT_HEADER, said)
-        return response
+        return Attempt(backend, req, answer, resend, lambda response: set_header(response, CONSTRAINT_HEADER, said))
 
     def _credentials(self, request: Request, headers: Mapping[str, str] | None, backend: Backend) -> dict[str, str]:
         """The credentials this request forwards to ``backend``: what an engine probe presents."""
@@ -228,7 +238,8 @@ class ChatPipeline:
         return self.replies.error(502, message, code="upstream_bad_response", front=front)
 
     async def retry(self, request: Request, url: str, payload: Mapping[str, Any], plan: ChatPlan,
-                    first: dict[str, Any], front: Front, headers: Mapping[str, str] | None) -> dict[str, Any]:
+                    first: dict[str, Any], front: Front, headers: Mapping[str, str] | None,
+                    backend: Backend) -> dict[str, Any]:
         """The one retry: the first answer and a corrective message appended; its answer is final."""
         said = _first_content(first)
         body = dict(plan.upstream)
@@ -236,7 +247,6 @@ class ChatPipeline:
                             {"role": "user", "content": plan.retry}]
         log.info("tool_choice demanded a call and the answer had none: retrying once")
         upstream = self.upstream
-        backend = self.config.backend_for(payload.get("model"))
         resp, slot, clock = await upstream.open(backend, upstream.build(backend, "POST", url, request,
                                                                         headers=headers, json=body))
         try:

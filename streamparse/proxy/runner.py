@@ -27,6 +27,7 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
+from .access_log import log_config
 from .deadlines import PROTOCOL, _app_setting
 from .drain import BACKSTOP_SECONDS
 
@@ -53,12 +54,23 @@ def _graceful(drain_timeout: float | None) -> int | None:
     return None if drain_timeout is None else math.ceil(drain_timeout + BACKSTOP_SECONDS)
 
 
-def serve_app(app: Any, sock: socket.socket, log_level: str = "info") -> bool:
+def _logging(log_format: str, log_level: str, label: str | None) -> dict[str, Any]:
+    """uvicorn.Config's logging options: its own text log, or (``access_log.log_config``) JSON lines or a label."""
+    config = log_config(log_format, log_level, label)
+    if config is None:
+        return {}
+    return {"log_config": config, "access_log": log_format != "json"}  # json: RequestLog writes the request lines
+
+
+def serve_app(app: Any, sock: socket.socket, log_level: str = "info", log_format: str = "text",
+              label: str | None = None) -> bool:
     """Serve ``app`` on ``sock`` in this process until a signal; False if it never started.
-    On SIGTERM or Ctrl-C the app's drain (``state.drain``) gets its ``drain_timeout``."""
+    On SIGTERM or Ctrl-C the app's drain (``state.drain``) gets its ``drain_timeout``. ``log_format``, ``label``:
+    see ``access_log.log_config``."""
     drain = _app_setting(app, "drain")
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, lifespan="on", http=PROTOCOL,
-                                           timeout_graceful_shutdown=_graceful(drain and drain.timeout)))
+                                           timeout_graceful_shutdown=_graceful(drain and drain.timeout),
+                                           **_logging(log_format, log_level, label)))
     # uvicorn raises the signal it caught again once it has shut down: a SIGTERM then ends this function
     # (as a Ctrl-C does) instead of the process, so the caller's cleanups (the metrics directory) still run.
     main = threading.current_thread() is threading.main_thread()
@@ -78,7 +90,8 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: str = "info",
-                  env: Mapping[str, str] | None = None, drain_timeout: float | None = None) -> bool:
+                  env: Mapping[str, str] | None = None, drain_timeout: float | None = None,
+                  log_format: str = "text", label: str | None = None) -> bool:
     """Serve the app built by ``factory`` (an import string: workers are spawned, an app object
     cannot be sent to them) in ``workers`` processes under uvicorn's supervisor, which restarts
     a worker that dies. ``env`` is set for the workers. False if a worker could not start.
@@ -87,7 +100,8 @@ def serve_workers(factory: str, sock: socket.socket, workers: int, log_level: st
     signal handlers (SIGINT, SIGTERM, SIGHUP to restart the workers, ...) and leaves them. On SIGTERM
     each worker drains (``drain_timeout``, the app's own setting) before it exits."""
     config = uvicorn.Config(factory, factory=True, workers=workers, log_level=log_level, lifespan="on", http=PROTOCOL,
-                            timeout_graceful_shutdown=_graceful(drain_timeout))
+                            timeout_graceful_shutdown=_graceful(drain_timeout),
+                            **_logging(log_format, log_level, label))
     saved = {key: os.environ.get(key) for key in env or {}}
     os.environ.update(env or {})
     try:
@@ -122,11 +136,13 @@ def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> No
 class ServerThread:
     """``with ServerThread(app) as server: server.url`` — uvicorn in a thread, stopped on exit."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"):
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+                 access_log: bool = True):
         self.host = host
         self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5, http=PROTOCOL)
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5, http=PROTOCOL,
+                                access_log=access_log)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 

@@ -52,7 +52,8 @@ def test_readyz_follows_the_upstream_and_is_cached(up: tuple[ModelServer, Server
     with ServerThread(create_app(config)) as proxy:
         for _ in range(5):
             r = httpx.get(proxy.url + "/readyz")
-            assert r.status_code == 200 and r.json() == {"status": "ready", "backends": {"local": "up"}}
+            assert r.status_code == 200 and r.json() == {"status": "ready", "backends": {"local": "up"},
+                                                         "served_by": {"local": "local"}}
         assert server.asked == 1  # four answers came from the cache
         thread.__exit__(None, None, None)  # the upstream goes away: /readyz says so once its cache expires
         assert wait_for(lambda: httpx.get(proxy.url + "/readyz").status_code == 503, timeout=10)
@@ -63,13 +64,15 @@ def test_readyz_follows_the_upstream_and_is_cached(up: tuple[ModelServer, Server
 
 
 def test_readyz_with_one_backend_of_two_down(up: tuple[ModelServer, ServerThread]) -> None:
+    """A backend without a fallback that is down: its models cannot be served, so not ready (docs/operating.md)."""
     _, thread = up
     config = ProxyConfig([Backend("local", thread.url + "/v1", default=True),
                           Backend("gone", f"http://127.0.0.1:{free_port()}/v1", models=["x"])])
     with ServerThread(create_app(config)) as proxy:
         r = httpx.get(proxy.url + "/readyz")
-        assert r.status_code == 200 and r.json()["backends"]["local"] == "up"
+        assert r.status_code == 503 and r.json()["backends"]["local"] == "up"
         assert r.json()["backends"]["gone"].startswith("unreachable")
+        assert r.json()["served_by"] == {"local": "local", "gone": None}
 
 
 def test_readyz_counts_a_5xx_as_down_and_a_401_as_up() -> None:
