@@ -97,3 +97,10 @@ def test_no_page_needs_a_cdn(site: Path) -> None:
         assert 'class="mermaid"' not in text, path.relative_to(site)
     index = page(site, "")  # the home page
     assert 'src="images/flow.svg"' in index and (site / "images" / "flow.svg").is_file()
+
+
+def test_wide_tables_and_code_stay_in_the_column(site: Path) -> None:
+    css = (site / "stylesheets" / "extra.css").read_text()
+    assert "overflow-x: auto" in css and 'href="../stylesheets/extra.css"' in page(site, "dialects")
+    # A long chain of markers in a cell may wrap before each marker (<wbr>), since names never break inside.
+    assert "&lt;|tool_calls_section_begin|&gt;<wbr />&lt;|tool_call_begin|&gt;" in page(site, "dialects")
