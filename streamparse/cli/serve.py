@@ -73,7 +73,10 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
         settings["upstream"] = upstream.url + "/v1"
         json_lines = settings["server"].get("log_format") == "json"
         _say(f"built-in replay upstream at {upstream.url}/v1 (models: {', '.join(EXAMPLES)})", json_lines, out)
-        return _serve(settings, args.log_level, out, label="proxy")
+        try:
+            return _serve(settings, args.log_level, out, label="proxy")
+        finally:  # uvicorn's server log is one per process: the replay's own shutdown lines would read as the proxy's
+            logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
 
 
 def _say(message: str, json_lines: bool, out: TextIO, level: int = logging.INFO) -> None:

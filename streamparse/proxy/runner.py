@@ -28,7 +28,7 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from .access_log import log_config
-from .deadlines import PROTOCOL, _app_setting
+from .deadlines import PROTOCOL, HeaderDeadlineProtocol, _app_setting
 from .drain import BACKSTOP_SECONDS
 
 __all__ = ["ServerThread", "listening_socket", "serve_app", "serve_workers", "serve_forever", "started_process",
@@ -133,16 +133,26 @@ def serve_forever(app: Any, host: str, port: int, log_level: str = "info") -> No
         serve_app(app, sock, log_level)
 
 
+class _QuietProtocol(HeaderDeadlineProtocol):
+    """The protocol of a server that writes no access log lines. (uvicorn's access logger is one per process, and
+    a protocol writes to it whenever it has handlers: another server's log set-up would turn this one's on.)"""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.access_log = False
+
+
 class ServerThread:
-    """``with ServerThread(app) as server: server.url`` — uvicorn in a thread, stopped on exit."""
+    """``with ServerThread(app) as server: server.url`` — uvicorn in a thread, stopped on exit (``access_log=False``:
+    it writes no access log lines, whatever the process's logging says)."""
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
                  access_log: bool = True):
         self.host = host
         self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5, http=PROTOCOL,
-                                access_log=access_log)
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5,
+                                http=PROTOCOL if access_log else _QuietProtocol)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
