@@ -1,7 +1,8 @@
 """Proxy configuration: one or more upstream backends, read from TOML.
 
 Invariant: a ``ProxyConfig`` that exists has been checked — every upstream is an
-http(s) URL, every number is in range, and (once ``check_environment`` ran) every
+http(s) URL, every number is in range, every model a backend names goes to exactly one backend first (``routes``),
+every ``fallback`` names other backends, and (once ``check_environment`` ran) every
 ``api_key_env`` (and ``api_keys_env``) names a variable that is set. Keys live only in the
 environment: the backends' keys and the proxy's own keys (``proxy_keys``), which clients present.
 
