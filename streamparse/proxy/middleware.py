@@ -42,11 +42,12 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class ToolCallMiddleware:
-    """Wraps an ASGI app; rewrites the responses of ``POST path`` (see the module invariants).
+    """Wraps an ASGI app; rewrites the responses of ``POST path``: streamed (SSE) answers event by event as
+    the app sends them, JSON answers whole. Any other response reaches the client byte for byte.
 
     ``tools`` (default: the request's own ``tools``) gate and type the parsing; without tools,
     responses pass untouched unless ``parse_without_tools`` (then explicitly tagged blocks are
-    parsed). Other keyword arguments go to :class:`~streamparse.StreamParser`.
+    parsed). Other keyword arguments go to ``StreamParser``.
     """
 
     def __init__(self, app: ASGIApp, *, tools: Tools = None, path: str = "/v1/chat/completions",
