@@ -38,6 +38,10 @@ class BodyScanner(Protocol):
     # at a text's end: hold(tail, fast path for the next delta), and hold("", ...) once it has read a held tail.
     def fast_path(self, hold: Callable[[str, FastPath], None], held: str = "") -> FastPath | None: ...
     def finish(self) -> None: ...
+    # Before the slow path reads on after fast paths: text a fast path took but must be read again (a tag's
+    # prefix it could not yet tell), taken back; the parser reads it in front of what it holds.
+    def reclaim(self) -> str: ...
+    lagged: list[str]  # what fast paths took whose reading waits for the slow path (``reclaim`` when non-empty)
 
 
 class Block:
@@ -115,6 +119,13 @@ class Block:
         self.sink = self.cur.write
         self.size -= len(text) - at
         return text[at:]
+
+    def unwrite(self, n: int) -> None:
+        """Take back the last ``n`` characters written to the current buffer (never streamed: no ``watch``)."""
+        at = self.cur.tell() - n
+        self.cur.seek(at)
+        self.cur.truncate()
+        self.size -= n
 
     def current_item(self) -> str:
         return self.cur.getvalue() if self.in_item else ""

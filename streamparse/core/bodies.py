@@ -44,6 +44,7 @@ class BracketBody:
 
     tags: tuple[str, ...] = ()  # no tags inside items: their ends are brackets
     tentative = False  # never waits on what follows a closer to know what it was
+    lagged: list[str] = []  # its fast path reads as it goes: nothing to reclaim (never written to)
     fallback = ""  # the end of the stream never settles a body by a fallback
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
                  "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
@@ -307,6 +308,9 @@ class BracketBody:
         self.pending = ""
         return k
 
+    def reclaim(self) -> str:
+        return ""  # (its fast path takes nothing it must read again)
+
     def finish(self) -> None:
         """End of stream inside the block: a value missing only its outermost brace still counts."""
         b = self.b
@@ -333,6 +337,8 @@ def _whole_object(text: str, k: int, end: int) -> int:
     """Where the JSON object opening at ``text[k]`` ends, when all of it is in ``text[:end]`` and it is valid
     JSON (then the character scan would find the same end, strings skipped); 0 otherwise (the scan reads it).
     A whole answer (``parse``, a non-streaming reply) has its blocks read so, in C."""
+    if text.rfind("}", k, end) < 0:
+        return 0  # the object's closer is not here yet (a stream's every call starts so): no failed decode to pay
     try:
         _, stop = _DECODE(text, k)
     except (ValueError, RecursionError):  # (nested past the interpreter's limit: the scan counts depth itself)

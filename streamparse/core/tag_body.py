@@ -40,7 +40,7 @@ class TagBody(RawValueScan):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "tails", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
+                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
@@ -50,7 +50,8 @@ class TagBody(RawValueScan):
         (self.values, self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail, self.closers,
          self.has_end, self.longest, self.shortest, value_table) = _body_table(end_tags, item, nest, values, strings)
         if value_table is not None:
-            self.out_search, self.in_search, self.tails, self.follows, self.state_tags = value_table
+            self.out_search, self.in_search, self.hard, self.hard_tail, self.cycles, self.follows, self.state_tags = value_table
+        self.lagged: list[str] = []  # what ``fast_values`` took since the values' state was last read (``_catch_up``)
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
@@ -89,10 +90,13 @@ class TagBody(RawValueScan):
     def after_tail(self, delta: str) -> list[Event] | None:
         """The held tail, then ``delta``, read by the fast path of the moment; once no tail is left, the parser
         holds nothing and the next delta goes to that fast path straight (no join)."""
-        text, self.tail = self.tail + delta, ""
+        tail = self.tail
+        text, self.tail = tail + delta, ""
         read = self._reader()
         taken = read(text)
-        if taken is not None and not self.tail:
+        if taken is None:
+            self.tail = tail  # nothing changed: the parser still holds it, and reads it on its slow path
+        elif not self.tail:
             self.hold("", read)
         return taken
 
@@ -167,6 +171,8 @@ class TagBody(RawValueScan):
     def tentative(self) -> bool:
         """A closer was read whose meaning the next characters decide: only ``fast_values`` (after a value's closer)
         may take them."""
+        if self.lagged:
+            self._catch_up()
         return self.vstate >= _AFTER_VALUE
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
@@ -309,6 +315,8 @@ class TagBody(RawValueScan):
 
     def finish(self) -> None:
         b = self.b
+        if self.lagged:
+            self._catch_up()
         if not b.done and self.vstate >= _AFTER_VALUE:
             self._at_end_of_stream()
         if not b.done and self.cand is not None and b.in_item and self.vstate == _IN:
@@ -328,7 +336,7 @@ _SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
 _STRING_BODY = {q: re.compile(f"(?:[^{q}\\\\]|\\\\.)*", re.S).match for q in ("'", '"')}  # a string's inside
 
 
-_ValueTable = tuple[Search, Search, dict[int, Search], dict[int, Literals], dict[int, tuple[str, ...]]]
+_ValueTable = tuple[Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]
 _BodyTable = tuple[Optional["ValueTags"], Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Literals, bool,
                    int, int, Optional[_ValueTable]]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
 from .bodies import MAX_GAP, NON_WS, partial_tail
-from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+from .literals import ASCII_NOCASE, PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
 
 if TYPE_CHECKING:
     from ..dialects.spec import ValueTags
@@ -48,7 +48,12 @@ class RawValueScan:
     fallback: str
     out_search: Search
     in_search: Search
-    tails: dict[int, Search]
+    hard: frozenset[str]
+    hard_tail: Search
+    cycles: Search
+    tags: tuple[str, ...]
+    tag_or_tail: Search
+    lagged: list[str]
     state_tags: dict[int, tuple[str, ...]]
     follows: dict[int, Literals]
     limit: int
@@ -64,6 +69,8 @@ class RawValueScan:
         b = self.b
         item = self.item
         i = pos
+        if self.lagged:
+            self._catch_up()
         while i < end and not b.done:
             if self.between:
                 k = self._between(text, i, end, final)
@@ -120,75 +127,103 @@ class RawValueScan:
         return i
 
     def fast_values(self, text: str) -> list[Any] | None:
-        """Inside an item with raw-text values, ``text`` (a delta, or the held tail then the delta) read as
-        ``_scan_values`` reads it when all it meets is values opening and closing (``<parameter=``, ``</parameter>``),
-        whitespace after a closer and the next ``<parameter=``, and maybe a tag's prefix at its end (held): no
-        events. None (nothing changed): the slow path reads it (an item's closer, the block's end, a closer
-        followed by something else, a limit reached). So an item's parameters stay off the slow path."""
+        """Inside an item with raw-text values, ``text`` (a delta, or the held tail then the delta) taken whole when
+        it holds no item tag and no block end, but for a prefix of one ending it, which is held: no events, and no
+        state read. A value's tags (``<parameter=``, ``</parameter>``, a closer quoted in a value) are text to it.
+        What it takes is kept in ``lagged``; ``reclaim`` reads the values' state from it (``_catch_up``) before the
+        slow path next reads (an item's closer, the block's end, the end of the stream), each character once.
+        None (nothing changed): the slow path reads it (an item's tag, the block's end, a limit reached)."""
         b = self.b
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        st = self.vstate
-        if st > _AFTER_VALUE:
-            return None  # after an item's tentative closer (read here, below): only the slow path goes on
-        if "<" not in text and st != _AFTER_VALUE:  # the commonest delta: no tag can begin in it
-            b.size = size
-            b.sink(text)
-            return []
-        n = len(text)
-        values = self.values
-        assert values is not None
-        ws, i, hold = self.ws_after, 0, n
-        while i < n:
-            if st == _AFTER_VALUE:
-                m = NON_WS.search(text, i)
-                k = m.start() if m is not None else n
-                ws += k - i
-                if ws > MAX_GAP:
-                    return None
-                if m is None:
-                    break
-                r = self.follows[_AFTER_VALUE].at(text, k, n, False)
-                if r == PARTIAL_CLOSER:
-                    hold = k
-                    break
-                tag = r.lower() if isinstance(r, str) else ""
-                if tag in values.next:
-                    st, i = _OUT, k
-                    continue
-                if not (self.item and tag == self.item[1] and not self.single):
-                    return None
-                # The item's closer after a value, then only whitespace: written as ``_follow`` writes them (the
-                # closer to the item, the whitespace held in ``pending``); what follows decides, on the slow path.
-                end = k + len(tag)
-                if NON_WS.search(text, end) is not None or end - k > MAX_GAP:
-                    return None
-                b.write(text[:end])
-                self.pending += text[end:]
-                self.vstate, self.ws_after = _AFTER_ITEM, n - end
-                return []
-            m = self.tails[st](text, i)  # one of the state's tags, or a prefix of one ending the text
-            if m is None:
-                break
-            tag = m.group().lower()
-            if m.end() == n and tag not in self.state_tags[st]:
-                hold = m.start()
-                break
-            if st == _OUT and tag in values.open:
-                st = _IN
-            elif st == _IN and tag == values.close:
-                st, ws = _AFTER_VALUE, 0
-            else:
+        hold = n = len(text)
+        if "<" in text:
+            # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
+            # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign, too)
+            low = text if text.isascii() else text.lower()
+            if len(low) != n:
                 return None
-            i = m.end()
-        self.vstate, self.ws_after = st, ws
+            if b.watch is None:  # a value's tag cut by the delta's end is taken: ``reclaim`` gives it back whole
+                m = self.hard_tail(low)
+                if m is not None:
+                    if m.end() < n or low[m.start():] in self.hard:
+                        return None
+                    hold = m.start()
+            else:  # what is written is streamed at once (``tee``), so it is never given back: any tag's prefix is held
+                search, i = self.tag_or_tail, 0
+                while True:
+                    m = search(low, i)
+                    if m is None:
+                        break
+                    tag = m.group().lower()
+                    if m.end() == n and tag not in self.tags:
+                        hold = m.start()
+                        break
+                    if tag in self.hard:
+                        return None
+                    i = m.end()
         if hold:
-            b.write(text[:hold])
+            b.size += hold
+            piece = text[:hold] if hold < n else text
+            b.sink(piece)
+            self.lagged.append(piece)
         if hold < n:
             self.tail = text[hold:]
             self.hold(self.tail, self.after_tail)
         return []
+
+    def reclaim(self) -> str:
+        """Before the slow path reads on: the values' state caught up with what ``fast_values`` took, and a tag's
+        prefix ending it taken back from the item (returned: the parser reads it again, in front of what it holds),
+        so the slow path meets every tag whole."""
+        text = "".join(self.lagged)
+        n = len(text)
+        k = n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
+        self.lagged = [text[:k]] if k else []
+        if k < n:
+            self.b.unwrite(n - k)
+        self._catch_up()
+        return text[k:]
+
+    def _catch_up(self) -> None:
+        """The values' state after what ``fast_values`` took, read as ``_scan_values`` reads it (that text holds no
+        item tag and no block end, and ends with no tag's prefix, so only values open and close in it)."""
+        text, self.lagged = "".join(self.lagged), []
+        st, ws, i, n = self.vstate, self.ws_after, 0, len(text)
+        values = self.values
+        assert values is not None
+        cycles = self.cycles if text.isascii() else None
+        while i < n:
+            if st == _OUT and cycles is not None:
+                m = cycles(text, i)
+                assert m is not None  # (a `*` pattern always matches)
+                i = m.end()
+                if m.group(1) is not None:  # the text ends after a value's closer and whitespace
+                    st, ws = _AFTER_VALUE, len(m.group(1))
+                if i == n:
+                    break
+            if st == _AFTER_VALUE:  # as ``_follow`` reads it: the next parameter, else the closer was the value's
+                m = NON_WS.search(text, i)
+                k = m.start() if m is not None else n
+                ws += k - i
+                if m is None and ws <= MAX_GAP:
+                    break
+                r = self.follows[_AFTER_VALUE].at(text, k, n, False) if ws <= MAX_GAP else None
+                st = _OUT if isinstance(r, str) and r.lower() in values.next else _IN
+                if st == _IN:
+                    self.quoted = True
+                i = k
+                continue
+            m = (self.out_search if st == _OUT else self.in_search)(text, i)
+            if m is None:
+                break
+            tag, i = m.group().lower(), m.end()
+            if st == _OUT and tag in values.open:
+                st = _IN
+            elif st == _IN and tag == values.close:
+                st, ws = _AFTER_VALUE, 0
+        self.vstate, self.ws_after = st, ws
 
     def _close_item(self) -> bool:
         """The item's closer (written) ends it; True when that ends the block (a block of one item)."""
@@ -285,12 +320,29 @@ def _lowercase(values: ValueTags) -> ValueTags:
 
 @functools.lru_cache(maxsize=256)
 def _value_table(item: Pair, ends: tuple[str, ...], values: ValueTags) -> tuple[
-        Search, Search, dict[int, Search], dict[int, Literals], dict[int, tuple[str, ...]]]:
-    """Raw-text values: the search outside a value, the one inside, per state the search for one of its tags or a
-    prefix of one ending the text, and what may follow each tentative closer."""
+        Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]:
+    """Raw-text values: the search outside a value, the one inside, the tags ``fast_values`` leaves to the slow
+    path (the item's and the block's end) and the search for one or its prefix ending the text, ``_cycles``, what
+    may follow each tentative closer, and each state's tags."""
     closers = (*((item[1],) if item else ()), *ends)
     outside = (*values.open, *(item or ()), *ends)
     inside = (values.close, *closers)
+    hard = (*(item or ()), *ends)
     follows = {_AFTER_VALUE: literals((*values.next, *closers)), _AFTER_ITEM: literals((*((item[0],) if item else ()), *ends))}
-    return (literal_pattern(outside).search, literal_pattern(inside).search,
-            {_OUT: tag_or_tail(outside).search, _IN: tag_or_tail(inside).search}, follows, {_OUT: outside, _IN: inside})
+    return (literal_pattern(outside).search, literal_pattern(inside).search, frozenset(hard),
+            tag_or_tail(tuple(sorted(hard, key=len, reverse=True))).search, _cycles(values).match, follows,
+            {_OUT: outside, _IN: inside})
+
+
+def _cycles(values: ValueTags) -> re.Pattern[str]:
+    """From outside a value, in ASCII text with no item tag or block end: as many whole values as ``_catch_up``'s
+    steps would read one by one, each opened, closed by its first closer, and followed (after at most ``MAX_GAP``
+    whitespace, as ``NON_WS`` reads it) by the next value's tag, in one match; then maybe one more value whose
+    closer and whitespace end the text (group 1: that whitespace). Atomic groups: a closer not followed so (the
+    value's text after all) ends the match there, and the steps read it."""
+    def alternatives(tags: tuple[str, ...]) -> str:
+        return literal_pattern(tags).pattern
+
+    value = f"(?>.*?(?:{alternatives(values.open)}))(?>.*?(?:{alternatives((values.close,))}))"
+    ws = rf"[\t-\r\x1c-\x20]{{0,{MAX_GAP}}}"  # (``\s`` as str patterns read it, in ASCII)
+    return re.compile(rf"(?:{value}{ws}(?=(?:{alternatives(values.next)})))*(?:{value}({ws})\Z)?", re.S | ASCII_NOCASE)

@@ -148,8 +148,9 @@ def test_markup_inside_an_xml_value_never_reaches_the_state_machine() -> None:
     spy = Spy(parser)
     for delta in ["if a < b", " and <b>x</b>", " # <it> ", "<para", "meter=x> </param", "eter> <tool", "s> ok\n"]:
         assert parser.feed(delta) == []
-    # only a value's closer quoted in it is read by the state machine: what follows it decides whose it is
-    assert spy.runs == ["</parameter> <tool"]
+    # a value's tags (its closer quoted in it too) are the fast path's: the values' state is read from them
+    # only when an item's closer or the block's end comes
+    assert spy.runs == []
     events = parser.feed("</parameter>\n</function>\n</tool_call>") + parser.close()
     assert summary(events)[1] == [("get_weather", {"city": "if a < b and <b>x</b> # <it> <parameter=x> </parameter> <tools> ok"})]
 
