@@ -42,6 +42,7 @@ _SCHEMA_TEXT = (_MAKE_ENCODER(None, _not_json, _json_encoder.encode_basestring, 
 _ARGUMENTS_TEXT = (_MAKE_ENCODER(None, _ENCODER.default, _json_encoder.encode_basestring, None, ": ", ", ", False, False,
                                  True) if _MAKE_ENCODER is not None else None)  # _ENCODER's own C encoder, made once
 _SCALARS = ((bool, True), (int, 1), (float, 0.5), (str, ""), (type(None), None))  # a type, a value of it
+_KINDS = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"))  # JSON's names
 _ANY: frozenset[type] = frozenset({object})  # compared by identity: "every value fits" (an empty set is a singleton)
 _SHARED: dict[str, "_Tool"] = {}  # schema JSON text -> the tool read from it, for every parser (bounded)
 _SHARED_MAX = 512  # entries held at once
@@ -55,7 +56,7 @@ class _Tool:
     Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema.
     ``has_enum``: the schema holds an ``enum`` anywhere (no enum, no enum check)."""
 
-    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required", "has_enum", "fits")
+    __slots__ = ("schema", "props", "types", "strings", "top_fits", "required", "has_enum", "fits", "plain", "enums")
 
     def __init__(self, schema: dict[str, Any], text: str | None = None):
         self.schema = schema
@@ -70,6 +71,42 @@ class _Tool:
         # its checked types; a scalar's schema is not walked), or _ANY (not a schema: nothing is ever found)
         self.fits = {k: frozenset(t for t, sample in _SCALARS if fits_types(sample, checked_types(v)))
                      if isinstance(v, Mapping) else _ANY for k, v in (self.props or {}).items()}
+        # per property: the exact scalar types coerce_value() leaves as they are (declared, or an integer where a
+        # number is), so typing changes nothing; None when the object itself may change (not an object schema
+        # with properties, or an enum on the object)
+        self.plain: dict[str, frozenset[type]] | None = None
+        if self.props is not None and "object" in (declared_types(schema) or ["object"]) and "enum" not in schema:
+            self.plain = {k: frozenset(t for t, kind in _KINDS if not types or kind in types
+                                       or (kind == "integer" and "number" in types)) for k, types in self.types.items()}
+        # the properties with an enum of their own: review_values() of a plain value finds nothing elsewhere
+        self.enums = {k: v for k, v in (self.props or {}).items() if isinstance(v, Mapping) and "enum" in v}
+
+    def settled(self, arguments: dict[str, Any]) -> bool:
+        """Does typing leave ``arguments`` as written? Every value the schema names is a scalar of a type its
+        property declares (``plain``); a value it does not name is never changed."""
+        plain = self.plain
+        if plain is None:
+            return False
+        for k, v in arguments.items():
+            kinds = plain.get(k)
+            if kinds is not None and type(v) not in kinds:
+                return False
+        return True
+
+    def review_enums(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[args_mod.Note]]:
+        """``review_arguments`` of settled arguments: only a value with an enum of its own can be reported (or
+        spelled as its enum spells it)."""
+        notes: list[args_mod.Note] = []
+        out = arguments
+        for k, v in arguments.items():
+            sub = self.enums.get(k)
+            if sub is not None:
+                fixed, found = args_mod.review_values(v, v, sub, k)
+                if found:
+                    notes += found
+                    if fixed is not v:
+                        out = {**out, k: fixed}
+        return out, notes
 
     def mistyped(self, arguments: dict[str, Any]) -> list[args_mod.Note]:
         """``args_mod.mistyped(arguments, self.schema)``, skipping each value whose exact scalar type always fits
@@ -272,6 +309,13 @@ class CallFactory:
                 else:
                     typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES))
             arguments = typed
+        elif tool is not None and type(arguments) is dict and tool.settled(arguments):  # (most calls)
+            if tool.enums:
+                arguments, found = tool.review_enums(arguments)
+                notes += [value_note(d, name, note) for note in found]
+            if check:
+                notes += self._notes(d, name, tool, arguments, False)
+            return name, _encode(arguments), notes
         elif schema:
             arguments = args_mod.coerce_value(arguments, schema)
         if tool is not None and isinstance(arguments, dict) and (tool.has_enum or (not d.text_values
