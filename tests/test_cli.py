@@ -153,7 +153,8 @@ PROXY_LIMITS = "--proxy-concurrency and --proxy-rounds must be at least 1 and --
 
 @pytest.mark.parametrize("argv, expected", [
     (["--scenario", "nope"], "unknown scenario 'nope'; give prose, tool_heavy, dialects, scaling, engines, short, "
-                             "dialect:NAME, mixed:NAME, short:NAME or args:NAME:KB, where NAME is one of hermes, "),
+                             "construction, answers, dialect:NAME, mixed:NAME, short:NAME, answer:NAME, "
+                             "construct:new:N or args:NAME:KB, where NAME is one of hermes, "),
     (["--scenario", "prose", "--scenario", "dialect:nope"], "unknown scenario 'dialect:nope'"),
     (["--scenario", "args:hermes:big"], "unknown scenario 'args:hermes:big'"),
     (["--chunk", "abc"], "--chunk must be a positive number of characters or 'random', not 'abc'"),

@@ -136,7 +136,8 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
     unknown = [name for name in scenarios if not _known_scenario(name)]
     if unknown:
         raise CliError(f"unknown scenario {unknown[0]!r}; give {', '.join(bm.SCENARIOS)}, dialect:NAME, mixed:NAME, "
-                       f"short:NAME or args:NAME:KB, where NAME is one of {', '.join(bm.RENDERERS)}")
+                       f"short:NAME, answer:NAME, construct:new:N or args:NAME:KB, where NAME is one of "
+                       f"{', '.join(bm.RENDERERS)}")
     if args.plot:
         _check_plot(args.plot, scenarios)
     if args.proxy and (args.proxy_concurrency < 1 or args.proxy_delay < 0 or args.proxy_rounds < 1):
@@ -229,10 +230,12 @@ def _bench_chunk(value: str) -> int | str:
 
 def _known_scenario(name: str) -> bool:
     """What ``benchmark.run_suite`` accepts: a group, or one workload ``dialect:NAME``, ``agent:NAME``, ``mixed:NAME``,
-    ``short:NAME``, ``args:NAME:KB``."""
+    ``short:NAME``, ``args:NAME:KB``, or of the per-request groups ``answer:NAME``, ``answer1:NAME``,
+    ``construct:new|same|equal:N`` (``bench_groups.known``)."""
+    from ..harness.bench_groups import known
     from ..harness.benchmark import RENDERERS, SCENARIOS
 
-    if name in SCENARIOS:
+    if name in SCENARIOS or known(name):
         return True
     kind, _, rest = name.partition(":")
     dialect, _, kb = rest.partition(":")
@@ -280,8 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "serving engines' parsers")
     b.add_argument("--scenario", action="append",
                    help="prose, tool_heavy, dialects, scaling, engines (every format an engine parses: one mixed "
-                        "stream each), or one workload such as dialect:qwen3_coder, mixed:glm45, agent:hermes or "
-                        "args:hermes:64 (repeatable; default: all five groups)")
+                        "stream each), short (100 short calls per format), construction (a parser for 5 or 100 "
+                        "tools, new or cached), answers (complete answers parsed at once), or one workload such as "
+                        "dialect:qwen3_coder, mixed:glm45, agent:hermes, short:hermes, answer:hermes or "
+                        "args:hermes:64 (repeatable; default: every group)")
     b.add_argument("--chunk", default="4", help="characters per delta, or 'random' for 1-12 (default 4)")
     b.add_argument("--compare", action="append", metavar="MODULE:CALLABLE",
                    help="another parser: a callable taking the list of deltas, returning (text, calls)")

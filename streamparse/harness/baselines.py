@@ -21,9 +21,10 @@ import sys
 from typing import Any, Callable, Protocol
 
 from ..core.events import TextDelta, ToolCall
-from ..core.parser import StreamParser
+from ..core.parser import StreamParser, parse
 
-__all__ = ["Session", "SessionFactory", "PARSERS", "Pair", "load_compare", "CompareError", "raw_api"]
+__all__ = ["Session", "SessionFactory", "PARSERS", "PROSE_FLOOR", "Whole", "StreamparseWhole", "regex_hermes",
+           "optional_wholes", "Pair", "load_compare", "CompareError", "raw_api"]
 
 Pair = tuple[str, list[tuple[str, str]]]  # (text, [(name, arguments_json)]) emitted by one feed
 
@@ -119,6 +120,28 @@ _NAIVE_BLOCKS = re.compile(
     r"<tool_call>(.*?)</tool_call>|<tools>(.*?)</tools>|<function>(.*?)</function>|\[TOOL_CALLS\](\[.*\])", re.S | re.I)
 
 
+_FIRST_CHARS = re.compile(r"[<\[{`\n]")  # can begin a marker: <tag, [TOOL_CALLS], [f(), {JSON, a fence, a line start
+
+
+class _ProseFloorSession(_IdentitySession):
+    """The prose floor: one search per delta for the characters that can begin a marker, and the delta collected
+    (a list append), as a consumer of a parser's text does. Run on the prose workload only."""
+
+    def __init__(self, tools: Any):
+        self._search = _FIRST_CHARS.search
+        self._kept: list[str] = []
+        self._keep = self._kept.append
+
+    def feed(self, delta: str) -> Pair:
+        self._search(delta)
+        self._keep(delta)
+        return delta, []
+
+    def _raw_feed(self, delta: str) -> None:  # type: ignore[override]  # the result is dropped, as every parser's
+        self._search(delta)
+        self._keep(delta)
+
+
 class _NaiveSession:
     """Re-parse everything on every delta; text only at the end (what the seed converters do)."""
 
@@ -177,6 +200,7 @@ class _BatchSession:
 
 
 SessionFactory = Callable[[Any], Session]
+PROSE_FLOOR: SessionFactory = _ProseFloorSession  # the prose workload's extra baseline (``benchmark.run_suite``)
 
 PARSERS: dict[str, SessionFactory] = {
     "streamparse": _StreamparseSession,
@@ -184,6 +208,102 @@ PARSERS: dict[str, SessionFactory] = {
     "floor": _FloorSession,
     "naive": _NaiveSession,
 }
+
+
+# ----------------------------------------------------------------------------- whole answers (bench_groups)
+
+class Whole(Protocol):
+    """A parser of complete answers, for the construction and whole-answer groups: ``prepare(tools)`` (outside the
+    clock: what a server does with a request's tools anyway), ``build(prepared)`` (a parser for them: the
+    construction cost), ``extract(parser, prepared, text)`` (one whole answer: what is timed), ``read(raw)``
+    (its ``(text, calls)``; text None when the parser gives none)."""
+
+    def prepare(self, tools: Any) -> Any: ...
+
+    def build(self, prepared: Any) -> Any: ...
+
+    def extract(self, parser: Any, prepared: Any, text: str) -> Any: ...
+
+    def read(self, raw: Any) -> tuple[str | None, list[tuple[str, Any]]]: ...
+
+
+class StreamparseWhole:
+    """``StreamParser(tools)`` to build; ``parse(text, tools)`` for a whole answer, which builds its own parser
+    (the prebuilt one is not used: streamparse's figure includes its construction for the request's tools)."""
+
+    @staticmethod
+    def prepare(tools: Any) -> Any:
+        return tools
+
+    @staticmethod
+    def build(tools: Any) -> Any:
+        return StreamParser(tools)
+
+    @staticmethod
+    def extract(parser: Any, tools: Any, text: str) -> Any:
+        return parse(text, tools)
+
+    @staticmethod
+    def read(result: Any) -> tuple[str | None, list[tuple[str, Any]]]:
+        return result.content, [(c.name, c.arguments) for c in result.tool_calls]
+
+
+_HERMES_BLOCK = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
+
+
+def regex_hermes(text: str) -> Pair:
+    """A strict Hermes parser as projects write one: each ``<tool_call>{JSON}</tool_call>`` whose JSON is an object
+    with a string ``name`` is a call (``json.loads``); the rest, other blocks included, is the text."""
+    calls: list[tuple[str, str]] = []
+
+    def take(m: re.Match[str]) -> str:
+        try:
+            obj = json.loads(m.group(1))
+        except ValueError:
+            return m.group(0)
+        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+            return m.group(0)
+        calls.append((obj["name"], json.dumps(obj.get("arguments", {}), ensure_ascii=False)))
+        return ""
+
+    return _HERMES_BLOCK.sub(take, text), calls
+
+
+class FunctionWhole:
+    """A whole-answer function ``text -> result`` with nothing to build: ``read`` turns its result into
+    ``(text, calls)``."""
+
+    def __init__(self, fn: Callable[[str], Any], read: Callable[[Any], tuple[str | None, list[tuple[str, Any]]]]):
+        self._fn, self._read = fn, read
+
+    @staticmethod
+    def prepare(tools: Any) -> Any:
+        return None
+
+    @staticmethod
+    def build(prepared: Any) -> Any:
+        return None
+
+    def extract(self, parser: Any, prepared: Any, text: str) -> Any:
+        return self._fn(text)
+
+    def read(self, raw: Any) -> tuple[str | None, list[tuple[str, Any]]]:
+        return self._read(raw)
+
+
+def optional_wholes(dialect: str) -> tuple[dict[str, Whole], list[str]]:
+    """The optional whole-answer comparators of ``dialect`` beyond the engines: the strict regex parser (hermes),
+    and ``agent-tool-parser`` (PyPI; Rust-backed; every format it reads) when installed, or a note."""
+    found: dict[str, Whole] = {}
+    if dialect == "hermes":
+        found["regex"] = FunctionWhole(regex_hermes, lambda pair: pair)
+    try:
+        atp = importlib.import_module("agent_tool_parser")
+    except ImportError:
+        return found, ["agent-tool-parser: not compared (not installed: pip install agent-tool-parser)"]
+    found["agent-tool-parser"] = FunctionWhole(
+        atp.try_parse_tool_calls, lambda calls: (None, [(c.name, json.dumps(c.args, ensure_ascii=False)) for c in calls]))
+    return found, []
 
 
 class CompareError(ValueError):

@@ -12,7 +12,12 @@ machine, so ratios mean something:
   installed, on the ``mixed:``, ``args:`` and ``agent:`` workloads of every format they parse (the
   ``engines`` group: one mixed stream per format, cut in 4-character deltas that keep the model's
   special tokens whole, see ``workloads.split_keeping``);
-- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``).
+- any ``--compare module:callable`` (a function ``deltas -> (text, calls)``);
+- on ``prose`` only, ``prose_floor``: a search for the characters that can begin a marker, the delta collected.
+
+The ``construction`` and ``answers`` groups (``bench_groups``: building a parser for a request's tools, and
+parsing complete answers at once) run after the streams, with their own tables; the ``short`` group's
+engines get a summary table like the engines group's.
 
 Every parser's output is checked against streamparse's parse of the whole text at once:
 the calls (names and parsed arguments) and the text, separately.
@@ -43,11 +48,13 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from .baselines import PARSERS, Session, SessionFactory, raw_api
+from .baselines import PARSERS, PROSE_FLOOR, Session, SessionFactory, raw_api
+from .bench_groups import GROUPS, is_group_workload, run_groups
 from ..dialects.render import RENDERERS
 from .check import Expected, check, reference
-from .engines import engine_dialects, whole_tokens
-from .report import engines_legend, format_engines, format_table, ratios, table_legend
+from .engines import engine_dialects, engine_parsers, whole_tokens
+from .report import engines_legend, format_engines, format_table, ratios as stream_ratios, table_legend
+from .report_groups import format_answers, format_construction, group_ratios, groups_legend
 from .results import Result
 from .workloads import (KB, SCALING_DIALECTS, SCALING_KB, Workload, build_workload, split, split_keeping,
                         workload_dialect)
@@ -244,11 +251,13 @@ SCENARIOS: dict[str, Callable[[], list[str]]] = {
     "scaling": lambda: [f"args:{d}:{kb}" for d in SCALING_DIALECTS for kb in SCALING_KB],
     "engines": lambda: [f"mixed:{d}" for d in engine_dialects()],
     "short": lambda: [f"short:{d}" for d in engine_dialects()],
+    "construction": lambda: GROUPS["construction"](()),  # construct:* and answer*:*: bench_groups
+    "answers": lambda: GROUPS["answers"](engine_dialects()),
 }
 ENGINE_KINDS = ("mixed", "args", "agent", "short")  # the workloads the engines' parsers run on (not dialect:*, prose, ...)
 NAIVE_MAX_CHARS = 20 * KB  # the quadratic baseline runs up to this size (~0.5 s a run); 64 KB would take ~10 s
 SLOW_RUN_SECONDS = 3.0  # in a series (args:DIALECT:*), a comparator whose next run would take longer is skipped
-_NEVER_SKIPPED = ("streamparse", "identity", "floor")
+_NEVER_SKIPPED = ("streamparse", "identity", "floor", "prose_floor")
 
 
 def skip_reason(parser: str, chars: int) -> str | None:
@@ -286,21 +295,6 @@ def _too_slow(parser: str, name: str, chars: int, grown: dict[tuple[str, str], l
             f"time grows as size^{exponent:.1f})")
 
 
-def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
-    """The engines' sessions per dialect (``streamparse.harness.engines``), asked once each; every note logged once."""
-    from . import engines
-
-    found: dict[str, dict[str, SessionFactory]] = {}
-    notes: list[str] = []
-    for dialect in dict.fromkeys(d for d in dialects if d in engines.COMPARATORS):
-        sessions, lines = engines.engine_comparators(dialect)
-        found[dialect] = dict(sessions)
-        notes += [line for line in lines if line not in notes]
-    for line in notes:
-        log(f"# {line}")
-    return found
-
-
 def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[str, SessionFactory] | None = None,
               quick: bool = False, repeat: int = 3, engines: bool = True,
               log: Callable[[str], None] = print) -> list[Result]:
@@ -310,6 +304,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
     parsers = dict(parsers or PARSERS)
     names = [name for group in scenarios for name in (SCENARIOS[group]() if group in SCENARIOS else [group])
              if not (quick and name.startswith("args:") and int(name.rsplit(":", 1)[1]) > 4)]
+    grouped = [name for name in names if is_group_workload(name)]  # construction and whole answers: run last
+    names = [name for name in names if not is_group_workload(name)]
     by_dialect = engine_parsers([workload_dialect(n) for n in names if n.split(":")[0] in ENGINE_KINDS],
                                 log) if engines else {}
     grown: dict[tuple[str, str], list[tuple[int, float, str]]] = {}  # (args:DIALECT, parser) -> (chars, s, KB)
@@ -322,6 +318,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
         table: list[Result] = []
         engine_here = by_dialect.get(workload_dialect(name) or "", {}) if name.split(":")[0] in ENGINE_KINDS else {}
         here = {**parsers, **engine_here}
+        if name == "prose" and "floor" in parsers:  # the baselines run: the prose floor joins them on prose
+            here["prose_floor"] = PROSE_FLOOR
         for pname, factory in here.items():
             why = skip_reason(pname, len(workload.text)) or _too_slow(pname, name, len(workload.text), grown)
             if why is None:
@@ -348,9 +346,14 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
             time_in_turns(timed, here, workload.tools, deltas, rounds=INTERLEAVED_ROUNDS)
         log(format_table(table) + ("" if results else "\n\n" + table_legend(NAIVE_MAX_CHARS // KB)))
         results += table
-    summary = format_engines(results)
+    summary = "\n".join(t for t in (format_engines(results), format_engines(results, "short")) if t)
     if summary:
         log(summary + "\n" + engines_legend())
+    if grouped:
+        found = run_groups(grouped, quick=quick, engines=engines, log=log)
+        tables = [t for t in (format_construction(found), format_answers(found)) if t]
+        log("\n".join(tables) + "\n" + groups_legend())
+        results += found
     return results
 
 
@@ -374,14 +377,19 @@ def time_in_turns(results: Sequence[Result], factories: dict[str, SessionFactory
 
 
 def deltas_for(workload: Workload, chunk: int | str = 4) -> list[str]:
-    """The deltas every parser gets: ``chunk`` characters each; a ``mixed:`` stream keeps its model's
-    special tokens whole (``engines.whole_tokens``), as a detokenizer does."""
-    if workload.name.startswith("mixed:"):
+    """The deltas every parser gets: ``chunk`` characters each; a ``mixed:`` or ``short:`` stream keeps its
+    model's special tokens whole (``engines.whole_tokens``), as a detokenizer does."""
+    if workload.name.startswith(("mixed:", "short:")):
         return split_keeping(workload.text, whole_tokens(workload_dialect(workload.name) or ""), chunk)
     return split(workload.text, chunk)
 
 
 # ----------------------------------------------------------------------------- reporting (benchreport, benchplot)
+
+def ratios(results: list[Result]) -> dict[str, float]:
+    """The headline ratios of a run: the streams' (``report.ratios``) and the groups' (``report_groups``)."""
+    return {**stream_ratios(results), **group_ratios(results)}
+
 
 def plot(results: list[Result], path: str, chunk: int | str = 4) -> None:
     """Per-delta cost against argument size, log-log, one line per parser (see ``benchplot``)."""

@@ -40,13 +40,13 @@ import importlib.util
 import logging
 import sys
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .baselines import SessionFactory
-from .engines_sessions import Calls, SglangSession, VllmSession
+from .engines_sessions import Calls, SglangSession, SglangWhole, VllmSession, VllmWhole
 from .engines_tokens import KEYED_ON_IDS, StandInTokenizer, whole_tokens
 
-__all__ = ["engine_comparators", "engine_dialects", "StandInTokenizer", "INSTALL_HINT", "COMPARATORS",
+__all__ = ["engine_comparators", "engine_parsers", "engine_wholes", "engine_dialects", "StandInTokenizer", "INSTALL_HINT", "COMPARATORS",
            "NOT_COMPARED", "whole_tokens", "Calls"]
 
 INSTALL_HINT = ("install the comparators (CPU only, about a minute): see bench/README.md, "
@@ -121,6 +121,43 @@ def engine_comparators(dialect: str) -> tuple[dict[str, SessionFactory], list[st
         _cache[dialect] = (found, notes)
     found, notes = _cache[dialect]
     return dict(found), list(notes)
+
+
+def engine_wholes(dialect: str) -> tuple[dict[str, Any], list[str]]:
+    """The engines' parsers of ``dialect`` for the construction and whole-answer groups (``bench_groups``): each a
+    ``VllmWhole`` or ``SglangWhole`` (prepare, build, extract, read), by the same names as ``engine_comparators``;
+    and a note per engine not available or parser that would not load."""
+    found: dict[str, Any] = {}
+    notes: list[str] = []
+    for engine, parser in COMPARATORS.get(dialect, ()):
+        modules = _load(engine)
+        if isinstance(modules, BaseException):
+            note = f"{engine}: not compared ({type(modules).__name__}: {modules}); {INSTALL_HINT}"
+            notes += [note] if note not in notes else []
+            continue
+        try:
+            if engine == "vllm":
+                found[f"vllm:{parser}"] = VllmWhole(modules.parser(parser), modules.request, StandInTokenizer(dialect))
+            elif parser in modules.FunctionCallParser.ToolCallParserEnum:
+                found[f"sglang:{parser}"] = SglangWhole(modules.FunctionCallParser, modules.Tool, parser)
+            else:
+                raise KeyError(f"SGLang has no parser {parser!r}")
+        except Exception as exc:  # noqa: BLE001 - one parser that will not load is a note
+            notes.append(f"{engine}:{parser}: not compared ({type(exc).__name__}: {str(exc)[:160]})")
+    return found, notes
+
+
+def engine_parsers(dialects: Iterable[str | None], log: Callable[[str], None]) -> dict[str, dict[str, SessionFactory]]:
+    """The engines' sessions per dialect (``streamparse.harness.engines``), asked once each; every note logged once."""
+    found: dict[str, dict[str, SessionFactory]] = {}
+    notes: list[str] = []
+    for dialect in dict.fromkeys(d for d in dialects if d in COMPARATORS):
+        sessions, lines = engine_comparators(dialect)
+        found[dialect] = dict(sessions)
+        notes += [line for line in lines if line not in notes]
+    for line in notes:
+        log(f"# {line}")
+    return found
 
 
 def _load(engine: str) -> Any:

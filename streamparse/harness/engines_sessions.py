@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-__all__ = ["VllmSession", "SglangSession", "Calls"]
+__all__ = ["VllmSession", "SglangSession", "Calls", "VllmWhole", "SglangWhole"]
 
 Pair = tuple[str, list[tuple[str, str]]]
 RawApi = tuple[Callable[[str], Any], Callable[[], Any]]
@@ -185,3 +185,55 @@ def _unstreamed_args(detector: Any) -> tuple[int, str] | None:
     actual = streamed[index]
     remaining = expected[len(actual):] if expected.startswith(actual) else ""
     return (index, remaining) if remaining else None
+
+
+# ----------------------------------------------------------------------------- construction and whole answers
+
+class VllmWhole:
+    """vLLM's tool parser as its serving layer uses it per request (see ``bench_groups``): ``prepare`` builds the
+    request with the tools (vLLM does that for every request, parser or not: outside the clock), ``build`` makes
+    the parser for it (``cls(tokenizer, request.tools)`` and ``adjust_request``), ``extract`` is the non-streaming
+    ``extract_tool_calls(text, request)``."""
+
+    def __init__(self, cls: Any, request: Any, tokenizer: Any):
+        self._cls, self._request, self._tokenizer = cls, request, tokenizer
+
+    def prepare(self, tools: Any) -> Any:
+        return self._request(model="stand-in", messages=[{"role": "user", "content": ""}], tools=list(tools or []))
+
+    def build(self, request: Any) -> Any:
+        parser = self._cls(self._tokenizer, request.tools)
+        parser.adjust_request(request)
+        return parser
+
+    @staticmethod
+    def extract(parser: Any, request: Any, text: str) -> Any:
+        return parser.extract_tool_calls(text, request)
+
+    @staticmethod
+    def read(info: Any) -> Pair:
+        calls = [(c.function.name, c.function.arguments) for c in info.tool_calls or ()] if info.tools_called else []
+        return info.content or "", calls
+
+
+class SglangWhole:
+    """SGLang's ``FunctionCallParser`` per request: ``prepare`` validates the tools into its ``Tool`` models (its
+    request parsing does), ``build`` makes the parser, ``extract`` is ``parse_non_stream(text)``."""
+
+    def __init__(self, function_call_parser: Any, tool: Any, parser: str):
+        self._fcp, self._tool, self._name = function_call_parser, tool, parser
+
+    def prepare(self, tools: Any) -> Any:
+        return [self._tool.model_validate(t) for t in tools or []]
+
+    def build(self, tools: Any) -> Any:
+        return self._fcp(tools, self._name)
+
+    @staticmethod
+    def extract(parser: Any, tools: Any, text: str) -> Any:
+        return parser.parse_non_stream(text)
+
+    @staticmethod
+    def read(result: Any) -> Pair:
+        text, items = result
+        return text or "", [(item.name, item.parameters) for item in items]

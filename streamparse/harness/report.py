@@ -21,7 +21,7 @@ __all__ = ["WIDTH", "BASELINES", "format_table", "table_legend", "format_engines
            "format_ratios", "best_engine", "not_applicable"]
 
 WIDTH = 100  # every line printed fits in this many columns
-BASELINES = ("identity", "floor", "naive")  # parse nothing, or only the formats a regex reads
+BASELINES = ("identity", "floor", "naive", "prose_floor")  # parse nothing, or only the formats a regex reads
 NOT_READ = "reads no calls of this format (n/a: not a mismatch)"
 
 
@@ -102,6 +102,8 @@ def table_legend(naive_kb: int) -> str:
         "  identity  baseline: hands each delta back as text, parses nothing (the cost of the loop alone)",
         "  floor     baseline: one regex search per delta for start markers, parses nothing",
         f"  naive     baseline: re-parses the whole buffer per delta; runs up to {naive_kb} KB (quadratic)",
+        "  prose_floor  baseline, prose only: one search for a character that can begin a marker (<[{`, a",
+        "            line break), the delta collected in a list: the least a parser's prose path can cost",
         "  MB/s      millions of characters parsed per second (best timed run)",
         "  µs/Δ      microseconds per delta, i.e. per feed() call (best timed run)",
         "  ×floor    this parser's µs/Δ divided by the floor's µs/Δ in the same table",
@@ -152,11 +154,12 @@ def _packed(head: str, cells: list[str]) -> list[str]:
     return lines + [line]
 
 
-def format_engines(results: list[Result]) -> str:
-    """One table for every format of the engines group (``mixed:*``): streamparse's µs per delta and check,
-    the ratio to the best engine (``best_engine``, starred), and each engine's µs per delta with its check
-    (``calls / text``). Empty when the run had no engine on a mixed stream. Columns: ``engines_legend``."""
-    scenarios = [r.scenario for r in results if r.scenario.startswith("mixed:") and r.parser == "streamparse"]
+def format_engines(results: list[Result], kind: str = "mixed") -> str:
+    """One table for every format of the engines group (``mixed:*``; ``kind="short"``: the short group's
+    ``short:*``): streamparse's µs per delta and check, the ratio to the best engine (``best_engine``, starred),
+    and each engine's µs per delta with its check (``calls / text``). Empty when the run had no engine on such a
+    stream. Columns: ``engines_legend``."""
+    scenarios = [r.scenario for r in results if r.scenario.startswith(kind + ":") and r.parser == "streamparse"]
     rows = []
     for scenario in scenarios:
         mine = next(r for r in results if r.scenario == scenario and r.parser == "streamparse")
@@ -171,7 +174,9 @@ def format_engines(results: list[Result]) -> str:
         return ""
     head, *starts = lay_out([("format", "sp µs/Δ", "sp check", "ratio"), *(cells for cells, _ in rows)], "lrll",
                             ragged=False)
-    lines = ["\n== engines: streamparse vs the engines' own parsers, one mixed stream per format (same run)",
+    what = "one mixed stream" if kind == "mixed" else "one stream of short calls"
+    lines = [f"\n== {'engines' if kind == 'mixed' else kind}: streamparse vs the engines' own parsers, {what} per "
+             "format (same run)",
              head + " engines: µs/Δ [calls / text]"]
     for start, (_, listed) in zip(starts, rows):
         lines += _packed(start + " ", listed)
@@ -181,7 +186,7 @@ def format_engines(results: list[Result]) -> str:
 def engines_legend() -> str:
     """One line per column of ``format_engines``."""
     return "\n".join((
-        "  format    the dialect; its workload is mixed:FORMAT (one stream of text and calls, see above)",
+        "  format    the dialect; its workload is mixed:FORMAT (short table: short:FORMAT, short calls)",
         "  sp µs/Δ   streamparse's microseconds per delta on it; sp check: its calls / text (see above)",
         "  ratio     streamparse's µs/Δ ÷ the starred engine's (below 1: streamparse is faster)",
         "  *         best engine: lowest µs/Δ among engines run to the end with every call right",
@@ -235,6 +240,16 @@ _RATIO_MEANINGS = (  # (key pattern, one line); D stands for a dialect
     (r"agent_.+_streamparse_over_floor", "agent_D: streamparse's time ÷ the floor's on the agent workload"),
     (r".+_streamparse_over_best_engine", "D: streamparse's µs/Δ ÷ the best engine's (engines table; below 1: "
                                          "faster)"),
+    # the groups' ratios (report_groups.group_ratios)
+    (r"prose_streamparse_over_prose_floor", "prose: streamparse's time ÷ the prose floor's (search + collect)"),
+    (r"short_.+_streamparse_over_best_engine", "short_D: the same on the short-call stream (short:D)"),
+    (r"(short|mixed)_.+_streamparse_over_sglang", "(short|mixed)_D_..._over_sglang: ÷ SGLang's best parser "
+                                                  "with every call right"),
+    (r"answer1?_.+_streamparse_over_best_engine", "answer_D / answer1_D: streamparse's parse() ÷ the best "
+                                                  "engine's, per whole answer"),
+    (r"answer_.+_streamparse_over_regex", "answer_D_..._over_regex: parse() ÷ the strict regex parser's"),
+    (r"construct_.+_streamparse_us", "construct_K_N: µs to build streamparse's parser for N tools"),
+    (r"construct_.+_streamparse_over_fastest_engine", "construct_K_N_...: ÷ the fastest engine's construction"),
 )
 
 

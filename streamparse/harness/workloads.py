@@ -116,31 +116,46 @@ def build_workload(scenario: str, *, seed: int = 0, size_kb: int = 64, calls: in
 # ----------------------------------------------------------------------------- short calls
 
 SHORT_CALLS = 100
+# A format whose calls are the whole message or one block at its end (LAYOUT) gets one block of this many: a
+# model writes no list of 100 calls, and SGLang's pythonic regex backtracks for minutes on one.
+SHORT_BLOCK = 5
 
 
 def _short(scenario: str, rng: random.Random, calls: int) -> Workload:
     """``calls`` short calls, each after a few words, with one to three small arguments: ``get_weather`` with a
-    city and maybe days and metric, or ``search_recipes`` with a short query."""
+    city and maybe days and metric, or ``search_recipes`` with a short query. Written as the format's model
+    writes them, as ``_mixed`` does: each call in its own block after its words, or, for a format whose model
+    writes its calls in one block (``LAYOUT``), a few words and then ``SHORT_BLOCK`` calls in one block, or the
+    block alone."""
     dialect = scenario.split(":", 1)[1]
+    if dialect not in RENDERERS:
+        raise ValueError(f"unknown dialect in {scenario!r}")
+    made: list[tuple[str, dict[str, Any]]] = []
+    for i in range(calls):
+        if i % 3 == 2:
+            made.append(("search_recipes", {"query": " ".join(rng.choice(_WORDS) for _ in range(3))}))
+            continue
+        args: dict[str, Any] = {"city": rng.choice(("Paris", "Oslo", "Lima", "São Paulo", "New York"))}
+        if i % 3:
+            args["days"] = rng.randint(1, 7)
+        if i % 4 == 0:
+            args["metric"] = bool(i % 8)
+        made.append(("get_weather", args))
+    layout = LAYOUT.get(dialect, "between")
+    groups = [[call] for call in made] if layout == "between" else [made[:SHORT_BLOCK]]
     pieces: list[str] = []
     ends: list[int] = []
     offset = 0
-    for i in range(calls):
-        prose = _prose(rng, rng.randint(3, 8)) + "\n"
-        if i % 3 == 2:
-            args: dict[str, Any] = {"query": " ".join(rng.choice(_WORDS) for _ in range(3))}
-            block, end = RENDERERS[dialect]("search_recipes", args)
-        else:
-            args = {"city": rng.choice(("Paris", "Oslo", "Lima", "São Paulo", "New York"))}
-            if i % 3:
-                args["days"] = rng.randint(1, 7)
-            if i % 4 == 0:
-                args["metric"] = bool(i % 8)
-            block, end = RENDERERS[dialect]("get_weather", args)
-        pieces += [prose, block, "\n"]
-        ends.append(offset + len(prose) + end)
-        offset += len(prose) + len(block) + 1
-    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends)
+    for n, group in enumerate(groups):
+        prose = "" if layout == "only" else _message(dialect, _prose(rng, rng.randint(3, 8)) + "\n", first=not n)
+        block, at = several(dialect, group, first=n)
+        if dialect in _PROSE_MESSAGE:
+            block, at = _NEXT_MESSAGE[dialect] + block, [end + len(_NEXT_MESSAGE[dialect]) for end in at]
+        gap = "" if layout == "only" or dialect in _PROSE_MESSAGE else "\n"
+        pieces += [prose, block, gap]
+        ends += [offset + len(prose) + end for end in at]
+        offset += len(prose) + len(block) + len(gap)
+    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends, calls=made[: len(ends)])
 
 
 # ----------------------------------------------------------------------------- agent turns
@@ -291,8 +306,9 @@ LAYOUT: dict[str, str] = {"llama3_json": "only", "pythonic": "only", "xlam": "on
                           "lfm2": "end", "cohere": "end"}
 
 
-def several(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[int]]:
-    """Several calls written at once, as the format's model writes them, and where each completes."""
+def several(dialect: str, calls: list[tuple[str, dict[str, Any]]], first: int = 0) -> tuple[str, list[int]]:
+    """Several calls written at once, as the format's model writes them, and where each completes; ``first``:
+    the index of the first in the turn (Kimi's call ids count the turn's calls)."""
     form = _SEVERAL.get(dialect)
     ends: list[int] = []
     if form is None:
@@ -306,7 +322,7 @@ def several(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[str,
     opening, separator, closing, one = form
     text = opening
     for i, (name, args) in enumerate(calls):
-        text += (separator if i else "") + one(i, name, args)
+        text += (separator if i else "") + one(first + i, name, args)
         ends.append(len(text))
     return text + closing, ends
 

@@ -164,7 +164,8 @@ def test_engine_comparators_are_wired_per_dialect_with_their_correctness(monkeyp
     rows = {(r.scenario, r.parser): r for r in results}
     assert {p for s, p in rows if s == "agent:hermes"} == {"streamparse", "floor", "vllm:hermes", "sglang:hermes"}
     assert rows["agent:hermes", "sglang:hermes"].note == "failed (RuntimeError: no tokenizer)"
-    assert {p for s, p in rows if s in ("prose", "agent:qwen3_coder")} == {"streamparse", "floor"}
+    assert {p for s, p in rows if s == "agent:qwen3_coder"} == {"streamparse", "floor"}
+    assert {p for s, p in rows if s == "prose"} == {"streamparse", "floor", "prose_floor"}  # it joins the floor
     engine = rows["agent:hermes", "vllm:hermes"]
     assert (engine.calls_ok, engine.calls_expected, engine.text_ok, engine.correct) == (20, 20, "ws", False)
     assert rows["agent:hermes", "streamparse"].correct is True
@@ -244,12 +245,13 @@ def test_bench_smoke_run_with_json_plot_and_compare(tmp_path, monkeypatch, no_en
     assert code == 0, out.getvalue()
     data = json.loads(results.read_text())
     parsers = {r["parser"] for r in data["results"]}
-    assert parsers == {"streamparse", "identity", "floor", "naive", "other_parser:parse"}
+    assert parsers == {"streamparse", "identity", "floor", "naive", "prose_floor", "other_parser:parse"}
     heavy = {r["parser"]: r for r in data["results"] if r["scenario"] == "tool_heavy"}
     assert heavy["streamparse"]["correct"] is True and heavy["streamparse"]["calls"] == 20
     assert heavy["streamparse"]["max_held"] <= 32 and max(heavy["streamparse"]["latency_deltas"]) == 0
     assert 0 < heavy["other_parser:parse"]["calls_ok"] < 20  # checked like every parser (it is given no tools)
     assert "prose_streamparse_over_floor" in data["ratios"] and "tool_heavy_mb_per_s" in data["ratios"]
+    assert "prose_streamparse_over_prose_floor" in data["ratios"]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = out.getvalue()
     assert "== tool_heavy" in text and text.count("# engines: left out in tests") == 1
