@@ -165,6 +165,7 @@ def _peak_memory(factory: SessionFactory, tools: Any, deltas: Sequence[str], sto
 
 TIME_BUDGET = 0.25  # seconds of timed runs per parser and workload: repeats stop once spent
 INTERLEAVED_ROUNDS = 5  # then every cleanly timed parser of a workload runs again, in turns, this many rounds
+PROSE_ROUNDS = 20  # prose (about 10 ms a run): more rounds, for the prose floor's ratio on a loaded machine
 SLOW_DELTA_US = 20.0  # a parser slower than this per delta is timed by its instrumented run (see measure)
 TRACE_FACTOR = 5.0  # a run under tracemalloc takes about this many times longer (2 to 12 for the engines)
 TRACE_MAX_SECONDS = 2.0  # the peak-memory run: left out when it would take longer, stopped when it does
@@ -343,7 +344,8 @@ def run_suite(scenarios: Iterable[str], *, chunk: int | str = 4, parsers: dict[s
                 grown.setdefault((series, pname), []).append((len(workload.text), whole, kb))
         if not quick:
             timed = [r for r in table if r.runs and r.complete and r.parser in here]
-            time_in_turns(timed, here, workload.tools, deltas, rounds=INTERLEAVED_ROUNDS)
+            rounds = PROSE_ROUNDS if name == "prose" else INTERLEAVED_ROUNDS
+            time_in_turns(timed, here, workload.tools, deltas, rounds=rounds)
         log(format_table(table) + ("" if results else "\n\n" + table_legend(NAIVE_MAX_CHARS // KB)))
         results += table
     summary = "\n".join(t for t in (format_engines(results), format_engines(results, "short")) if t)
