@@ -113,7 +113,9 @@ class Diagnostic:
     - ``incomplete``: a call cut off (by the end of the stream or a limit);
     - ``truncated``: a stream cut off (max tokens) inside a call block: its unfinished text (``details.text``)
       left neither as a call nor as text;
-    - ``too_deep``: a value nested past the depth limit.
+    - ``too_deep``: a value nested past the depth limit;
+    - ``mid_line``: a bare pythonic call to a declared tool written after text on its line (``Sure:
+      [get_weather(…)]``), kept as text (the list is read at a line start only), reported right after its ``(``.
     """
 
     code: str

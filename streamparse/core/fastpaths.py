@@ -27,6 +27,7 @@ class FastPaths(Output):
     """The part of the parser that takes deltas without its state machine (the parser sets the attributes)."""
 
     _held: str
+    _look: str
     _gate: Callable[[str], object]
     _prose_gate: Callable[[str], re.Match[str] | None]
     _table: MarkerTable
@@ -44,8 +45,8 @@ class FastPaths(Output):
         state machine must read them."""
         text = self._held + delta
         table = self._table
-        if not text or (self._line_blank and table.word_start(text)):
-            return None
+        if not text or self._look or (self._line_blank and table.word_start(text)):
+            return None  # (a look past a mid-line "[" cut by the last delta: the state machine reads on, mid_line.py)
         i = 0
         while True:
             m = table.prose_check.search(text, i)
@@ -57,7 +58,13 @@ class FastPaths(Output):
             j = m.start()
             if text[j] in "\n`":  # a line break, or a fence: the state machine's own readings (no table marker)
                 return None
-            found = table.match(text, j, False, blank_after(self._line_blank, text[:j]))
+            blank = blank_after(self._line_blank, text[:j])
+            if m.lastindex:  # a "[" before a name's first character, where no marker begins (scanner._MID_LINE_START)
+                if not blank and table.mid_line_call(text, j, False) is not None:
+                    return None  # "[NAME(" mid-line, or its start: the state machine reports it (mid_line.py)
+                i = j + 1
+                continue
+            found = table.match(text, j, False, blank)
             if found is not None:
                 break
             i = j + 1  # no marker here (``<div>`` where a tool's name could stand): prose, as the state machine reads it

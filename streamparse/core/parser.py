@@ -30,6 +30,7 @@ from ..dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .fastpaths import FastPaths
 from .live import LiveCall
+from .mid_line import MidLine
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, Found, HeadMatch, marker_table, match_head
 from .tag_body import TagBody
@@ -42,7 +43,7 @@ SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand on the prose fast path (tests/core/test_fast_paths.py)
 
 
-class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
+class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -95,6 +96,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
         self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
         self._resume = _TEXT
+        self._look = ""  # a look past a mid-line "[" cut by the last text's end (mid_line.py)
         ItemCalls.__init__(self)
 
     # ------------------------------------------------------------------ public API
@@ -165,7 +167,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
         (the prose fast path found it, as ``_scan_text`` would)."""
         self._out = []
         self._held = ""
-        pos, n = 0, len(text)
+        pos, n = self._look_on(text, final) if self._look else 0, len(text)
         if found is not None and found != PARTIAL:
             self._text(text[:at])
             pos = self._begin(text, at, 0, found)
@@ -180,7 +182,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
                 break
         self._held = text[pos:]
         self._idle = self._mode == _TEXT and not final and self._resume == _TEXT
-        self._gate = self._prose_gate if self._idle and not self._held and not self._line_blank else type
+        self._gate = self._prose_gate if self._idle and not (self._held or self._line_blank or self._look) else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
         self._body_fast = self._body_fast_path() if self._mode == _BODY and not final else None
@@ -257,7 +259,9 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths):
             if found == PARTIAL:
                 return j
             if found is None:
-                i = j + 1
+                end = self._mid_line(text, j, final)  # "[NAME(" mid-line: reported, its text up to "(" out
+                pos = end or pos
+                i = end or j + 1
                 continue
             return self._begin(text, j, fence, found)
 

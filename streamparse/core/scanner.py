@@ -26,6 +26,10 @@ FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
 FENCE_HEAD_MAX = 80
 _TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
+# Where ``[NAME(`` may start (the name is checked by ``mid_line_call``). Its one group is set only where no other
+# alternative matched (they have no groups, and come first): no marker begins there (``FastPaths._prose_more``).
+_MID_LINE_START = r"\[(?:((?u:[\w.\-]))|\Z)"
+_MID_LINE_NAME = re.compile(rf"[\w.\-]{{0,{_MAX_NAME}}}")  # a look past ``[``: bounded, as the line-start head's
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,15 @@ class MarkerSet:
         # cannot begin any enabled marker. The parser's fast paths use two narrower searches: mid-line, with
         # no line break in the delta (prose_gate: no backtick), and from a line start on (prose_check: a
         # backtick only after a newline; word_start checks the text's own start).
-        self.trigger = _alternation(any_part, named, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
-        self.prose_gate = _alternation(any_part, named, "\n")
+        # A bare "[" list of calls read at line starts only (pythonic, auto-detected, tools declared): a "[" mid-line
+        # before a name's first character is looked at too, to report ``[NAME(`` left as text (``mid_line``).
+        self.mid_line = next((d.name for d in dialects for op in d.openers if op.line_start and op.text == "["
+                              and any(p.called == "(" for p in op.look)), "") if has_tools and not pinned else ""
+        bracket = _MID_LINE_START if self.mid_line else ""
+        self.trigger = _alternation(any_part, named, bracket, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
+        self.prose_gate = _alternation(any_part, named, bracket, "\n")
         line_part = "|".join(p for p in (at_start, "`") if p)
-        self.prose_check = _alternation(any_part, named, f"\n[ \t]*(?:{line_part})")
+        self.prose_check = _alternation(any_part, named, bracket, f"\n[ \t]*(?:{line_part})")
         self.word_start = re.compile(f"[ \t]*(?:{line_part})", ASCII_NOCASE).match
 
     def _candidate(self, d: Dialect, op: Opener) -> Candidate:
@@ -157,6 +166,19 @@ class MarkerTable(MarkerSet):
             elif before.startswith(tail):
                 return True
         return False
+
+    def mid_line_call(self, text: str, j: int, final: bool) -> tuple[int, str] | Partial | None:
+        """At ``text[j] == "["`` mid-line: ``[NAME(`` with NAME a declared tool (dotted allowed, any case, as the
+        line-start form reads it)? ``(end, name)``: where the ``(`` ends and the declared name; PARTIAL: the text
+        ends inside a declared name's prefix; None: not one. Reads at most the longest name past ``[``."""
+        if text[j + 1 : j + 2].lower() not in self.tool_prefixes:  # most "[": no declared name starts so
+            return None
+        k = _MID_LINE_NAME.match(text, j + 1).end()  # type: ignore[union-attr]  # re's stub: a `{0,n}` pattern always matches
+        word = text[j + 1 : k].lower()
+        if k == len(text):
+            return PARTIAL if not final and word in self.tool_prefixes else None
+        name = self.tool_names.get(word) if text[k] == "(" else None
+        return (k + 1, name) if name is not None else None
 
     def match_word(self, text: str, i: int, final: bool) -> tuple[int, Found]:
         """At a line start ``text[i]`` (spaces allowed): a letter-initial marker? Returns (where, found)."""
