@@ -67,6 +67,8 @@ class FastPaths(Output):
             found = table.match(text, j, False, blank)
             if found is not None:
                 break
+            if text[j] == "[" and table.mid_line and not blank and table.mid_line_call(text, j, False) is not None:
+                return None  # a "[" ending the text mid-line: a name may follow (mid_line.py)
             i = j + 1  # no marker here (``<div>`` where a tool's name could stand): prose, as the state machine reads it
         if found != PARTIAL:  # a marker: the state machine reads on from it
             return self._run(text, False, j, found)

@@ -171,7 +171,10 @@ class MarkerTable(MarkerSet):
         """At ``text[j] == "["`` mid-line: ``[NAME(`` with NAME a declared tool (dotted allowed, any case, as the
         line-start form reads it)? ``(end, name)``: where the ``(`` ends and the declared name; PARTIAL: the text
         ends inside a declared name's prefix; None: not one. Reads at most the longest name past ``[``."""
-        if text[j + 1 : j + 2].lower() not in self.tool_prefixes:  # most "[": no declared name starts so
+        first = text[j + 1 : j + 2]
+        if not first:
+            return None if final else PARTIAL  # the text ends at the "[": the name may come next
+        if first.lower() not in self.tool_prefixes:  # most "[": no declared name starts so
             return None
         k = _MID_LINE_NAME.match(text, j + 1).end()  # type: ignore[union-attr]  # re's stub: a `{0,n}` pattern always matches
         word = text[j + 1 : k].lower()
