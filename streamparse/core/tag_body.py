@@ -111,6 +111,18 @@ class TagBody(RawValueScan):
         if size >= self.limit:
             return None
         if self.strings and self.depth:  # (outside an item a quote is text, as in ``scan``)
+            if self.strings in _SIMPLE_QUOTES and b.watch is None:
+                if "<" not in text or self.tag_or_tail(text) is None:  # no tag here, nor a tag's start at its end:
+                    # its strings are read when a tag could mean something (``lagged``)
+                    b.size = size
+                    b.sink(text)
+                    self.lagged.append(text)
+                    return []
+                if self.lagged:
+                    if self.lagged[-1].endswith("\\"):
+                        return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
+                    self._strings_only("".join(self.lagged), tags=False)  # (no tag in it, no backslash ending it: all read)
+                    self.lagged = []
             quote = self.in_str
             if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
                 b.size = size
@@ -141,6 +153,17 @@ class TagBody(RawValueScan):
         b.size = size
         b.sink(text)
         return []
+
+    def reclaim(self) -> str:
+        """Before the slow path reads on (``lagged`` is not empty): the state caught up with what the fast paths
+        took, a text's end they could not yet read taken back and returned, for the parser to read again."""
+        if self.values is not None:
+            return self._reclaim_values()
+        text, self.lagged = "".join(self.lagged), []
+        k = self._strings_only(text, tags=False)  # (no tag in it: all read, but a backslash ending it in a string)
+        if k < len(text):
+            self.b.unwrite(len(text) - k)
+        return text[k:]
 
     def gap(self, text: str) -> list[Event] | None:
         """Between items, ``text`` (a delta, or the held tail then the delta) that is whitespace, then maybe a tag's
@@ -244,12 +267,13 @@ class TagBody(RawValueScan):
         b.write(text[pos:i])
         return i
 
-    def _strings_only(self, text: str) -> int:
-        """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string: ``in_str`` follows its
-        quotes and escapes. Returns how much of it was read: all, or all but a backslash ending it inside a string
-        (its escaped character is still to come); -1 (nothing changed): a ``<`` outside a string."""
+    def _strings_only(self, text: str, tags: bool = True) -> int:
+        """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string (``tags=False``: it holds no
+        tag at all): ``in_str`` follows its quotes and escapes. Returns how much of it was read: all, or all but a
+        backslash ending it inside a string (its escaped character is still to come); -1 (nothing changed): a
+        ``<`` outside a string."""
         quote, i, n = self.in_str, 0, len(text)
-        outside = _SIMPLE_QUOTES[self.strings]
+        outside = (_SIMPLE_QUOTES if tags else _QUOTES)[self.strings]
         while i < n:
             if quote:  # the string's characters and escapes in one match, up to its closing quote
                 j = _STRING_BODY[quote](text, i).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
@@ -333,6 +357,7 @@ class TagBody(RawValueScan):
 
 # Dialects whose strings are one-character quotes: outside a string, a quote or a tag's "<" is what matters.
 _SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
+_QUOTES = {('"',): re.compile('"'), ("'", '"'): re.compile("['\"]")}  # (in text that holds no tag)
 _STRING_BODY = {q: re.compile(f"(?:[^{q}\\\\]|\\\\.)*", re.S).match for q in ("'", '"')}  # a string's inside
 
 

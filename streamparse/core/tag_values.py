@@ -173,8 +173,8 @@ class RawValueScan:
             self.hold(self.tail, self.after_tail)
         return []
 
-    def reclaim(self) -> str:
-        """Before the slow path reads on: the values' state caught up with what ``fast_values`` took, and a tag's
+    def _reclaim_values(self) -> str:
+        """``reclaim`` for raw-text values: the values' state caught up with what ``fast_values`` took, and a tag's
         prefix ending it taken back from the item (returned: the parser reads it again, in front of what it holds),
         so the slow path meets every tag whole."""
         text = "".join(self.lagged)
