@@ -18,7 +18,7 @@ LEGENDS = ROOT / "docs" / "legends"
 
 def test_readme_is_a_front_page_with_the_diagram_and_the_picture() -> None:
     readme = (ROOT / "README.md").read_text()
-    assert len(readme.splitlines()) <= 150
+    assert len(readme.splitlines()) <= 160  # a front page: the reference is docs/
     images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", readme)
     assert len(images) >= 2 and all((ROOT / image).is_file() for image in images)
 
