@@ -220,6 +220,7 @@ def _transport_like(transport: Any) -> bool:
 
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_HEAD = re.compile(rb"([0-9A-Fa-f]{1,15})\r\n")  # the usual chunk header: a size alone (anything else: read by line)
 _MAX_LINE = 4096  # a chunk header or trailer line longer than this is refused
 
 
@@ -252,6 +253,15 @@ class _Chunks:
     def _decode(self, buf: bytearray, out: list[bytes]) -> None:
         pos, end = 0, len(buf)
         try:
+            if not (self.left or self.crlf or self.trailer):  # whole chunks with a bare size line: one match each
+                head = _HEAD.match
+                while (m := head(buf, pos)) is not None:
+                    start = m.end()
+                    stop = start + int(m.group(1), 16)
+                    if stop == start or stop + 2 > end or buf[stop:stop + 2] != b"\r\n":
+                        break  # the last chunk, a part, or a malformed footer: read below
+                    out.append(bytes(buf[start:stop]))
+                    pos = stop + 2
             while not self.done:
                 if self.left:
                     take = min(self.left, end - pos)

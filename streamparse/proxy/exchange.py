@@ -31,6 +31,7 @@ from .access_log import record_of
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .fallback import failure_reason, skipped, status_reason
 from .metrics import Metrics, StreamMeter
+from .pools import BackendPools
 from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
 from .redaction import StreamRedactor
@@ -110,10 +111,9 @@ class Upstream:
         self.redactor = replies.redactor
         self.max_response_bytes = max_response_bytes
         self.slots = Slots()
-        pool = sum(b.max_connections for b in backends)
-        self._own_client = client is None
-        self.client = client or httpx.AsyncClient(timeout=None, limits=httpx.Limits(
-            max_connections=pool, max_keepalive_connections=min(pool, 200)))
+        self._own_client = client is None  # (else: the caller's client, its pool and its transport)
+        self.client = client or httpx.AsyncClient(timeout=None, transport=BackendPools(
+            (b.upstream, b.max_connections) for b in backends))
 
     async def aclose(self) -> None:
         if self._own_client:
