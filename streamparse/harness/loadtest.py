@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, AsyncIterator, Iterator
 
 import anyio
@@ -210,17 +210,36 @@ def run_fairness(concurrency: int = 20, token_delay: float = 0.02, size: int = 1
     }
 
 
-def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
-    """Throughput of ``streamparse serve --workers N`` with an unpaced upstream, for each N."""
+def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), rounds: int = 3,
+                token_delay: float = 0.0) -> dict[str, Any]:
+    """Throughput of ``streamparse serve --workers N`` for each N, every server in front of one replay upstream
+    (unpaced by default) and taking turns round by round, so a machine that slows down mid-run slows all alike."""
     payload = _payload("long")
-    figures: dict[str, Any] = {"concurrency": concurrency}
+    figures: dict[str, Any] = {"concurrency": concurrency, "rounds": rounds}
+    cmd = [sys.executable, "-m", "streamparse"]
+    up_port = free_port()
+    with ExitStack() as stack:
+        stack.enter_context(started_process([*cmd, "replay", "--port", str(up_port), "--delay", str(token_delay),
+                                             "--log-level", "warning"], lambda: port_open(up_port)))
+        bases: dict[int, str] = {}
+        for n in workers:
+            port = free_port()
+            proc = stack.enter_context(started_process(
+                [*cmd, "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port", str(port), "--workers",
+                 str(n), "--log-level", "warning"], lambda port=port: port_open(port)))  # type: ignore[misc]
+            bases[n] = f"http://127.0.0.1:{port}/v1/chat/completions"
+            figures[f"workers_{n}_processes"] = len(_process_tree(proc.pid))
+        for base in bases.values():  # a warm-up each (every worker's first requests, imports done)
+            anyio.run(_many, base, payload, 4)
+        seconds = dict.fromkeys(workers, 0.0)
+        for _ in range(rounds):
+            for n, base in bases.items():
+                results, _, elapsed = anyio.run(_many, base, payload, concurrency)
+                if len(results) != concurrency or any(_comparable(r) != _comparable(results[0]) for r in results):
+                    raise LoadError(f"streams differ with {n} workers")
+                seconds[n] += elapsed
     for n in workers:
-        with _servers(0.0, workers=n) as (_, proxy_base, pids):
-            results, _, elapsed = anyio.run(_many, proxy_base + "/chat/completions", payload, concurrency)
-            if len(results) != concurrency or any(_comparable(r) != _comparable(results[0]) for r in results):
-                raise LoadError(f"streams differ with {n} workers")
-            figures[f"workers_{n}_requests_per_s"] = concurrency / elapsed
-            figures[f"workers_{n}_processes"] = len(pids)
+        figures[f"workers_{n}_requests_per_s"] = concurrency * rounds / seconds[n]
     if len(workers) == 2:
         a, b = workers
         figures[f"throughput_ratio_{b}_to_{a}_workers"] = (figures[f"workers_{b}_requests_per_s"]
