@@ -143,19 +143,28 @@ def _short(scenario: str, rng: random.Random, calls: int) -> Workload:
         made.append(("get_weather", args))
     layout = LAYOUT.get(dialect, "between")
     groups = [[call] for call in made] if layout == "between" else [made[:SHORT_BLOCK]]
+    pieces, ends = _laid_out(dialect, groups, layout, rng, (3, 8), "\n", numbered=True)
+    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends, calls=made[: len(ends)])
+
+
+def _laid_out(dialect: str, groups: list[list[tuple[str, dict[str, Any]]]], layout: str, rng: random.Random,
+              words: tuple[int, int], after: str = "", numbered: bool = False) -> tuple[list[str], list[int]]:
+    """Each group of calls after a few ``words`` of prose (none for the ``only`` layout), as the format's model
+    writes them (``several``; ``numbered``: the call ids count on across groups): the pieces of the text and
+    where each call completes."""
     pieces: list[str] = []
     ends: list[int] = []
     offset = 0
     for n, group in enumerate(groups):
-        prose = "" if layout == "only" else _message(dialect, _prose(rng, rng.randint(3, 8)) + "\n", first=not n)
-        block, at = several(dialect, group, first=n)
+        prose = "" if layout == "only" else _message(dialect, _prose(rng, rng.randint(*words)) + after, first=not n)
+        block, at = several(dialect, group, first=n if numbered else 0)
         if dialect in _PROSE_MESSAGE:
             block, at = _NEXT_MESSAGE[dialect] + block, [end + len(_NEXT_MESSAGE[dialect]) for end in at]
         gap = "" if layout == "only" or dialect in _PROSE_MESSAGE else "\n"
         pieces += [prose, block, gap]
         ends += [offset + len(prose) + end for end in at]
         offset += len(prose) + len(block) + len(gap)
-    return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends, calls=made[: len(ends)])
+    return pieces, ends
 
 
 # ----------------------------------------------------------------------------- agent turns
@@ -342,18 +351,7 @@ def _mixed(scenario: str, rng: random.Random) -> Workload:
     made.append(("write_file", {"path": "src/generated.py", "content": _code(rng, MIXED_LARGE).strip()}))
     layout = LAYOUT.get(dialect, "between")
     groups = [made[:1], made[1:4], made[4:]] if layout == "between" else [made]
-    pieces: list[str] = []
-    ends: list[int] = []
-    offset = 0
-    for group in groups:
-        prose = "" if layout == "only" else _message(dialect, _prose(rng, rng.randint(20, 40)), first=not pieces)
-        block, at = several(dialect, group)
-        if dialect in _PROSE_MESSAGE:
-            block, at = _NEXT_MESSAGE[dialect] + block, [end + len(_NEXT_MESSAGE[dialect]) for end in at]
-        gap = "" if layout == "only" or dialect in _PROSE_MESSAGE else "\n"
-        pieces += [prose, block, gap]
-        ends += [offset + len(prose) + end for end in at]
-        offset += len(prose) + len(block) + len(gap)
+    pieces, ends = _laid_out(dialect, groups, layout, rng, (20, 40))
     if layout == "between":
         pieces.append(_message(dialect, _prose(rng, 30), first=False))
     return Workload(scenario, "".join(pieces), EXAMPLE_TOOLS, ends, arg_sizes=[_args_bytes(a) for _, a in made],
