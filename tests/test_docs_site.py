@@ -66,15 +66,10 @@ def test_markers_in_tables_read_as_written(site: Path) -> None:
     assert any(code.startswith("streamparse [parse] [FILE|-] ") for code in code_spans(page(site, "cli")))
 
 
-# The one raw role left, in proxy/middleware.py (ToolCallMiddleware), whose new wording waits for its owner
-# (/tmp/docstrings-for-lead.md in issue 32's work); empty this once it is applied.
-PENDING_ROLES: set[str] = set()
-
-
 def test_api_page_shows_no_sphinx_role(site: Path) -> None:
     text = prose(page(site, "api"))
     roles = set(re.findall(r":(?:class|func|meth|data|attr|mod|exc):~?[\w.]*\w", text))
-    assert roles <= PENDING_ROLES, roles
+    assert not roles, roles
 
 
 def test_api_page_shows_no_internals(site: Path) -> None:
