@@ -79,6 +79,13 @@ class FastPaths(Output):
         self._track_line(text[:j])
         return [TextDelta(text[:j])]
 
+    def _reclaim(self) -> None:
+        """Before the state machine reads on: what a body's fast paths took but could not yet read (``reclaim``) is
+        held again, in front of what the parser holds."""
+        b = self._block
+        if b is not None and b.scanner is not None and b.scanner.lagged:
+            self._held = b.scanner.reclaim() + self._held
+
     def _body_fast_path(self) -> FastPath | None:
         """The fast path for the next delta inside a block's body, if it may take one."""
         b = self._block

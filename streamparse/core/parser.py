@@ -127,8 +127,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
             raise TypeError(f"delta must be str, not {type(delta).__name__}")
         if not delta:
             return []
-        if self._block is not None and self._block.scanner is not None and self._block.scanner.lagged:
-            self._held = self._block.scanner.reclaim() + self._held
+        self._reclaim()
         return self._run(self._held + delta, final=False)
 
     def close(self, truncated: bool = False) -> list[Event]:
@@ -141,8 +140,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         if self._closed:
             return []
         self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
-        if self._block is not None and self._block.scanner is not None and self._block.scanner.lagged:
-            self._held = self._block.scanner.reclaim() + self._held
+        self._reclaim()
         events = self._run(self._held, final=True)
         self._closed = True
         return events

@@ -156,13 +156,18 @@ class TagBody(RawValueScan):
 
     def reclaim(self) -> str:
         """Before the slow path reads on (``lagged`` is not empty): the state caught up with what the fast paths
-        took, a text's end they could not yet read taken back and returned, for the parser to read again."""
-        if self.values is not None:
-            return self._reclaim_values()
+        took, and a text's end they could not yet read (a tag's prefix; a backslash ending it inside a string)
+        taken back from the item and returned, for the parser to read again in front of what it holds. So the slow
+        path meets every tag and escape whole."""
         text, self.lagged = "".join(self.lagged), []
-        k = self._strings_only(text, tags=False)  # (no tag in it: all read, but a backslash ending it in a string)
-        if k < len(text):
-            self.b.unwrite(len(text) - k)
+        n = len(text)
+        if self.values is not None:
+            k = n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
+            self._catch_up(text[:k])
+        else:
+            k = self._strings_only(text, tags=False)  # (no tag in it: all read, but a backslash ending it in a string)
+        if k < n:
+            self.b.unwrite(n - k)
         return text[k:]
 
     def gap(self, text: str) -> list[Event] | None:
@@ -194,8 +199,6 @@ class TagBody(RawValueScan):
     def tentative(self) -> bool:
         """A closer was read whose meaning the next characters decide: only ``fast_values`` (after a value's closer)
         may take them."""
-        if self.lagged:
-            self._catch_up()
         return self.vstate >= _AFTER_VALUE
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
@@ -339,8 +342,6 @@ class TagBody(RawValueScan):
 
     def finish(self) -> None:
         b = self.b
-        if self.lagged:
-            self._catch_up()
         if not b.done and self.vstate >= _AFTER_VALUE:
             self._at_end_of_stream()
         if not b.done and self.cand is not None and b.in_item and self.vstate == _IN:

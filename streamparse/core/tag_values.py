@@ -69,8 +69,6 @@ class RawValueScan:
         b = self.b
         item = self.item
         i = pos
-        if self.lagged:
-            self._catch_up()
         while i < end and not b.done:
             if self.between:
                 k = self._between(text, i, end, final)
@@ -173,23 +171,9 @@ class RawValueScan:
             self.hold(self.tail, self.after_tail)
         return []
 
-    def _reclaim_values(self) -> str:
-        """``reclaim`` for raw-text values: the values' state caught up with what ``fast_values`` took, and a tag's
-        prefix ending it taken back from the item (returned: the parser reads it again, in front of what it holds),
-        so the slow path meets every tag whole."""
-        text = "".join(self.lagged)
-        n = len(text)
-        k = n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
-        self.lagged = [text[:k]] if k else []
-        if k < n:
-            self.b.unwrite(n - k)
-        self._catch_up()
-        return text[k:]
-
-    def _catch_up(self) -> None:
-        """The values' state after what ``fast_values`` took, read as ``_scan_values`` reads it (that text holds no
-        item tag and no block end, and ends with no tag's prefix, so only values open and close in it)."""
-        text, self.lagged = "".join(self.lagged), []
+    def _catch_up(self, text: str) -> None:
+        """The values' state after ``text`` (what ``fast_values`` took), read as ``_scan_values`` reads it (it holds
+        no item tag and no block end, and ends with no tag's prefix, so only values open and close in it)."""
         st, ws, i, n = self.vstate, self.ws_after, 0, len(text)
         values = self.values
         assert values is not None
