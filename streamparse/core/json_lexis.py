@@ -19,7 +19,9 @@ TOKEN = re.compile(r"""\s+|[{}\[\]:,"'/]|[^\s{}\[\]:,"'/]+""")
 WORD_END = re.compile(r"""[\s{}\[\]:,"'/]""")
 IN_STRING = {'"': re.compile(r'["\\\x00-\x1f]'), "'": re.compile("['\"\\\\\\x00-\\x1f]")}
 # Text inside a string that needs no repair and cannot end it: plain characters and complete JSON escapes.
-PLAIN = {q: re.compile(r"(?:[^%s\\\x00-\x1f]|\\[\"\\/bfnrt]|\\u[0-9a-fA-F]{4})*" % (q if q == '"' else "'\"")) for q in "\"'"}
+# (runs of plain characters with one escape between runs: sre reads a run in one step)
+PLAIN = {q: re.compile(r"[^{0}\\\x00-\x1f]*+(?:\\(?:[\"\\/bfnrt]|u[0-9a-fA-F]{{4}})[^{0}\\\x00-\x1f]*+)*+".format(
+    q if q == '"' else "'\"")) for q in "\"'"}
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": "true", "false": "false", "null": "null", "True": "true", "False": "false", "None": "null"}
 SIMPLE_ESCAPES = frozenset('"\\/bfnrt')

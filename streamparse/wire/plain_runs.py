@@ -34,7 +34,7 @@ MAX_LEARNS = 4  # frames tried in a row without an event fitting one: then no mo
 RELEARN_AFTER = 2  # plain events in a row that miss the frame before another is learned
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
 # One JSON string literal, whole (RFC 8259: no raw control character, only the defined escapes).
-_LITERAL = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+_LITERAL = re.compile(r'"[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+"')
 _KEY = re.compile(r'"content"\s*:\s*')
 _SENTINEL = "\x00streamparse frame\x00"
 _SENTINEL_LITERAL = orjson.dumps(_SENTINEL).decode()

@@ -229,8 +229,10 @@ def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments:
 def test_whitespace_and_a_cut_end_tag_after_an_item_wait_for_the_end_tag() -> None:
     parser = StreamParser(TOOLS)
     assert summary(parser.feed(QWEN_HEAD + "Paris\n</parameter>\n</function>"))[1] == []  # what follows decides
+    spy = Spy(parser)
     for delta in ["\n", "  \t", "</t", "ool_", "call"]:
         assert parser.feed(delta) == []
+    assert spy.runs == []  # whitespace and the cut end tag after a tentative item closer: the fast path's
     assert parser.held_text == ""  # inside the block: nothing of it is prose yet
     rest = parser.feed(">\nDone.")
     assert summary(rest + parser.close()) == ("\nDone.", [("get_weather", {"city": "Paris"})])
