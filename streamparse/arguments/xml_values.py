@@ -24,6 +24,8 @@ def strip_layout(raw: str) -> str:
     around one line (``"\n    print(x)\n"`` -> ``"    print(x)"``, llama.cpp's test; vLLM #48753: one newline
     on each side is markup).
     """
+    if raw[:1] == "\n" and raw[-1:] == "\n" and raw.count("\n") == 2 and "\r" not in raw:
+        return raw[1:-1]  # (one line between the tags' own lines: what the rule below makes of it, sooner)
     return settle_layout(raw[1:] if raw.startswith("\n") else raw[2:] if raw.startswith("\r\n") else raw)
 
 

@@ -368,9 +368,9 @@ def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: 
     """Where ``text[:end]`` ends with a prefix of one of ``tags`` (else ``end``): the earliest such start,
     tried at every character that begins a tag (``<`` for most) in the last ``longest`` characters, since a tag
     may hold another ``<`` (``<|close|>tools<|sep|>``)."""
-    prefixes = _prefixes(tags)
+    firsts, prefixes = _tails(tags)
     start, best = max(pos, end - longest + 1), end
-    for first in _first_characters(tags):
+    for first in firsts:
         k = text.find(first, start, best)
         while k >= 0:
             if text[k:end].lower() in prefixes:
@@ -378,6 +378,12 @@ def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: 
                 break
             k = text.find(first, k + 1, best)
     return best
+
+
+@functools.lru_cache(maxsize=256)
+def _tails(tags: tuple[str, ...]) -> tuple[str, frozenset[str]]:
+    """``partial_tail``'s table for ``tags``, in one lookup: their first characters and every prefix."""
+    return _first_characters(tags), _prefixes(tags)
 
 
 @functools.lru_cache(maxsize=256)

@@ -285,7 +285,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
             assert cand.opener is not None  # a span's marker never opens a block (_begin)
             r = (cand.head(text, pos, self._table) if cand.head is not None and not final and text.isascii()
                  else match_head(cand.opener, text, pos, final, self._table))
-            if r == PARTIAL:
+            if r is PARTIAL:  # (identity: r may be a HeadMatch, whose dataclass __eq__ costs a call)
                 waiting.append(cand)
             elif isinstance(r, HeadMatch):
                 if not waiting:

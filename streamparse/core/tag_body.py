@@ -40,7 +40,8 @@ class TagBody(RawValueScan):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str")
+                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str",
+                 "long_quote")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
@@ -62,6 +63,7 @@ class TagBody(RawValueScan):
         # (JSON's ", Python's ' and "): the same one closes it, backslash escapes; longer (Gemma 4's <|"|>): the
         # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it.
         self.strings = strings
+        self.long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""  # its one delimiter, a tag
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
         self.hold: Hold = _no_hold
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
@@ -97,7 +99,8 @@ class TagBody(RawValueScan):
         holds nothing and the next delta goes to that fast path straight (no join)."""
         tail = self.tail
         text, self.tail = tail + delta, ""
-        read = self._reader()
+        read = (self.gap if self.between else self.fast if self.values is None
+                else self.gap_after_item if self.vstate == _AFTER_ITEM else self.fast_values)  # (``_reader``, inline)
         taken = read(text)
         if taken is None:
             self.tail = tail  # nothing changed: the parser still holds it, and reads it on its slow path
@@ -132,6 +135,21 @@ class TagBody(RawValueScan):
             if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
                 b.size = size
                 b.sink(text)
+                return []
+            long = self.long_quote
+            if long:  # (Gemma 4's <|"|>, FunctionGemma's <escape>: tags, no escapes)
+                if "<" not in text:  # (every tag, the delimiter too, begins with one)
+                    b.size = size
+                    b.sink(text)
+                    return []
+                k = self._long_strings(text, long)
+                if k < 0:
+                    return None  # a tag outside a string: the slow path reads it
+                b.size += k
+                b.sink(text[:k])
+                if k < len(text):  # a tag's (or the delimiter's) prefix ending the text: held
+                    self.tail = text[k:]
+                    self.hold(self.tail, self.after_tail)
                 return []
             if "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
                 k = self._strings_only(text) if self.strings in _SIMPLE_QUOTES else -1
@@ -322,6 +340,29 @@ class TagBody(RawValueScan):
             quote, i = m.group(), m.end()
         self.in_str = quote
         return n
+
+    def _long_strings(self, text: str, quote: str) -> int:
+        """``text`` read as ``scan`` reads it (``_skip_string`` inside a string) when its only tags outside strings
+        are ``quote``, the one string delimiter, which is longer than a character (no escapes): ``in_str`` follows
+        it. Returns how much was read: all, or all but a tag's prefix ending it (held); -1 (nothing changed): a tag
+        outside a string."""
+        i, n, inside = 0, len(text), self.in_str
+        while True:
+            if inside:  # (the same delimiter closes it, as written)
+                k = text.find(quote, i)
+                if k < 0:
+                    self.in_str = quote
+                    cut = max(i, n - len(quote) + 1)
+                    return n if text.find(quote[0], cut) < 0 else partial_tail(text, i, n, (quote,), len(quote))
+                inside, i = "", k + len(quote)
+                continue
+            m = self.search(text, i)
+            if m is None:
+                self.in_str = ""
+                return partial_tail(text, i, n, self.tags, self.longest)
+            if m.group().lower() != quote:
+                return -1  # (``in_str`` untouched: nothing changed)
+            inside, i = quote, m.end()
 
     def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
         """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:

@@ -132,35 +132,39 @@ class RawValueScan:
         slow path next reads (an item's closer, the block's end, the end of the stream), each character once.
         None (nothing changed): the slow path reads it (an item's tag, the block's end, a limit reached)."""
         b = self.b
-        size = b.size + len(text)
-        if size >= self.limit:
+        n = len(text)
+        if b.size + n >= self.limit:
             return None
-        hold = n = len(text)
-        if "<" in text:
-            # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
-            # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign, too)
-            low = text if text.isascii() else text.lower()
-            if len(low) != n:
-                return None
-            if b.watch is None:  # a value's tag cut by the delta's end is taken: ``reclaim`` gives it back whole
-                m = self.hard_tail(low)
-                if m is not None:
-                    if m.end() < n or low[m.start():] in self.hard:
-                        return None
+        if "<" not in text:  # (most deltas: taken whole)
+            b.size += n
+            b.sink(text)
+            self.lagged.append(text)
+            return []
+        hold = n
+        # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
+        # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign, too)
+        low = text if text.isascii() else text.lower()
+        if len(low) != n:
+            return None
+        if b.watch is None:  # a value's tag cut by the delta's end is taken: ``reclaim`` gives it back whole
+            m = self.hard_tail(low)
+            if m is not None:
+                if m.end() < n or low[m.start():] in self.hard:
+                    return None
+                hold = m.start()
+        else:  # what is written is streamed at once (``tee``), so it is never given back: any tag's prefix is held
+            search, i = self.tag_or_tail, 0
+            while True:
+                m = search(low, i)
+                if m is None:
+                    break
+                tag = m.group().lower()
+                if m.end() == n and tag not in self.tags:
                     hold = m.start()
-            else:  # what is written is streamed at once (``tee``), so it is never given back: any tag's prefix is held
-                search, i = self.tag_or_tail, 0
-                while True:
-                    m = search(low, i)
-                    if m is None:
-                        break
-                    tag = m.group().lower()
-                    if m.end() == n and tag not in self.tags:
-                        hold = m.start()
-                        break
-                    if tag in self.hard:
-                        return None
-                    i = m.end()
+                    break
+                if tag in self.hard:
+                    return None
+                i = m.end()
         if hold:
             b.size += hold
             piece = text[:hold] if hold < n else text
@@ -264,7 +268,14 @@ class RawValueScan:
                 b.end(r)  # type: ignore[arg-type]  # (a str here)
                 return -1 - (k + len(tag))
         else:  # _AFTER_ITEM, followed by the next item or the block's end: it was the item's closer
-            self._close_item()
+            if self._close_item():
+                return -1 - k
+            if tag in self.ends:  # the block's end, read here as ``_between`` and the scan would read it next
+                self.between = False
+                b.write(self.pending)
+                self.pending = ""
+                b.end(r)  # type: ignore[arg-type]  # (a str here)
+                return -1 - (k + len(tag))
         return k
 
     def _revert(self) -> None:

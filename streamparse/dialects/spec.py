@@ -24,7 +24,7 @@ A block is ``[fence] opener head… body [end] [closers]``:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 # Body kinds: which incremental scanner finds the block's end.
 JSON = "json"
@@ -83,8 +83,7 @@ class TagParams:
     bare_name: bool = False  # the name is bare text that may go on until the first tag (GLM)
 
 
-@dataclass(frozen=True)
-class ValueTags:
+class ValueTags(NamedTuple):  # (a tuple: hashed in C, as the body scanner's table key is for every call block)
     """A TAGGED dialect whose values are raw text between tags (XML parameters): how the body scanner tells a
     value's closer from the same markup quoted inside it. Inside an open value only ``close``, the item's closer
     and the block's end are read, and each is the value's text unless what follows it (after whitespace) can
