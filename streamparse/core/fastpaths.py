@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from .events import Event, FastPath, TextDelta
 from .live import LiveCall
 from .output import Output, blank_after
-from .scanner import PARTIAL, Found, MarkerTable
+from .scanner import PARTIAL, Candidate, Found, MarkerTable
 from .spans import SPAN
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class FastPaths(Output):
     _lives: list[LiveCall]
     _resume: int
     _body_fast: FastPath | None
+    _cands: list[Candidate]
     _fast_live: Callable[[], FastPath | None]
     _run: Callable[[str, bool, int, Found], list[Event]]
 
@@ -97,6 +98,21 @@ class FastPaths(Output):
         if live is not None and live.started:
             return None if self._held or b.scanner.tentative else self._fast_live()
         return b.scanner.fast_path(self._hold_tail, self._held)  # it reads what is held in front of the delta
+
+    def _head_fast(self, delta: str) -> list[Event] | None:
+        """In HEAD (which dialect owns the block?): a delta after which every waiting candidate's compiled head still
+        reads PARTIAL is held with the head so far, as ``_scan_head`` would hold it (a GLM name, a cut
+        ``<function=``: one match per candidate, not a state machine run). None: the state machine reads it."""
+        text = self._held + delta
+        if not text.isascii():
+            return None  # (the state machine reads it with match_head)
+        table = self._table
+        for cand in self._cands:
+            head = cand.head
+            if head is None or head(text, 0, table) is not PARTIAL:
+                return None
+        self._held = text
+        return []
 
     def _hold_tail(self, tail: str, then: FastPath) -> None:
         """A body's fast path ended on a possible tag (``tail``; "" once it was read): the parser holds it for

@@ -183,7 +183,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         self._gate = self._prose_gate if self._idle and not (self._held or self._line_blank or self._look) else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
-        self._body_fast = self._body_fast_path() if self._mode == _BODY and not final else None
+        self._body_fast = (self._body_fast_path() if self._mode == _BODY else self._head_fast
+                           if self._mode == _HEAD and not self._look and self._resume == _TEXT else None) if not final else None
         self._flush()
         return self._out
 
