@@ -100,18 +100,27 @@ class FastPaths(Output):
         return b.scanner.fast_path(self._hold_tail, self._held)  # it reads what is held in front of the delta
 
     def _head_fast(self, delta: str) -> list[Event] | None:
-        """In HEAD (which dialect owns the block?): a delta after which every waiting candidate's compiled head still
-        reads PARTIAL is held with the head so far, as ``_scan_head`` would hold it (a GLM name, a cut
-        ``<function=``: one match per candidate, not a state machine run). None: the state machine reads it."""
+        """In HEAD (which dialect owns the block?): a delta after which no candidate's compiled head matches and some
+        still read PARTIAL is held with the head so far, and those candidates wait, as ``_scan_head`` would have it
+        (a GLM name, a cut ``<function=`` after Hermes and GLM gave up: one match per candidate, not a state
+        machine run). None: the state machine reads it."""
         text = self._held + delta
         if not text.isascii():
             return None  # (the state machine reads it with match_head)
         table = self._table
+        waiting = []
         for cand in self._cands:
             head = cand.head
-            if head is None or head(text, 0, table) is not PARTIAL:
+            if head is None:
                 return None
-        self._held = text
+            r = head(text, 0, table)
+            if r is PARTIAL:
+                waiting.append(cand)
+            elif r is not None:
+                return None  # a head: the state machine opens the body
+        if not waiting:
+            return None
+        self._cands, self._held = waiting, text
         return []
 
     def _hold_tail(self, tail: str, then: FastPath) -> None:
