@@ -46,12 +46,14 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
     if tools is None:
         return None
     schemas: dict[str, dict[str, Any]] = {}
-    for tool in tools:
-        fn = tool.get("function", tool) if isinstance(tool, Mapping) else None
-        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+    for tool in tools:  # (``type(x) is dict`` first: an isinstance check against Mapping, an ABC, costs far more)
+        fn = tool.get("function", tool) if type(tool) is dict or isinstance(tool, Mapping) else None
+        if not (type(fn) is dict or isinstance(fn, Mapping)) or not isinstance(fn.get("name"), str):
             raise ValueError(f"a tool needs a name: {tool!r}")
         schema = fn.get("parameters", fn.get("input_schema")) or {}
-        schemas[fn["name"]] = dict(schema) if isinstance(schema, Mapping) else {}
+        # (a dict is kept as given, never changed here: the same object in every request lets the typing tables
+        # read for it be found again by identity; another mapping is copied into a dict)
+        schemas[fn["name"]] = schema if type(schema) is dict else dict(schema) if isinstance(schema, Mapping) else {}
     return schemas
 
 

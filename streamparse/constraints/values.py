@@ -26,7 +26,9 @@ _WS = '[ \\t\\n]{0,20}'
 _JSON_CHAR = '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 _PY_CHARS = {"'": "[^'\\\\\\n] | \"\\\\\" [^\\n]", '"': '[^"\\\\\\n] | "\\\\" [^\\n]'}
 _INTEGER = '"-"? ("0" | [1-9] [0-9]{0,17})'
-_NUMBER = _INTEGER + ' ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,3})?'
+# (fraction digits: 17 significant ones after up to 6 zeros, as the shortest round-trip forms write a double
+# positionally down to 1e-4 in Python, 1e-6 in JavaScript: 0.00014143940234484078)
+_NUMBER = _INTEGER + ' ("." [0-9]{1,24})? ([eE] [-+]? [0-9]{1,3})?'
 _LITERAL_KEYS = frozenset({"enum", "const", "default", "examples", "example", "required"})
 _ANY_TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 

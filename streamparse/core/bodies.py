@@ -53,7 +53,7 @@ class BracketBody:
                  python: bool, missing_brace: bool, limit: int):
         self.b = block
         self.limit = limit  # the block's size limit: the fast path never crosses it
-        self.closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
+        self.closers = _closers(end_tags, fenced)
         self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
         self.depth = 0
@@ -321,6 +321,12 @@ class BracketBody:
             if item[-1:] in ("}", "]") and len(item) > 1:
                 self.b.close_item()
         b.end("", self.pending if self.state in (_AFTER, _INNER) else "")
+
+
+@functools.lru_cache(maxsize=256)
+def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[str, ...]:
+    """A bracket body's end markers, lowercase, and a fence's closer: made once per (end, fenced), not per block."""
+    return tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
 
 
 @functools.lru_cache(maxsize=None)

@@ -49,6 +49,9 @@ _SHARED_MAX = 512  # entries held at once
 _SHARED_MAX_CHARS = 4 << 20  # schema text held at once (its parsed copy and tables take a few times that)
 _SHARE_MAX_CHARS = 64 << 10  # a larger schema is read for its parser alone, and freed with it
 _shared_chars = 0  # the schema text _SHARED holds now
+# A caller's schema object -> (it, the shared tool read from an equal copy): a library caller passes the same tools
+# to every parse(), so the same dicts come back; an equality check against the copy stands in for the JSON text.
+_BY_OBJECT: dict[int, tuple[Any, "_Tool"]] = {}
 
 
 class _Tool:
@@ -139,6 +142,9 @@ def _read_tool(schema: dict[str, Any]) -> _Tool:
     dicts reaches it), and used only for a schema equal to that copy (a tuple is not a list). A schema
     that is not plain JSON, or whose text passes _SHARE_MAX_CHARS, is read for this parser alone; what is
     shared is bounded in entries and in characters (clients may send large, ever-different schemas)."""
+    seen = _BY_OBJECT.get(id(schema))
+    if seen is not None and seen[0] is schema and seen[1].schema == schema:
+        return seen[1]
     try:
         text = "".join(_SCHEMA_TEXT(schema, 0)) if _SCHEMA_TEXT is not None else None
     except (TypeError, ValueError, RecursionError):
@@ -150,10 +156,16 @@ def _read_tool(schema: dict[str, Any]) -> _Tool:
         global _shared_chars
         if len(_SHARED) >= _SHARED_MAX or _shared_chars + len(text) > _SHARED_MAX_CHARS:
             _SHARED.clear()
+            _BY_OBJECT.clear()
             _shared_chars = 0
         tool = _SHARED[text] = _Tool(json.loads(text), text)
         _shared_chars += len(text)
-    return tool if tool.schema == schema else _Tool(schema, text)
+    if tool.schema != schema:
+        return _Tool(schema, text)
+    if len(_BY_OBJECT) >= _SHARED_MAX:
+        _BY_OBJECT.clear()
+    _BY_OBJECT[id(schema)] = (schema, tool)  # (held: its id is not reused while it is here)
+    return tool
 
 
 def new_call_id() -> str:

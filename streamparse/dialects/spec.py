@@ -24,6 +24,7 @@ A block is ``[fence] opener head… body [end] [closers]``:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 from typing import Any, Callable, NamedTuple
 
 # Body kinds: which incremental scanner finds the block's end.
@@ -165,11 +166,16 @@ class Registry:
     spans: tuple[Span, ...]
     aliases: dict[str, str] = field(default_factory=dict)
 
+    @functools.cached_property
+    def auto(self) -> tuple[str, ...]:
+        """Every dialect but the named-only ones (auto mode), in order: read for every parser built, made once."""
+        return tuple(n for n, d in self.dialects.items() if not d.named_only)
+
     def resolve(self, names: Any) -> list[str]:
         """Canonical dialect names for user-given names or aliases (ValueError names the unknown ones).
         None (auto mode) is every dialect but the named-only ones."""
         if names is None:
-            return [n for n, d in self.dialects.items() if not d.named_only]
+            return list(self.auto)
         if isinstance(names, str):
             names = [names]
         out: list[str] = []

@@ -50,6 +50,21 @@ def test_a_callers_later_change_does_not_reach_the_shared_read() -> None:
     assert _read_tool(schema).types == {"n": ["string"]}
 
 
+def test_the_same_schema_object_is_found_again_and_a_change_in_place_is_seen() -> None:
+    tools = [{"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}]
+    text = '<tool_call>{"name": "f", "arguments": {"n": "7"}}</tool_call>'
+
+    def arguments() -> str:
+        parser = StreamParser(tools)
+        return [e for e in parser.feed(text) + parser.close() if isinstance(e, ToolCall)][0].arguments
+
+    assert arguments() == '{"n": 7}'
+    schema = tools[0]["parameters"]
+    assert _read_tool(schema) is _read_tool(schema)  # a library caller's list, again: no JSON text made
+    schema["properties"]["n"]["type"] = "string"  # changed in place between two requests
+    assert arguments() == '{"n": "7"}'
+
+
 def test_schemas_that_are_not_plain_json_are_read_alone() -> None:
     listed = _read_tool({"type": "object", "properties": {"k": {"enum": ["x", "y"]}}})
     tupled = {"type": "object", "properties": {"k": {"enum": ("x", "y")}}}  # JSON text alike, not equal
