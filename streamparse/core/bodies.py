@@ -19,7 +19,7 @@ from typing import Callable
 from .block import Block
 from .events import Event, FastPath
 from .json_lexis import comment_end
-from .literals import literals
+from .literals import PARTIAL_CLOSER, literals
 
 __all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
 
@@ -47,7 +47,7 @@ class BracketBody:
     lagged: list[str] = []  # its fast path reads as it goes: nothing to reclaim (never written to)
     fallback = ""  # the end of the stream never settles a body by a fallback
     __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
+                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank", "hold", "tail")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool, limit: int):
@@ -69,10 +69,37 @@ class BracketBody:
         # a blank line outside strings ends it (``blank``: only whitespace since a newline).
         self.opens = ""
         self.blank = False
+        self.hold: Hold = _unset_hold  # after_gap: the parser's (set by fast_path), and the tail it holds
+        self.tail = ""
 
     def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
-        """The fast path, when the next delta may take it (inside a value, nothing held). It never holds text."""
-        return self.fast if self.state == _VALUE and not held else None
+        """The fast path, when the next delta may take it: inside a value, nothing held (it holds nothing); after
+        the value of a block with an end marker, the whitespace and a cut end marker (``after_gap``)."""
+        if self.state == _VALUE:
+            return None if held else self.fast
+        if self.state == _AFTER and self.closers:
+            self.hold, self.tail = hold, held
+            return self.after_gap
+        return None
+
+    def after_gap(self, delta: str) -> list[Event] | None:
+        """After a value, the held tail then ``delta`` that is whitespace, then maybe an end marker's prefix at its
+        end, read as ``_between`` reads it: the whitespace joins ``pending``, the prefix is held. So ``\n</t``,
+        ``ool_`` after a Hermes call's ``}`` cost a search each. None: the slow path reads it (nothing changed)."""
+        text = self.tail + delta
+        n, pending = len(text), self.pending
+        if self.b.size + len(pending) + n >= self.limit:
+            return None
+        m = NON_WS.search(text)
+        k = m.start() if m is not None else n
+        if len(pending) + k > MAX_GAP:
+            return None
+        if m is not None and (text[k] not in "<`" or text[k] in self.seps
+                              or closer_at(text, k, n, self.closers, False) != PARTIAL_CLOSER):
+            return None
+        self.pending, self.tail = pending + text[:k], text[k:]
+        self.hold(self.tail, self.after_gap)
+        return []
 
     def fast(self, delta: str) -> list[Event] | None:
         """Inside a value, a delta that opens or closes no item, reaches no end marker and does not end the
@@ -321,6 +348,10 @@ class BracketBody:
             if item[-1:] in ("}", "]") and len(item) > 1:
                 self.b.close_item()
         b.end("", self.pending if self.state in (_AFTER, _INNER) else "")
+
+
+def _unset_hold(tail: str, then: FastPath) -> None:
+    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
 
 
 @functools.lru_cache(maxsize=256)

@@ -238,6 +238,17 @@ def test_whitespace_and_a_cut_end_tag_after_an_item_wait_for_the_end_tag() -> No
     assert summary(rest + parser.close()) == ("\nDone.", [("get_weather", {"city": "Paris"})])
 
 
+def test_whitespace_and_a_cut_end_marker_after_a_json_call_never_reach_the_state_machine() -> None:
+    parser = StreamParser(TOOLS)
+    assert summary(parser.feed("Hi\n<tool_call>\n" + WEATHER))[1] == [("get_weather", {"city": "Paris"})]
+    spy = Spy(parser)
+    for delta in ["\n", " \t", "</t", "ool_", "call"]:
+        assert parser.feed(delta) == []
+    assert spy.runs == []  # the fast path after the value holds them as the state machine would
+    rest = parser.feed(">\nDone.") + parser.close()
+    assert summary(rest) == ("\nDone.", []) and len(spy.runs) == 2
+
+
 def test_whitespace_between_items_after_a_settled_item_never_reaches_the_state_machine() -> None:
     parser = StreamParser(TOOLS)
     item = "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
