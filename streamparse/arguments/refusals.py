@@ -56,7 +56,10 @@ def holds_expression(value: Any) -> bool:
         item = stack.pop()
         if isinstance(item, Expression):
             return True
-        stack.extend(item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+        for v in item.values() if isinstance(item, dict) else item if isinstance(item, list) else ():
+            t = type(v)
+            if not (t is str or t is int or t is float or t is bool or v is None):  # (a scalar holds none)
+                stack.append(v)
     return False
 
 
@@ -81,4 +84,5 @@ def refuse_expressions(value: Any, where: str, name: str | None = None) -> None:
 
 def refuse_in_arguments(name: str, arguments: Any) -> None:
     """``refuse_expressions`` for the arguments of the call ``name``: every decoder's one check."""
-    refuse_expressions(arguments, f"the arguments of {name.strip()!r}", name.strip())
+    if holds_expression(arguments):  # (the message is made only then: every decoded call is asked)
+        refuse_expressions(arguments, f"the arguments of {name.strip()!r}", name.strip())
