@@ -201,7 +201,8 @@ def _per_feed(text: str, cuts: list[int], fast: bool, **options: Any) -> list[li
 LT_ARGS = {"city": "a <b> </par <c </function x</tool_ <parameter=y> z"}
 NESTED_ARGS = {"city": 'q "x" \\ y\n', "days": [1, {"a": ["b", {"c": None}]}, "]}"], "o": {"k": "{[<"}}
 SAMPLES = ["qwen3_xml", "qwen3_xml_unwrapped", "hermes", "glm45", "seed_oss", "minimax_m2", "mistral", "pythonic",
-           "bare_json", "phi4_mini", "deepseek_v31", "kimi_k3", "harmony_channel"]
+           "bare_json", "phi4_mini", "deepseek_v31", "kimi_k3", "harmony_channel", "gemma4", "functiongemma", "olmo3",
+           "glm47", "hermes_array"]
 
 
 @pytest.mark.parametrize("stream_arguments", [False, True])
@@ -340,3 +341,23 @@ def test_several_items_in_one_block_give_the_same_events_in_the_same_feeds(data:
     rng = data.draw(st.randoms(use_true_random=False))
     cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))
     assert _per_feed(text, cuts, True) == _per_feed(text, cuts, False)
+
+
+@pytest.mark.parametrize("dialect, end", [("functiongemma", "<end_function_call>"), ("gemma4", "<tool_call|>")])
+def test_a_long_string_delimiter_is_followed_by_the_fast_path_with_the_end_marker_quoted_inside(dialect: str,
+                                                                                                end: str) -> None:
+    from samples import RENDER
+
+    text = "Hi\n" + RENDER[dialect]("get_weather", {"city": f"a {end} b"}) + "\nDone."
+    whole = summary(feed_chunks(text, len(text)))
+    assert whole == ("Hi\n\nDone.", [("get_weather", {"city": f"a {end} b"})])
+    for size in (1, 2, 3, 4, 7):
+        assert summary(feed_chunks(text, size)) == whole
+    parser = StreamParser(TOOLS)
+    start = text.index("{") + 1  # inside the call's arguments: the string opens and closes on the fast path
+    parser.feed(text[:start])
+    spy = Spy(parser)
+    inner = text[start : text.index(end, text.index(end) + 1) - 1]  # up to the closing "}" of the arguments
+    for k in range(0, len(inner), 4):
+        assert parser.feed(inner[k : k + 4]) == []
+    assert spy.runs == []
