@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .bodies import MAX_GAP, closer_at
+from .gaps import MAX_GAP, closer_at
 from .output import Output
 
 __all__ = ["AfterReader"]

@@ -14,28 +14,19 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Callable
 
 from .block import Block
 from .events import Event, FastPath
 from .json_lexis import comment_end
-from .literals import PARTIAL_CLOSER, literals
+from .literals import literals
+from .gaps import MAX_GAP, NON_WS, Hold, closer_at, unset_hold, whitespace_then_cut
 
-__all__ = ["BracketBody", "Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
+__all__ = ["BracketBody"]
 
-Hold = Callable[[str, FastPath], None]  # the parser's: hold this tail ("": none), the next delta goes to that fast path
-MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a value, in one, after one, after an inner one
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
-NON_WS = re.compile(r"\S")
-
-
-def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool) -> str | int | None:
-    """At ``text[j]``: the closer written there, PARTIAL_CLOSER (-1) if the text ends inside one, or None
-    (``closers`` lowercase; see ``literals.Literals.at``)."""
-    return literals(closers).at(text, j, end, final)
 
 
 class BracketBody:
@@ -69,7 +60,7 @@ class BracketBody:
         # a blank line outside strings ends it (``blank``: only whitespace since a newline).
         self.opens = ""
         self.blank = False
-        self.hold: Hold = _unset_hold  # after_gap: the parser's (set by fast_path), and the tail it holds
+        self.hold: Hold = unset_hold  # after_gap: the parser's (set by fast_path), and the tail it holds
         self.tail = ""
 
     def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
@@ -86,16 +77,11 @@ class BracketBody:
         """After a value, the held tail then ``delta`` that is whitespace, then maybe an end marker's prefix at its
         end, read as ``_between`` reads it: the whitespace joins ``pending``, the prefix is held. So ``\n</t``,
         ``ool_`` after a Hermes call's ``}`` cost a search each. None: the slow path reads it (nothing changed)."""
-        text = self.tail + delta
-        n, pending = len(text), self.pending
-        if self.b.size + len(pending) + n >= self.limit:
+        text, pending = self.tail + delta, self.pending
+        if self.b.size + len(pending) + len(text) >= self.limit:
             return None
-        m = NON_WS.search(text)
-        k = m.start() if m is not None else n
-        if len(pending) + k > MAX_GAP:
-            return None
-        if m is not None and (text[k] not in "<`" or text[k] in self.seps
-                              or closer_at(text, k, n, self.closers, False) != PARTIAL_CLOSER):
+        k = whitespace_then_cut(text, len(pending), literals(self.closers))
+        if k < 0:
             return None
         self.pending, self.tail = pending + text[:k], text[k:]
         self.hold(self.tail, self.after_gap)
@@ -350,10 +336,6 @@ class BracketBody:
         b.end("", self.pending if self.state in (_AFTER, _INNER) else "")
 
 
-def _unset_hold(tail: str, then: FastPath) -> None:
-    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
-
-
 @functools.lru_cache(maxsize=256)
 def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[str, ...]:
     """A bracket body's end markers, lowercase, and a fence's closer: made once per (end, fenced), not per block."""
@@ -399,37 +381,3 @@ def _string_end(text: str, start: int, end: int, pattern: re.Pattern[str]) -> in
             return _ESCAPE_PENDING
         m = search(text, j + 2, end)
     return _STRING_OPEN
-
-
-def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:
-    """Where ``text[:end]`` ends with a prefix of one of ``tags`` (else ``end``): the earliest such start,
-    tried at every character that begins a tag (``<`` for most) in the last ``longest`` characters, since a tag
-    may hold another ``<`` (``<|close|>tools<|sep|>``)."""
-    firsts, prefixes = _tails(tags)
-    start, best = max(pos, end - longest + 1), end
-    for first in firsts:
-        k = text.find(first, start, best)
-        while k >= 0:
-            if text[k:end].lower() in prefixes:
-                best = k
-                break
-            k = text.find(first, k + 1, best)
-    return best
-
-
-@functools.lru_cache(maxsize=256)
-def _tails(tags: tuple[str, ...]) -> tuple[str, frozenset[str]]:
-    """``partial_tail``'s table for ``tags``, in one lookup: their first characters and every prefix."""
-    return _first_characters(tags), _prefixes(tags)
-
-
-@functools.lru_cache(maxsize=256)
-def _first_characters(tags: tuple[str, ...]) -> str:
-    """The characters the tags begin with (``<`` for most; ``[`` for Mistral's ``[/THINK]``), once each."""
-    return "".join(sorted({t[0] for t in tags if t}))
-
-
-@functools.lru_cache(maxsize=256)
-def _prefixes(tags: tuple[str, ...]) -> frozenset[str]:
-    """Every prefix of every tag, lowercase (the tags are given lowercase)."""
-    return frozenset(t[:k] for t in tags for k in range(1, len(t) + 1))

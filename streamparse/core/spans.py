@@ -15,7 +15,7 @@ import functools
 from typing import Callable
 
 from ..dialects.spec import Span
-from .bodies import partial_tail
+from .gaps import partial_tail
 from .output import Output
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .block import Block
-from .bodies import MAX_GAP, NON_WS, Hold, partial_tail
+from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold, whitespace_then_cut
 from .events import Event, FastPath
-from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+from .literals import Literals, literal_pattern, literals, tag_or_tail
+from .tag_strings import SIMPLE_QUOTES, QuotedStrings
 from .tag_values import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, RawValueScan, Search, _lowercase, _value_table
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TagBody"]
 
-class TagBody(RawValueScan):
+class TagBody(RawValueScan, QuotedStrings):
     """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
     item tags (and of a wrapper pair) inside a value are counted, not obeyed."""
 
@@ -65,7 +66,7 @@ class TagBody(RawValueScan):
         self.strings = strings
         self.long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""  # its one delimiter, a tag
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
-        self.hold: Hold = _no_hold
+        self.hold: Hold = unset_hold
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
         self.depth = 0
         self.nested = 0
@@ -99,8 +100,7 @@ class TagBody(RawValueScan):
         holds nothing and the next delta goes to that fast path straight (no join)."""
         tail = self.tail
         text, self.tail = tail + delta, ""
-        read = (self.gap if self.between else self.fast if self.values is None
-                else self.gap_after_item if self.vstate == _AFTER_ITEM else self.fast_values)  # (``_reader``, inline)
+        read = self._reader()
         taken = read(text)
         if taken is None:
             self.tail = tail  # nothing changed: the parser still holds it, and reads it on its slow path
@@ -119,7 +119,7 @@ class TagBody(RawValueScan):
         if size >= self.limit:
             return None
         if self.strings and self.depth:  # (outside an item a quote is text, as in ``scan``)
-            if self.strings in _SIMPLE_QUOTES and b.watch is None:
+            if self.strings in SIMPLE_QUOTES and b.watch is None:
                 if "<" not in text or self.tag_or_tail(text) is None:  # no tag here, nor a tag's start at its end:
                     # its strings are read when a tag could mean something (``lagged``)
                     b.size = size
@@ -152,7 +152,7 @@ class TagBody(RawValueScan):
                     self.hold(self.tail, self.after_tail)
                 return []
             if "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
-                k = self._strings_only(text) if self.strings in _SIMPLE_QUOTES else -1
+                k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
                 if k < 0:
                     return None  # a string opens or closes around a tag: the slow path tracks it
                 b.size += k
@@ -198,43 +198,33 @@ class TagBody(RawValueScan):
         prefix at its end, is read as ``scan`` reads it: the whitespace joins ``pending`` and the prefix is
         held (``tail`` and ``hold``); no events. So ``\n</t``, ``ool_`` on the way to ``</tool_call>`` cost
         a search each. None: the slow path reads it (a whole tag, anything else, a limit reached)."""
-        n = len(text)
-        pending = self.pending
-        if self.b.size + len(pending) + n >= self.limit:
-            return None
-        m = NON_WS.search(text)
-        k = m.start() if m is not None else n
-        if len(pending) + k > MAX_GAP:
-            return None
-        if m is not None:
-            if self.closers.at(text, k, n, False) != -1:
-                return None
-            self.tail = text[k:]
-            self.hold(self.tail, self.after_tail)
-        self.pending = pending + text[:k]
-        return []
+        return None if self._gap(text, len(self.pending), self.closers) < 0 else []
 
     def gap_after_item(self, text: str) -> list[Event] | None:
         """After an item's tentative closer, ``text`` that is whitespace, then maybe the prefix of what may follow
         it (the next item, the block's end) at its end, read as ``_follow`` reads it: the whitespace joins
         ``pending``, the prefix is held. So ``\n</t``, ``ool_`` after a Qwen3 ``</function>`` cost a search each.
         None: the slow path reads it (what follows is whole, or is something else; a limit reached)."""
-        n = len(text)
+        k = self._gap(text, self.ws_after, self.follows[_AFTER_ITEM])
+        if k < 0:
+            return None
+        self.ws_after += k
+        return []
+
+    def _gap(self, text: str, used: int, closers: Literals) -> int:
+        """Both gaps' reading: the whitespace joins ``pending``, a cut closer is held; how much whitespace was read,
+        or -1 (nothing changed)."""
         pending = self.pending
-        if self.b.size + len(pending) + n >= self.limit:
-            return None
-        m = NON_WS.search(text)
-        k = m.start() if m is not None else n
-        if self.ws_after + k > MAX_GAP:
-            return None
-        if m is not None:
-            if self.follows[_AFTER_ITEM].at(text, k, n, False) != PARTIAL_CLOSER:
-                return None
+        if self.b.size + len(pending) + len(text) >= self.limit:
+            return -1
+        k = whitespace_then_cut(text, used, closers)
+        if k < 0:
+            return -1
+        if k < len(text):
             self.tail = text[k:]
             self.hold(self.tail, self.after_tail)
         self.pending = pending + text[:k]
-        self.ws_after += k
-        return []
+        return k
 
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""
@@ -315,74 +305,6 @@ class TagBody(RawValueScan):
         b.write(text[pos:i])
         return i
 
-    def _strings_only(self, text: str, tags: bool = True) -> int:
-        """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string (``tags=False``: it holds no
-        tag at all): ``in_str`` follows its quotes and escapes. Returns how much of it was read: all, or all but a
-        backslash ending it inside a string (its escaped character is still to come); -1 (nothing changed): a
-        ``<`` outside a string."""
-        quote, i, n = self.in_str, 0, len(text)
-        outside = (_SIMPLE_QUOTES if tags else _QUOTES)[self.strings]
-        while i < n:
-            if quote:  # the string's characters and escapes in one match, up to its closing quote
-                j = _STRING_BODY[quote](text, i).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
-                if j == n:
-                    break
-                if text[j] != quote:  # a backslash ending the text
-                    self.in_str = quote
-                    return j
-                quote, i = "", j + 1
-                continue
-            m = outside.search(text, i)
-            if m is None:
-                break
-            if m.group() == "<":
-                return -1
-            quote, i = m.group(), m.end()
-        self.in_str = quote
-        return n
-
-    def _long_strings(self, text: str, quote: str) -> int:
-        """``text`` read as ``scan`` reads it (``_skip_string`` inside a string) when its only tags outside strings
-        are ``quote``, the one string delimiter, which is longer than a character (no escapes): ``in_str`` follows
-        it. Returns how much was read: all, or all but a tag's prefix ending it (held); -1 (nothing changed): a tag
-        outside a string."""
-        i, n, inside = 0, len(text), self.in_str
-        while True:
-            if inside:  # (the same delimiter closes it, as written)
-                k = text.find(quote, i)
-                if k < 0:
-                    self.in_str = quote
-                    cut = max(i, n - len(quote) + 1)
-                    return n if text.find(quote[0], cut) < 0 else partial_tail(text, i, n, (quote,), len(quote))
-                inside, i = "", k + len(quote)
-                continue
-            m = self.search(text, i)
-            if m is None:
-                self.in_str = ""
-                return partial_tail(text, i, n, self.tags, self.longest)
-            if m.group().lower() != quote:
-                return -1  # (``in_str`` untouched: nothing changed)
-            inside, i = quote, m.end()
-
-    def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
-        """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:
-        hold from k (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
-        quote = self.in_str
-        if len(quote) > 1:
-            k = text.find(quote, i, end)
-            if k >= 0:
-                self.in_str = ""
-                return k + len(quote)
-            hold = end if final else partial_tail(text, i, end, (quote,), len(quote))
-            return end if hold == end else -1 - hold
-        j = _STRING_BODY[quote](text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
-        if j == end:
-            return end
-        if text[j] == quote:
-            self.in_str = ""
-            return j + 1
-        return end if final else -1 - j  # a backslash ending the text
-
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         """Between items (as in ``scan``): whitespace joins ``pending``; the next item or the block's end is read
         on; anything else ends the block before it. Returns where to go on, or ``-1 - k``: wait (or ended) at k."""
@@ -424,12 +346,6 @@ class TagBody(RawValueScan):
             b.end("", self.pending)
 
 
-# Dialects whose strings are one-character quotes: outside a string, a quote or a tag's "<" is what matters.
-_SIMPLE_QUOTES = {('"',): re.compile('[<"]'), ("'", '"'): re.compile("[<'\"]")}
-_QUOTES = {('"',): re.compile('"'), ("'", '"'): re.compile("['\"]")}  # (in text that holds no tag)
-# A string's inside: runs of plain characters, one escape between runs (sre reads a run in one step; the plain
-# ``(?:[^q\\]|\\.)*`` took about 20 ns a character)
-_STRING_BODY = {q: re.compile(f"[^{q}\\\\]*+(?:\\\\.[^{q}\\\\]*+)*+", re.S).match for q in ("'", '"')}
 
 
 _ValueTable = tuple[Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]
@@ -462,7 +378,3 @@ def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueT
     value_tags = (*values.open, values.close, *values.next) if values else ()
     tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *quotes}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
-
-
-def _no_hold(tail: str, then: FastPath) -> None:
-    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one

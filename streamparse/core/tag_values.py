@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
-from .bodies import MAX_GAP, NON_WS, partial_tail
+from .gaps import MAX_GAP, NON_WS, partial_tail
 from .literals import ASCII_NOCASE, PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
 
 if TYPE_CHECKING:

@@ -307,7 +307,7 @@ def _plain_literal_at(text: str, k: int, end: int, texts: tuple[str, ...], final
 @given(data=st.data())
 def test_the_shared_literal_reader_agrees_with_the_plain_reading(tags: Any, data: st.DataObject) -> None:
     from streamparse.core.block import Block
-    from streamparse.core.bodies import closer_at
+    from streamparse.core.gaps import closer_at
     from streamparse.core.literals import literals
     from streamparse.core.tag_body import TagBody
 
