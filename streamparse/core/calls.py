@@ -52,6 +52,7 @@ _shared_chars = 0  # the schema text _SHARED holds now
 # A caller's schema object -> (it, the shared tool read from an equal copy): a library caller passes the same tools
 # to every parse(), so the same dicts come back; an equality check against the copy stands in for the JSON text.
 _BY_OBJECT: dict[int, tuple[Any, "_Tool"]] = {}
+_BY_OBJECT_MAX = 64  # entries: it holds the callers' own objects, which a server makes anew for every request
 
 
 class _Tool:
@@ -162,7 +163,7 @@ def _read_tool(schema: dict[str, Any]) -> _Tool:
         _shared_chars += len(text)
     if tool.schema != schema:
         return _Tool(schema, text)
-    if len(_BY_OBJECT) >= _SHARED_MAX:
+    if len(_BY_OBJECT) >= _BY_OBJECT_MAX:
         _BY_OBJECT.clear()
     _BY_OBJECT[id(schema)] = (schema, tool)  # (held: its id is not reused while it is here)
     return tool

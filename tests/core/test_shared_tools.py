@@ -65,6 +65,13 @@ def test_the_same_schema_object_is_found_again_and_a_change_in_place_is_seen() -
     assert arguments() == '{"n": "7"}'
 
 
+def test_the_objects_held_to_be_found_again_are_bounded() -> None:
+    kept = [{"type": "object", "description": f"tool {i}"} for i in range(3 * calls._BY_OBJECT_MAX)]
+    for schema in kept:  # (a server's requests: new objects every time)
+        _read_tool(schema)
+        assert len(calls._BY_OBJECT) <= calls._BY_OBJECT_MAX
+
+
 def test_schemas_that_are_not_plain_json_are_read_alone() -> None:
     listed = _read_tool({"type": "object", "properties": {"k": {"enum": ["x", "y"]}}})
     tupled = {"type": "object", "properties": {"k": {"enum": ("x", "y")}}}  # JSON text alike, not equal
