@@ -63,6 +63,10 @@ class BracketBody:
         self.hold: Hold = unset_hold  # after_gap: the parser's (set by fast_path), and the tail it holds
         self.tail = ""
 
+    def unread(self) -> str:
+        """What the scanner holds that is not written to the block: the whitespace after a value (``pending``)."""
+        return self.pending
+
     def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
         """The fast path, when the next delta may take it: inside a value, nothing held (it holds nothing); after
         the value of a block with an end marker, the whitespace and a cut end marker (``after_gap``)."""

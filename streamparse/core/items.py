@@ -46,7 +46,7 @@ class ItemCalls(Output):
         if self._mode == BODY and self._lives and self._lives[-1].started:
             self._finish_block()
             return
-        dropped = b.unemitted() + (b.scanner.pending if b.scanner is not None else "") if self._mode == BODY else b.head
+        dropped = b.unemitted() + (b.scanner.unread() if b.scanner is not None else "") if self._mode == BODY else b.head
         name = b.dialect.name if self._mode == BODY else ""
         self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
                                name, {"text": dropped}))

@@ -359,7 +359,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
             self._lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
-            self._text(b.unemitted() + b.scanner.pending + text[new:end])
+            self._text(b.unemitted() + b.scanner.unread() + text[new:end])
             return end
         return new
 

@@ -127,9 +127,10 @@ class TagBody(RawValueScan, QuotedStrings):
                     self.lagged.append(text)
                     return []
                 if self.lagged:
-                    if self.lagged[-1].endswith("\\"):
+                    lagged = "".join(self.lagged)
+                    if lagged.endswith("\\"):  # (an empty delta may have followed the backslash)
                         return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
-                    self._strings_only("".join(self.lagged), tags=False)  # (no tag in it, no backslash ending it: all read)
+                    self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
                     self.lagged = []
             quote = self.in_str
             if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
@@ -225,6 +226,11 @@ class TagBody(RawValueScan, QuotedStrings):
             self.hold(self.tail, self.after_tail)
         self.pending = pending + text[:k]
         return k
+
+    def unread(self) -> str:
+        """What the scanner holds that is not written to the block: the whitespace it waits on (``pending``), after
+        a block's end met in a value (held until the end of the stream says what it was) too."""
+        return self.closer + self.pending if self.vstate == _AFTER_END else self.pending
 
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? Every item ends at a ``>``."""

@@ -134,3 +134,26 @@ def test_case_variant_fuzz_streaming_equals_parse() -> None:
 def test_span_closer_with_unicode_case_variants_is_chunking_independent(text: str, cut: int) -> None:
     whole = outcome(sp.parse(text, TOOLS))
     assert outcome(sp.ParseResult(streamed_events([text[:cut], text[cut:]], TOOLS, {}))) == whole
+
+
+# --------------------------------------------------------------------------- cases the long fuzz found (bench/)
+
+@pytest.mark.parametrize("deltas, tools, options", [
+    # an empty delta after one ending with a backslash inside a string: the escape is still pending
+    (['<|python_tag|>write_file.call(path="a.py", content="if a < /arg_val', 'ue>b/\\n    print(\\"x\\', '',
+      '")\\n")<|eom_id|>'], TOOLS, {}),
+    # a block's end met in a GLM value (held: the end of the stream alone would make it the end), then the block
+    # released as text for its size while it is held: it is released too
+    (['<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>' + "x" * 122 + "</tool_call>\n" + "y" * 100],
+     TOOLS, {"max_block_chars": 192}),
+    (['<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>' + "x" * 122, "</tool_call><tool_call>get_weather",
+      "\n" + "y" * 60], TOOLS, {"max_block_chars": 192}),
+    # Python's own escapes (\a is BEL) in a pythonic call: the value as Python reads what the model wrote
+    (["<|tool_call_start|>[get_weather(city='São P\\au", "lo', days=3)]<|tool_call_end|>"], TOOLS, {}),
+    # an empty call section's markup is dropped and said (empty_block), not lost silently
+    (["write_file<|tool_call_", "sect", "ion_begin", "", "|><|tool_", "calls_se", "", "ct", "", "ion_end|>"], TOOLS,
+     {"stream_arguments": True}),
+])
+def test_cases_the_long_fuzz_found_keep_every_promise(deltas: list[str], tools: object, options: dict[str, object]
+                                                       ) -> None:
+    check_case("".join(deltas), deltas, tools, options)
