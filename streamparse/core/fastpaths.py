@@ -1,5 +1,5 @@
 """The parser's fast paths past its prose gate: prose at a line start, with a line break or after a held
-possible marker, and a block body's own fast path (with the tag's prefix it may hold).
+possible marker, a head still undecided, and a block body's own fast path (with the tag's prefix it may hold).
 
 Invariant: a fast path either takes the whole delta, changing the parser's state exactly as its state
 machine would and returning the same events, or changes nothing and returns None (the state machine then
@@ -15,7 +15,7 @@ from .events import Event, FastPath, TextDelta
 from .live import LiveCall
 from .output import Output, blank_after
 from .scanner import PARTIAL, Candidate, Found, MarkerTable
-from .spans import SPAN
+from .spans import BODY, HEAD, SPAN, TEXT
 
 if TYPE_CHECKING:
     from .block import Block
@@ -36,6 +36,7 @@ class FastPaths(Output):
     _resume: int
     _body_fast: FastPath | None
     _cands: list[Candidate]
+    _mode: int
     _fast_live: Callable[[], FastPath | None]
     _run: Callable[[str, bool, int, Found], list[Event]]
 
@@ -86,6 +87,13 @@ class FastPaths(Output):
         b = self._block
         if b is not None and b.scanner is not None and b.scanner.lagged:
             self._held = b.scanner.reclaim() + self._held
+
+    def _next_fast_path(self) -> FastPath | None:
+        """The fast path for the next delta, past the prose gate: HEAD's (not in a span, no look pending) or a
+        block body's."""
+        if self._mode == HEAD:
+            return self._head_fast if not self._look and self._resume == TEXT else None
+        return self._body_fast_path() if self._mode == BODY else None
 
     def _body_fast_path(self) -> FastPath | None:
         """The fast path for the next delta inside a block's body, if it may take one."""

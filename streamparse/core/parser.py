@@ -84,7 +84,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
                       _BODY: self._scan_body, _AFTER: self._scan_after}
         self._mode = _SPAN if start_in_reasoning or start_in_response else _TEXT
         self._idle = self._mode == _TEXT  # in prose (not in a span, stream open): feed() may take a fast path
-        self._body_fast: FastPath | None = None  # in a block's body: its fast path
+        self._body_fast: FastPath | None = None  # in a block (its head or its body): the fast path
         self._span: Span = self._table.prompt_reasoning if start_in_reasoning else self._table.prompt_response
         self._held = ""
         self._block: Block | None = None
@@ -183,8 +183,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         self._gate = self._prose_gate if self._idle and not (self._held or self._line_blank or self._look) else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
-        self._body_fast = (self._body_fast_path() if self._mode == _BODY else self._head_fast
-                           if self._mode == _HEAD and not self._look and self._resume == _TEXT else None) if not final else None
+        self._body_fast = None if final else self._next_fast_path()
         self._flush()
         return self._out
 
