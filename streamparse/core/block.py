@@ -34,7 +34,6 @@ class BodyScanner(Protocol):
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int: ...
     def may_finish(self, delta: str) -> bool: ...
-
     def unread(self) -> str: ...  # what it holds, not written to the block (released with it as text)
     # The fast path for the next delta, reading ``held`` (what the parser holds) in front of it; a possible tag
     # at a text's end: hold(tail, fast path for the next delta), and hold("", ...) once it has read a held tail.

@@ -137,45 +137,36 @@ class TagBody(RawValueScan, QuotedStrings):
                 b.size = size
                 b.sink(text)
                 return []
-            long = self.long_quote
-            if long:  # (Gemma 4's <|"|>, FunctionGemma's <escape>: tags, no escapes)
-                if "<" not in text:  # (every tag, the delimiter too, begins with one)
-                    b.size = size
-                    b.sink(text)
-                    return []
-                k = self._long_strings(text, long)
-                if k < 0:
-                    return None  # a tag outside a string: the slow path reads it
-                b.size += k
-                b.sink(text[:k])
-                if k < len(text):  # a tag's (or the delimiter's) prefix ending the text: held
-                    self.tail = text[k:]
-                    self.hold(self.tail, self.after_tail)
+            long = self.long_quote  # (Gemma 4's <|"|>, FunctionGemma's <escape>: tags, no escapes)
+            if long and "<" not in text:  # (every tag, the delimiter too, begins with one)
+                b.size = size
+                b.sink(text)
                 return []
-            if "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
-                k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
-                if k < 0:
-                    return None  # a string opens or closes around a tag: the slow path tracks it
-                b.size += k
-                b.sink(text[:k])
-                if k < len(text):  # a backslash ending the text: held, its escaped character comes next
-                    self.tail = text[k:]
-                    self.hold(self.tail, self.after_tail)
-                return []
+            if long or "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
+                k = (self._long_strings(text, long) if long else self._strings_only(text) if self.strings in SIMPLE_QUOTES
+                     else -1)
+                # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
+                # else what ends the text is held: a tag's (or the delimiter's) prefix, a backslash before its escape
+                return None if k < 0 else self._take(text, k)
         if "<" in text:
             m = self.tag_or_tail(text)  # (raw-text values read theirs in fast_values)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
                 k = m.start()
                 if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
                     return None  # (shorter than every tag: surely a prefix)
-                if k:
-                    b.size += k
-                    b.sink(text[:k])
-                self.tail = text[k:]
-                self.hold(self.tail, self.after_tail)
-                return []
+                return self._take(text, k)
         b.size = size
         b.sink(text)
+        return []
+
+    def _take(self, text: str, k: int) -> list[Event]:
+        """The fast paths' step: ``text[:k]`` written to the item, the rest (if any) held for the next delta."""
+        if k:
+            self.b.size += k
+            self.b.sink(text[:k])
+        if k < len(text):
+            self.tail = text[k:]
+            self.hold(self.tail, self.after_tail)
         return []
 
     def reclaim(self) -> str:

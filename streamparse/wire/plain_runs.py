@@ -28,13 +28,15 @@ from typing import Any, Callable
 
 import orjson
 
+from ..core.json_lexis import PLAIN
+
 __all__ = ["PlainRuns", "Frame", "plain_text", "with_text", "MAX_LEARNS"]
 
 MAX_LEARNS = 4  # frames tried in a row without an event fitting one: then no more
 RELEARN_AFTER = 2  # plain events in a row that miss the frame before another is learned
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
 # One JSON string literal, whole (RFC 8259: no raw control character, only the defined escapes).
-_LITERAL = re.compile(r'"[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+"')
+_LITERAL = re.compile('"' + PLAIN['"'].pattern + '"')  # (its inside as the core reads a string's: json_lexis)
 _KEY = re.compile(r'"content"\s*:\s*')
 _SENTINEL = "\x00streamparse frame\x00"
 _SENTINEL_LITERAL = orjson.dumps(_SENTINEL).decode()
