@@ -91,14 +91,11 @@ class FastPaths(Output):
     def _next_fast_path(self) -> FastPath | None:
         """The fast path for the next delta, past the prose gate: HEAD's (not in a span, no look pending) or a
         block body's."""
-        if self._mode == HEAD:
+        mode = self._mode
+        if mode == HEAD:
             return self._head_fast if not self._look and self._resume == TEXT else None
-        return self._body_fast_path() if self._mode == BODY else None
-
-    def _body_fast_path(self) -> FastPath | None:
-        """The fast path for the next delta inside a block's body, if it may take one."""
-        b = self._block
-        if b is None or b.scanner is None or self._resume == SPAN:
+        b = self._block  # in a block's body, the body's (if it may take one)
+        if mode != BODY or b is None or b.scanner is None or self._resume == SPAN:
             return None
         live = self._lives[-1] if self._lives else None
         if live is not None and live.waiting:

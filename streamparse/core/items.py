@@ -35,7 +35,20 @@ class ItemCalls(Output):
     _max_block: int
     _mode: int
     _resume: int
-    _finish_block: Callable[[], None]
+    _end_block: Callable[[Block], int]
+
+    def _finish_block(self) -> None:
+        """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
+        b = self._block
+        assert b is not None and b.scanner is not None
+        b.scanner.finish()
+        if b.scanner.fallback:
+            self._event(Diagnostic("repaired", b.scanner.fallback, b.dialect.name))
+        exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
+        if exact:
+            b.close_item()
+        self._drain(b, exact)
+        self._end_block(b)
 
     def _drop_unfinished(self) -> None:
         """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call

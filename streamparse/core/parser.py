@@ -33,7 +33,8 @@ from .live import LiveCall
 from .mid_line import MidLine
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, Found, HeadMatch, marker_table, match_head
-from .tag_body import TagBody
+from .tag_body import TagBody, ValueTagBody
+from .whole import whole_events
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -145,6 +146,16 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         self._closed = True
         return events
 
+    def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
+        """A whole answer on a parser not fed yet: ``feed(text) + close(truncated)``, the same events, read by the
+        whole-text route when the answer is prose and strict blocks (``whole.whole_events``: one regex and one
+        decode a block, proven the machine's reading), else by the machine."""
+        events = None if truncated else whole_events(self, text)
+        if events is None:
+            return self.feed(text) + self.close(truncated)
+        self._closed = True  # (as close() leaves it)
+        return events
+
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
         Transports run such a step in a worker thread, so other streams are not stalled."""
@@ -200,19 +211,6 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         else:
             return True
         return False
-
-    def _finish_block(self) -> None:
-        """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
-        b = self._block
-        assert b is not None and b.scanner is not None
-        b.scanner.finish()
-        if b.scanner.fallback:
-            self._event(Diagnostic("repaired", b.scanner.fallback, b.dialect.name))
-        exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
-        if exact:
-            b.close_item()
-        self._drain(b, exact)
-        self._end_block(b)
 
     # ------------------------------------------------------------------ TEXT (SPAN: spans.py)
 
@@ -321,7 +319,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         if self._streaming:
             b.watch = self._watch_item
         if d.body == TAGGED:
-            b.scanner = TagBody(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.strings)
+            b.scanner = (TagBody if d.values is None else ValueTagBody)(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.strings)
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
                                     self._max_block)
@@ -393,6 +391,5 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
 
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
-    """Parse a whole model output at once (the same machine as streaming, so the same result)."""
-    parser = StreamParser(tools, **options)
-    return ParseResult(parser.feed(text) + parser.close())
+    """Parse a whole model output at once: the same reading as streaming, so the same result (``read_whole``)."""
+    return ParseResult(StreamParser(tools, **options).read_whole(text))

@@ -28,12 +28,13 @@ from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold, whitespace_th
 from .events import Event, FastPath
 from .literals import Literals, literal_pattern, literals, tag_or_tail
 from .tag_strings import SIMPLE_QUOTES, QuotedStrings
-from .tag_values import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, RawValueScan, Search, _lowercase, _value_table
+from .tag_values import RawValueScan
+from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search, _lowercase, _value_table
 
 if TYPE_CHECKING:
     from ..dialects.spec import ValueTags
 
-__all__ = ["TagBody"]
+__all__ = ["TagBody", "ValueTagBody"]
 
 class TagBody(RawValueScan, QuotedStrings):
     """Raw text up to an end tag. Items run from an item opener to its closer; nested copies of the
@@ -53,7 +54,7 @@ class TagBody(RawValueScan, QuotedStrings):
          self.has_end, self.longest, self.shortest, value_table) = _body_table(end_tags, item, nest, values, strings)
         if value_table is not None:
             self.out_search, self.in_search, self.hard, self.hard_tail, self.cycles, self.follows, self.state_tags = value_table
-        self.lagged: list[str] = []  # what ``fast_values`` took since the values' state was last read (``_catch_up``)
+        self.lagged: list[str] = []  # what the fast paths took and have not read yet (nor written, unless streamed)
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
@@ -93,7 +94,9 @@ class TagBody(RawValueScan, QuotedStrings):
             return self.gap
         if self.values is None:
             return self.fast
-        return self.gap_after_item if self.vstate == _AFTER_ITEM else self.fast_values
+        if self.vstate == _AFTER_ITEM:
+            return self.gap_after_item
+        return self.fast_values if self.b.watch is None else self.fast_values_streamed
 
     def after_tail(self, delta: str) -> list[Event] | None:
         """The held tail, then ``delta``, read by the fast path of the moment; once no tail is left, the parser
@@ -104,8 +107,8 @@ class TagBody(RawValueScan, QuotedStrings):
         taken = read(text)
         if taken is None:
             self.tail = tail  # nothing changed: the parser still holds it, and reads it on its slow path
-        elif not self.tail:
-            self.hold("", read)
+        elif not self.tail:  # (a closer read after a value moves the reading to what may follow the item)
+            self.hold("", self.gap_after_item if self.vstate == _AFTER_ITEM else read)
         return taken
 
     def fast(self, text: str) -> list[Event] | None:
@@ -123,8 +126,7 @@ class TagBody(RawValueScan, QuotedStrings):
                 if "<" not in text or self.tag_or_tail(text) is None:  # no tag here, nor a tag's start at its end:
                     # its strings are read when a tag could mean something (``lagged``)
                     b.size = size
-                    b.sink(text)
-                    self.lagged.append(text)
+                    self.lagged.append(text)  # (written to the item with what follows it, once read)
                     return []
                 if self.lagged:
                     lagged = "".join(self.lagged)
@@ -132,6 +134,7 @@ class TagBody(RawValueScan, QuotedStrings):
                         return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
                     self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
                     self.lagged = []
+                    b.sink(lagged)
             quote = self.in_str
             if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
                 b.size = size
@@ -181,8 +184,12 @@ class TagBody(RawValueScan, QuotedStrings):
             self._catch_up(text[:k])
         else:
             k = self._strings_only(text, tags=False)  # (no tag in it: all read, but a backslash ending it in a string)
-        if k < n:
-            self.b.unwrite(n - k)
+        b = self.b
+        if b.watch is None:  # the fast paths lagged it unwritten: written now, but for what is given back
+            b.sink(text[:k] if k < n else text)
+            b.size -= n - k
+        elif k < n:  # (streamed, it was written as taken: a whole tag that begins a longer one, taken back)
+            b.unwrite(n - k)
         return text[k:]
 
     def gap(self, text: str) -> list[Event] | None:
@@ -234,8 +241,6 @@ class TagBody(RawValueScan, QuotedStrings):
         return self.vstate >= _AFTER_VALUE
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
-        if self.values is not None:
-            return self._scan_values(text, pos, end, final)
         b = self.b
         i = pos
         while i < end and not b.done:
@@ -343,6 +348,14 @@ class TagBody(RawValueScan, QuotedStrings):
             b.end("", self.pending)
 
 
+
+
+class ValueTagBody(TagBody):
+    """A tag body whose items hold raw-text values (``values`` set): ``RawValueScan`` reads them (the class says
+    which scan, so no step of a call block asks)."""
+
+    __slots__ = ()
+    scan = RawValueScan._scan_values
 
 
 _ValueTable = tuple[Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]

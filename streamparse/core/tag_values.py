@@ -7,25 +7,18 @@ examined once, and what waits after a tentative closer is that closer and at mos
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, partial_tail
-from .literals import ASCII_NOCASE, PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+from .gaps import MAX_GAP, NON_WS, partial_tail, whitespace_then_cut
+from .literals import PARTIAL_CLOSER, Literals
+from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search
 
 if TYPE_CHECKING:
     from ..dialects.spec import ValueTags
 
 __all__ = ["RawValueScan"]
 
-# Where an item with raw-text values stands: outside a value, in one, or just after a closer read in a value
-# (the value's, the item's, the block's end) whose meaning what follows decides.
-_OUT, _IN, _AFTER_VALUE, _AFTER_ITEM, _AFTER_END = range(5)
-
-Pair = Optional[tuple[str, str]]
-Search = Callable[..., Optional["re.Match[str]"]]  # a compiled pattern's search or match
 
 
 class RawValueScan:
@@ -128,43 +121,62 @@ class RawValueScan:
         """Inside an item with raw-text values, ``text`` (a delta, or the held tail then the delta) taken whole when
         it holds no item tag and no block end, but for a prefix of one ending it, which is held: no events, and no
         state read. A value's tags (``<parameter=``, ``</parameter>``, a closer quoted in a value) are text to it.
-        What it takes is kept in ``lagged``; ``reclaim`` reads the values' state from it (``_catch_up``) before the
-        slow path next reads (an item's closer, the block's end, the end of the stream), each character once.
-        None (nothing changed): the slow path reads it (an item's tag, the block's end, a limit reached)."""
+        What it takes waits in ``lagged``, not yet written to the item: ``reclaim`` reads the values' state from it
+        (``_catch_up``) and writes it, in one piece, before the slow path next reads (an item's closer, the block's
+        end, the end of the stream), each character once; a value's tag cut by the text's end is taken, and given
+        back whole by ``reclaim``. None (nothing changed): the slow path reads it (an item's tag, the block's end, a
+        limit reached)."""
         b = self.b
-        n = len(text)
-        if b.size + n >= self.limit:
+        size = b.size + len(text)
+        if size >= self.limit:
             return None
         if "<" not in text:  # (most deltas: taken whole)
-            b.size += n
-            b.sink(text)
+            b.size = size
             self.lagged.append(text)
             return []
-        hold = n
+        n = len(text)
         # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
         # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign, too)
         low = text if text.isascii() else text.lower()
         if len(low) != n:
             return None
-        if b.watch is None:  # a value's tag cut by the delta's end is taken: ``reclaim`` gives it back whole
-            m = self.hard_tail(low)
-            if m is not None:
-                if m.end() < n or low[m.start():] in self.hard:
-                    return None
+        m = self.hard_tail(low)
+        if m is None:
+            b.size = size
+            self.lagged.append(text)
+            return []
+        if m.end() < n or low[m.start():] in self.hard:
+            return self._item_closer(text, m.start(), m.end())
+        hold = m.start()
+        if hold:
+            b.size += hold
+            self.lagged.append(text[:hold])
+        self.tail = text[hold:]
+        self.hold(self.tail, self.after_tail)
+        return []
+
+    def fast_values_streamed(self, text: str) -> list[Any] | None:
+        """``fast_values`` when the item's text is streamed as written (``b.watch``: the block's sink is a ``tee``):
+        what it takes is written at once, so never given back, and any tag's prefix ending the text is held."""
+        b = self.b
+        n = len(text)
+        if b.size + n >= self.limit:
+            return None
+        low = text if text.isascii() else text.lower()
+        if len(low) != n:
+            return None
+        hold, search, i = n, self.tag_or_tail, 0
+        while "<" in text:
+            m = search(low, i)
+            if m is None:
+                break
+            tag = m.group().lower()
+            if m.end() == n and tag not in self.tags:
                 hold = m.start()
-        else:  # what is written is streamed at once (``tee``), so it is never given back: any tag's prefix is held
-            search, i = self.tag_or_tail, 0
-            while True:
-                m = search(low, i)
-                if m is None:
-                    break
-                tag = m.group().lower()
-                if m.end() == n and tag not in self.tags:
-                    hold = m.start()
-                    break
-                if tag in self.hard:
-                    return None
-                i = m.end()
+                break
+            if tag in self.hard:
+                return None
+            i = m.end()
         if hold:
             b.size += hold
             piece = text[:hold] if hold < n else text
@@ -173,6 +185,41 @@ class RawValueScan:
         if hold < n:
             self.tail = text[hold:]
             self.hold(self.tail, self.after_tail)
+        return []
+
+    def _item_closer(self, text: str, start: int, stop: int) -> list[Any] | None:
+        """``fast_values``' text holds a whole tag it leaves to the slow path at ``start``: when that is the item's
+        closer met inside a value or after a value's closer (so tentative), followed by whitespace and maybe a cut
+        tag that may follow it, it is read here as ``_scan_values`` and ``_follow`` read it: the item's text up to
+        the closer written, the whitespace waiting in ``pending``, the cut tag held, and ``gap_after_item`` reads on.
+        So a Qwen3 ``</function>`` costs the catch-up it needs and no state machine run. None: nothing changed."""
+        item = self.item
+        if item is None or self.single or not self.ends or text[start:stop].lower() != item[1]:
+            return None
+        rest = text[stop:]
+        k = whitespace_then_cut(rest, 0, self.follows[_AFTER_ITEM])
+        if k < 0:
+            return None
+        before = "".join(self.lagged) + text[:start] if self.lagged else text[:start]
+        n = len(before)
+        if before.rfind("<", max(n - self.longest, 0)) >= 0 and partial_tail(before, 0, n, self.tags, self.longest) < n:
+            return None  # (a tag's prefix before the closer: the slow path reads them in order)
+        state = self.vstate, self.ws_after, self.quoted
+        self._catch_up(before)
+        if self.vstate == _OUT:  # outside a value, the closer ends the item at once: the slow path decodes it
+            self.vstate, self.ws_after, self.quoted = state
+            return None
+        b = self.b
+        self.lagged = []
+        b.size += stop
+        b.sink(before + text[start:stop])  # (what ``fast_values`` lagged, written with the closer)
+        self.vstate, self.ws_after = _AFTER_ITEM, k
+        self.pending += rest[:k]
+        if k < len(rest):
+            self.tail = rest[k:]
+            self.hold(self.tail, self.after_tail)
+        else:
+            self.hold("", self.gap_after_item)  # type: ignore[attr-defined]  # (TagBody's)
         return []
 
     def _catch_up(self, text: str) -> None:
@@ -307,44 +354,3 @@ class RawValueScan:
             self.pending = ""
             self.vstate = _OUT
             self.fallback = "the stream ended right after a block's end written inside a value: read as its end"
-
-
-
-@functools.lru_cache(maxsize=256)
-def _lowercase(values: ValueTags) -> ValueTags:
-    return type(values)(tuple(t.lower() for t in values.open), values.close.lower(), tuple(t.lower() for t in values.next))
-
-
-@functools.lru_cache(maxsize=256)
-def _value_table(item: Pair, ends: tuple[str, ...], values: ValueTags) -> tuple[
-        Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]:
-    """Raw-text values: the search outside a value, the one inside, the tags ``fast_values`` leaves to the slow
-    path (the item's and the block's end) and the search for one or its prefix ending the text, ``_cycles``, what
-    may follow each tentative closer, and each state's tags."""
-    closers = (*((item[1],) if item else ()), *ends)
-    outside = (*values.open, *(item or ()), *ends)
-    inside = (values.close, *closers)
-    hard = (*(item or ()), *ends)
-    follows = {_AFTER_VALUE: literals((*values.next, *closers)), _AFTER_ITEM: literals((*((item[0],) if item else ()), *ends))}
-    return (literal_pattern(outside).search, literal_pattern(inside).search, frozenset(hard),
-            tag_or_tail(tuple(sorted(hard, key=len, reverse=True))).search, _cycles(values).match, follows,
-            {_OUT: outside, _IN: inside})
-
-
-def _cycles(values: ValueTags) -> re.Pattern[str]:
-    """From outside a value, in ASCII text with no item tag or block end: as many whole values as ``_catch_up``'s
-    steps would read one by one, each opened, closed by its first closer, and followed (after at most ``MAX_GAP``
-    whitespace, as ``NON_WS`` reads it) by the next value's tag, in one match; then maybe one more value whose
-    closer and whitespace end the text (group 1: that whitespace). Atomic groups: a closer not followed so (the
-    value's text after all) ends the match there, and the steps read it."""
-    def alternatives(tags: tuple[str, ...]) -> str:
-        return literal_pattern(tags).pattern
-
-    def upto(tags: tuple[str, ...]) -> str:  # ``.*?(?:tags)`` as one possessive pass: sre tries the tags only at
-        # their first characters (the lazy form tried them at every character: 40 us for a 2 KB value)
-        firsts = re.escape("".join(sorted({c for t in tags for c in (t[0].lower(), t[0].upper())})))
-        return f"[^{firsts}]*+(?:(?!{alternatives(tags)})[{firsts}][^{firsts}]*+)*+(?:{alternatives(tags)})"
-
-    value = f"(?>{upto(values.open)})(?>{upto((values.close,))})"
-    ws = rf"[\t-\r\x1c-\x20]{{0,{MAX_GAP}}}"  # (``\s`` as str patterns read it, in ASCII)
-    return re.compile(rf"(?:{value}{ws}(?=(?:{alternatives(values.next)})))*(?:{value}({ws})\Z)?", re.S | ASCII_NOCASE)

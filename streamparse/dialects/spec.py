@@ -139,7 +139,7 @@ class Dialect:
     quotes: tuple[str, ...] = ()  # TAGGED: delimiters that open and close strings in the arguments, besides JSON's:
     # Python's ' and " (backslash escapes), Gemma 4's <|"|> (none); a tag inside such a string is the string's
 
-    @property
+    @functools.cached_property  # (read for every call block a tag body opens)
     def strings(self) -> tuple[str, ...]:
         """The delimiters of the strings a tag body tracks (none: every tag is read)."""
         return ('"',) * self.json_strings + self.quotes

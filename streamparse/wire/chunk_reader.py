@@ -169,7 +169,7 @@ class TextWriter(Protocol):
 def write_text(writer: TextWriter, text: str, tools: Tools = None, **parser_options: Any) -> None:
     """A whole answer's text, parsed, through ``writer`` to its end."""
     parser = StreamParser(tools, **parser_options)
-    writer.events(parser.feed(text) + parser.close())
+    writer.events(parser.read_whole(text))
     writer.finish()
 
 

@@ -99,7 +99,7 @@ def _rewrite_choice(choice: dict[str, Any], message: dict[str, Any], tools: Tool
         options = {**options, "start_in_reasoning": False}
     state = _Choice(tools, options)
     state.next_index = len(native)  # parsed calls are numbered after the native ones
-    events = state.parser.feed(message["content"]) + state.parser.close(truncated=choice.get("finish_reason") == "length")
+    events = state.parser.read_whole(message["content"], truncated=choice.get("finish_reason") == "length")
     pieces = state.segments(events)
     # the text is what the pieces carry: a run of only whitespace between calls is no content (chunks.py)
     text = "".join(piece.get("content") or "" for piece in pieces)
