@@ -1,5 +1,6 @@
 """The parser's fast paths past its prose gate: prose at a line start, with a line break or after a held
-possible marker, a head still undecided, and a block body's own fast path (with the tag's prefix it may hold).
+possible marker, a head still undecided, a span's text (``spans``), and a block body's own fast path (with the
+tag's prefix it may hold).
 
 Invariant: a fast path either takes the whole delta, changing the parser's state exactly as its state
 machine would and returning the same events, or changes nothing and returns None (the state machine then
@@ -38,6 +39,7 @@ class FastPaths(Output):
     _cands: list[Candidate]
     _mode: int
     _fast_live: Callable[[], FastPath | None]
+    _span_fast_path: Callable[[], FastPath | None]
     _run: Callable[[str, bool, int, Found], list[Event]]
 
     def _prose_more(self, delta: str) -> list[Event] | None:
@@ -94,6 +96,8 @@ class FastPaths(Output):
         mode = self._mode
         if mode == HEAD:
             return self._head_fast if not self._look and self._resume == TEXT else None
+        if mode == SPAN:
+            return self._span_fast_path()
         b = self._block  # in a block's body, the body's (if it may take one)
         if mode != BODY or b is None or b.scanner is None or self._resume == SPAN:
             return None

@@ -12,9 +12,11 @@ even when ``calls_in_reasoning`` is off, when tools are offered or a dialect is 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Callable
 
 from ..dialects.spec import Span
+from .events import Event, FastPath
 from .gaps import partial_tail
 from .output import Output
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
@@ -29,10 +31,18 @@ def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
 
 
+@functools.lru_cache(maxsize=64)
+def _first_characters(closers: tuple[str, ...]) -> Callable[[str], re.Match[str] | None] | None:
+    """A search for any character a closer may begin with, in either case (None: no closer)."""
+    firsts = {ch for c in closers if c for ch in (c[0], c[0].lower(), c[0].upper())}
+    return re.compile(f"[{re.escape(''.join(sorted(firsts)))}]").search if firsts else None
+
+
 class SpanReader(Output):
     """The part of the parser that reads spans (the parser sets the attributes below)."""
 
     _span: Span
+    _held: str
     _mode: int
     _table: MarkerTable
     _calls_in_reasoning: bool
@@ -41,6 +51,29 @@ class SpanReader(Output):
     _scan: dict[int, Callable[[str, int, bool], int]]  # the state table: state -> its scan method
     _scan_body: Callable[[str, int, bool], int]
     _finish_block: Callable[[], None]
+
+    def _reads_calls(self, span: Span) -> bool:
+        """Are call openers looked for inside ``span`` (see the module's note)?"""
+        return span.kind == "reasoning" and (self._calls_in_reasoning or not span.opener and self._table.reads_calls)
+
+    def _span_fast_path(self) -> FastPath | None:
+        """The fast path in a span, nothing held (none where calls are read in it): a delta holding no character
+        that any of its closers begins with leaves as the span's text, as ``_scan_span`` gives it, in one search."""
+        span = self._span
+        if self._held or self._resume != TEXT or self._reads_calls(span):
+            return None
+        gate = _first_characters(span.closers)
+        emit = self._text if span.kind == "content" else self._reasoning
+
+        def fast(delta: str) -> list[Event] | None:
+            if not delta or (gate is not None and gate(delta) is not None):
+                return None
+            self._out = []
+            emit(delta)
+            self._flush()
+            return self._out
+
+        return fast
 
     def _scan_span(self, text: str, pos: int, final: bool) -> int:
         span = self._span
@@ -52,7 +85,7 @@ class SpanReader(Output):
             closers = _lower(span.closers)
             stop = len(text) if final or not closers else partial_tail(text, pos, len(text), closers,
                                                                         max(map(len, closers)))
-        if span.kind == "reasoning" and (self._calls_in_reasoning or not span.opener and self._table.reads_calls):
+        if self._reads_calls(span):
             opened = self._call_in_span(text, pos, stop, final or m is not None)
             if opened is not None:
                 return opened

@@ -134,18 +134,20 @@ class RawValueScan:
             b.size = size
             self.lagged.append(text)
             return []
-        n = len(text)
-        # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
-        # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign, too)
-        low = text if text.isascii() else text.lower()
-        if len(low) != n:
-            return None
-        m = self.hard_tail(low)
-        if m is None:
+        m = self.hard_tail(text)
+        if not text.isascii():
+            # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
+            # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign)
+            low = text.lower()
+            if len(low) != len(text):
+                return None
+            m = self.hard_tail(low)
+        if m is None:  # (a value's tags, ``a < b``: taken whole)
             b.size = size
             self.lagged.append(text)
             return []
-        if m.end() < n or low[m.start():] in self.hard:
+        n = len(text)
+        if m.end() < n or text[m.start():].lower() in self.hard:
             return self._item_closer(text, m.start(), m.end())
         hold = m.start()
         if hold:

@@ -361,3 +361,40 @@ def test_a_long_string_delimiter_is_followed_by_the_fast_path_with_the_end_marke
     for k in range(0, len(inner), 4):
         assert parser.feed(inner[k : k + 4]) == []
     assert spy.runs == []
+
+
+# ------------------------------------------------------------------ spans
+
+SPAN_PIECES = st.sampled_from([
+    "<think>", "</think>", "</THINK>", "</thi", "<|channel|>analysis<|message|>", "<|channel|>final<|message|>",
+    "<|end|>", "<|start|>assistant", "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+    '{"city": "Paris"}', "<|call|>", "[THINK]", "[/THINK]", "<|channel>thought", "<channel|>", "<tool_call>",
+    "</tool_call>", '{"name": "get_weather", "arguments": {"city": "Oslo"}}', "<", "[", "a < b ", "think ", "\n",
+    "  ", "prose ", "é ", "K ", "<|im_end|>",
+])
+
+
+@pytest.mark.parametrize("options", [{}, {"start_in_reasoning": True}, {"start_in_response": True},
+                                     {"calls_in_reasoning": True}, {"dialects": ["openai"]},
+                                     {"start_in_reasoning": True, "dialects": ["hermes"]}])
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(SPAN_PIECES, max_size=24), data=st.data())
+def test_a_span_s_text_taken_on_the_fast_path_gives_the_same_events_in_the_same_feeds(
+        options: dict[str, Any], pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    rng = data.draw(st.randoms(use_true_random=False))
+    cuts = list(itertools.accumulate(rng.randint(1, 9) for _ in range(len(text))))
+    assert _per_feed(text, cuts, True, **options) == _per_feed(text, cuts, False, **options)
+
+
+def test_reasoning_text_that_cannot_hold_its_closer_never_reaches_the_state_machine() -> None:
+    parser = StreamParser(TOOLS)
+    assert parser.feed("<think>") == []
+    runs = []
+    original = parser._run
+    parser._run = lambda *a, **k: runs.append(a) or original(*a, **k)  # type: ignore[method-assign]
+    assert [e.text for e in parser.feed("so the user wants ")] == ["so the user wants "]  # type: ignore[union-attr]
+    assert [e.type for e in parser.feed("a city")] == ["reasoning"]
+    assert runs == []
+    parser.feed(" </thi")  # a closer's first character: the state machine reads it
+    assert len(runs) == 1
