@@ -42,7 +42,7 @@ class TagBody(RawValueScan, QuotedStrings):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str",
+                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str", "quote_search",
                  "long_quote")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
@@ -66,6 +66,7 @@ class TagBody(RawValueScan, QuotedStrings):
         # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it.
         self.strings = strings
         self.long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""  # its one delimiter, a tag
+        self.quote_search = _quote_or_escape("".join(q for q in strings if len(q) == 1))
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
         self.hold: Hold = unset_hold
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
@@ -93,7 +94,9 @@ class TagBody(RawValueScan, QuotedStrings):
         if self.between:
             return self.gap
         if self.values is None:
-            return self.fast
+            if not self.strings or not self.depth:  # (outside an item a quote is text, as in ``scan``)
+                return self.fast
+            return self.fast_lagging if self.strings in SIMPLE_QUOTES and self.b.watch is None else self.fast_strings
         if self.vstate == _AFTER_ITEM:
             return self.gap_after_item
         return self.fast_values if self.b.watch is None else self.fast_values_streamed
@@ -116,41 +119,12 @@ class TagBody(RawValueScan, QuotedStrings):
         events), but for a tag's prefix at its end, which is held (``tail`` and ``hold``): a ``<parameter=``,
         ``</parameter>`` or ``a < b`` in a value costs one search. No tag can have begun before ``text``
         (a possible one is held), so the search looks at it alone. None: the slow path reads it (nothing
-        changed: the parser still holds the tail)."""
+        changed: the parser still holds the tail). Items whose strings are tracked: ``fast_lagging`` and
+        ``fast_strings`` first."""
         b = self.b
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        if self.strings and self.depth:  # (outside an item a quote is text, as in ``scan``)
-            if self.strings in SIMPLE_QUOTES and b.watch is None:
-                if "<" not in text or self.tag_or_tail(text) is None:  # no tag here, nor a tag's start at its end:
-                    # its strings are read when a tag could mean something (``lagged``)
-                    b.size = size
-                    self.lagged.append(text)  # (written to the item with what follows it, once read)
-                    return []
-                if self.lagged:
-                    lagged = "".join(self.lagged)
-                    if lagged.endswith("\\"):  # (an empty delta may have followed the backslash)
-                        return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
-                    self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
-                    self.lagged = []
-                    b.sink(lagged)
-            quote = self.in_str
-            if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
-                b.size = size
-                b.sink(text)
-                return []
-            long = self.long_quote  # (Gemma 4's <|"|>, FunctionGemma's <escape>: tags, no escapes)
-            if long and "<" not in text:  # (every tag, the delimiter too, begins with one)
-                b.size = size
-                b.sink(text)
-                return []
-            if long or "\\" in text or any(q in text for q in self.strings if len(q) == 1):  # (a longer one is a tag)
-                k = (self._long_strings(text, long) if long else self._strings_only(text) if self.strings in SIMPLE_QUOTES
-                     else -1)
-                # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
-                # else what ends the text is held: a tag's (or the delimiter's) prefix, a backslash before its escape
-                return None if k < 0 else self._take(text, k)
         if "<" in text:
             m = self.tag_or_tail(text)  # (raw-text values read theirs in fast_values)
             if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
@@ -161,6 +135,57 @@ class TagBody(RawValueScan, QuotedStrings):
         b.size = size
         b.sink(text)
         return []
+
+    def fast_lagging(self, text: str) -> list[Event] | None:
+        """In an item whose strings are JSON's or Python's quotes, not streamed: ``text`` holding no tag, nor a
+        tag's start at its end, is taken unread (``lagged``, written with what follows once read): its quotes
+        matter only when a tag could. Else what was lagged is read (``_strings_only``) and ``fast_strings`` reads
+        ``text``."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        if "<" not in text or self.tag_or_tail(text) is None:
+            b.size = size
+            self.lagged.append(text)
+            return []
+        if self.lagged:
+            lagged = "".join(self.lagged)
+            if lagged.endswith("\\"):  # (an empty delta may have followed the backslash)
+                return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
+            self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
+            self.lagged = []
+            b.sink(lagged)
+        return self.fast_strings(text)
+
+    def fast_strings(self, text: str) -> list[Event] | None:
+        """In an item whose strings are tracked (a tag inside an open string is text): inside a string that goes on
+        (no quote, no backslash), ``text`` is taken whole; else its strings are followed (``_strings_only``,
+        ``_long_strings``: Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``, tags with no escapes) and what ends
+        it held; text holding none of the strings' characters is read by ``fast``."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        quote = self.in_str
+        if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
+            b.size = size
+            b.sink(text)
+            return []
+        long = self.long_quote
+        if long:
+            if "<" not in text:  # (every tag, the delimiter too, begins with one)
+                b.size = size
+                b.sink(text)
+                return []
+            k = self._long_strings(text, long)
+        elif self.quote_search(text) is not None:  # a quote or a backslash (a longer delimiter is a tag)
+            k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
+        else:
+            return self.fast(text)
+        # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
+        # else what ends the text is held: a tag's (or the delimiter's) prefix, a backslash before its escape
+        return None if k < 0 else self._take(text, k)
 
     def _take(self, text: str, k: int) -> list[Event]:
         """The fast paths' step: ``text[:k]`` written to the item, the rest (if any) held for the next delta."""
@@ -388,3 +413,9 @@ def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueT
     value_tags = (*values.open, values.close, *values.next) if values else ()
     tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *quotes}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
+
+
+@functools.lru_cache(maxsize=16)
+def _quote_or_escape(quotes: str) -> Search:
+    """A search for one of the one-character string ``quotes`` or a backslash."""
+    return re.compile(f"[{re.escape(quotes)}\\\\]").search
