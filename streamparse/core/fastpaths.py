@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from .events import Event, FastPath, TextDelta
 from .live import LiveCall
 from .output import Output, blank_after
-from .scanner import PARTIAL, Candidate, Found, MarkerTable
+from .scanner import PARTIAL, Candidate, Found, HeadMatch, MarkerTable
 from .spans import BODY, HEAD, SPAN, TEXT
 
 if TYPE_CHECKING:
@@ -40,7 +40,10 @@ class FastPaths(Output):
     _mode: int
     _fast_live: Callable[[], FastPath | None]
     _span_fast_path: Callable[[], FastPath | None]
-    _run: Callable[[str, bool, int, Found], list[Event]]
+
+    if TYPE_CHECKING:
+        def _run(self, text: str, final: bool, at: int = 0, found: Found = None,
+                 head: tuple[Candidate, HeadMatch] | None = None) -> list[Event]: ...
 
     def _prose_more(self, delta: str) -> list[Event] | None:
         """In prose, past the gate: the held text and the delta hold no marker (or line-start marker) start,
@@ -94,12 +97,12 @@ class FastPaths(Output):
         """The fast path for the next delta, past the prose gate: HEAD's (not in a span, no look pending) or a
         block body's."""
         mode = self._mode
-        if mode == HEAD:
-            return self._head_fast if not self._look and self._resume == TEXT else None
-        if mode == SPAN:
-            return self._span_fast_path()
+        if mode != BODY:
+            if mode == HEAD:
+                return self._head_fast if not self._look and self._resume == TEXT else None
+            return self._span_fast_path() if mode == SPAN else None
         b = self._block  # in a block's body, the body's (if it may take one)
-        if mode != BODY or b is None or b.scanner is None or self._resume == SPAN:
+        if b is None or b.scanner is None or self._resume == SPAN:
             return None
         live = self._lives[-1] if self._lives else None
         if live is not None and live.waiting:
@@ -112,7 +115,8 @@ class FastPaths(Output):
         """In HEAD (which dialect owns the block?): a delta after which no candidate's compiled head matches and some
         still read PARTIAL is held with the head so far, and those candidates wait, as ``_scan_head`` would have it
         (a GLM name, a cut ``<function=`` after Hermes and GLM gave up: one match per candidate, not a state
-        machine run). None: the state machine reads it."""
+        machine run); a head found, with no candidate waiting before it, is where the state machine starts (its
+        body opened from that match, not matched again). None: the state machine reads it."""
         text = self._held + delta
         if not text.isascii():
             return None  # (the state machine reads it with match_head)
@@ -125,8 +129,9 @@ class FastPaths(Output):
             r = head(text, 0, table)
             if r is PARTIAL:
                 waiting.append(cand)
-            elif r is not None:
-                return None  # a head: the state machine opens the body
+            elif r is not None:  # a head: the state machine opens the body from it (if no candidate waits before)
+                return None if waiting else self._run(text, False, 0, None, (cand, r))  # type: ignore[arg-type]  # (r is
+                # a HeadMatch here: identity with PARTIAL, above, does not narrow its type)
         if not waiting:
             return None
         self._cands, self._held = waiting, text

@@ -171,15 +171,19 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
     # ------------------------------------------------------------------ driver
 
-    def _run(self, text: str, final: bool, at: int = 0, found: Found = None) -> list[Event]:
+    def _run(self, text: str, final: bool, at: int = 0, found: Found = None,
+             head: tuple[Candidate, HeadMatch] | None = None) -> list[Event]:
         """Read ``text`` (what was held, then the delta). ``found``: prose up to ``at``, where this marker begins
-        (the prose fast path found it, as ``_scan_text`` would)."""
+        (the prose fast path found it, as ``_scan_text`` would); ``head``: in HEAD, the candidate whose head
+        matched ``text`` (the HEAD fast path found it, as ``_scan_head`` would)."""
         self._out = []
         self._held = ""
         pos, n = self._look_on(text, final) if self._look else 0, len(text)
         if found is not None and found != PARTIAL:
             self._text(text[:at])
             pos = self._begin(text, at, 0, found)
+        elif head is not None:
+            pos = self._open_body(text, 0, *head)
         while True:
             while pos < n:
                 mode = self._mode

@@ -51,7 +51,8 @@ class TagBody(RawValueScan, QuotedStrings):
         self.b = block
         self.limit = limit
         (self.values, self.item, self.nest, self.ends, self.tags, self.search, self.tag_or_tail, self.closers,
-         self.has_end, self.longest, self.shortest, value_table) = _body_table(end_tags, item, nest, values, strings)
+         self.has_end, self.longest, self.shortest, value_table, self.long_quote, self.quote_search) = _body_table(
+            end_tags, item, nest, values, strings)
         if value_table is not None:
             self.out_search, self.in_search, self.hard, self.hard_tail, self.cycles, self.follows, self.state_tags = value_table
         self.lagged: list[str] = []  # what the fast paths took and have not read yet (nor written, unless streamed)
@@ -63,10 +64,9 @@ class TagBody(RawValueScan, QuotedStrings):
         self.fallback = ""  # why the end of the stream settled the block as it did ("": it did not decide)
         # The delimiters of strings in an item's arguments: a tag inside an open string is text. One character
         # (JSON's ", Python's ' and "): the same one closes it, backslash escapes; longer (Gemma 4's <|"|>): the
-        # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it.
+        # same one closes it, no escapes, and it is held like a tag when a delta's end cuts it (``long_quote``: the
+        # one such delimiter; ``quote_search``: a one-character quote or a backslash).
         self.strings = strings
-        self.long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""  # its one delimiter, a tag
-        self.quote_search = _quote_or_escape("".join(q for q in strings if len(q) == 1))
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
         self.hold: Hold = unset_hold
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
@@ -127,14 +127,19 @@ class TagBody(RawValueScan, QuotedStrings):
             return None
         if "<" in text:
             m = self.tag_or_tail(text)  # (raw-text values read theirs in fast_values)
-            if m is not None:  # a tag (the slow path reads it), or a tag's prefix at the end (held)
-                k = m.start()
-                if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
-                    return None  # (shorter than every tag: surely a prefix)
-                return self._take(text, k)
+            if m is not None:
+                return self._up_to_tag(text, m)
         b.size = size
         b.sink(text)
         return []
+
+    def _up_to_tag(self, text: str, m: re.Match[str]) -> list[Event] | None:
+        """``tag_or_tail`` found ``m`` in ``text``: a tag (None: the slow path reads it), or a tag's prefix ending
+        the text, which is held once what precedes it is taken."""
+        k = m.start()
+        if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
+            return None  # (shorter than every tag: surely a prefix)
+        return self._take(text, k)
 
     def fast_lagging(self, text: str) -> list[Event] | None:
         """In an item whose strings are JSON's or Python's quotes, not streamed: ``text`` holding no tag, nor a
@@ -178,6 +183,14 @@ class TagBody(RawValueScan, QuotedStrings):
                 b.size = size
                 b.sink(text)
                 return []
+            if not quote:  # outside a string: as ``fast`` reads it, unless the first tag is the delimiter
+                m = self.tag_or_tail(text)
+                if m is None:
+                    b.size = size
+                    b.sink(text)
+                    return []
+                if m.group().lower() != long:
+                    return self._up_to_tag(text, m)
             k = self._long_strings(text, long)
         elif self.quote_search(text) is not None:  # a quote or a backslash (a longer delimiter is a tag)
             k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
@@ -385,7 +398,7 @@ class ValueTagBody(TagBody):
 
 _ValueTable = tuple[Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]
 _BodyTable = tuple[Optional["ValueTags"], Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Literals, bool,
-                   int, int, Optional[_ValueTable]]
+                   int, int, Optional[_ValueTable], str, Search]
 
 
 @functools.lru_cache(maxsize=256)
@@ -398,7 +411,10 @@ def _body_table(end_tags: tuple[str, ...], item: Pair, nest: Pair, values: Value
     if any(len(q) == 1 for q in strings):
         search = literal_pattern((*tags, *(q for q in strings if len(q) == 1))).search
     table = _value_table(item, ends, values) if values is not None else None
-    return values, item, nest, ends, tags, search, tail, literals(tags), bool(ends), len(tags[0]), len(tags[-1]), table
+    long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""
+    quote_search = re.compile(f"[{re.escape(''.join(q for q in strings if len(q) == 1))}\\\\]").search
+    return (values, item, nest, ends, tags, search, tail, literals(tags), bool(ends), len(tags[0]), len(tags[-1]), table,
+            long_quote, quote_search)
 
 
 @functools.lru_cache(maxsize=256)
@@ -414,8 +430,3 @@ def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueT
     tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *quotes}, key=len, reverse=True))
     return item, nest, ends, tags, literal_pattern(tags).search, tag_or_tail(tags).search
 
-
-@functools.lru_cache(maxsize=16)
-def _quote_or_escape(quotes: str) -> Search:
-    """A search for one of the one-character string ``quotes`` or a backslash."""
-    return re.compile(f"[{re.escape(quotes)}\\\\]").search
