@@ -42,7 +42,7 @@ class TagBody(RawValueScan, QuotedStrings):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str", "quote_search",
+                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str", "quote_search", "read",
                  "long_quote")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
@@ -69,6 +69,7 @@ class TagBody(RawValueScan, QuotedStrings):
         self.strings = strings
         self.in_str = ""  # the delimiter of the string open in an item ("": none)
         self.hold: Hold = unset_hold
+        self.read: FastPath = self.fast  # the fast path of the moment (``_reader``), set by ``fast_path``
         self.tail = ""  # what the parser holds in front of the next delta (a tag's prefix), as the fast paths read it
         self.depth = 0
         self.nested = 0
@@ -86,7 +87,8 @@ class TagBody(RawValueScan, QuotedStrings):
         self.tail = held
         if self.vstate == _AFTER_END:
             return None  # a block's end met in a value: only the slow path reads what follows it
-        return self.after_tail if held else self._reader()
+        self.read = self._reader()
+        return self.after_tail if held else self.read
 
     def _reader(self) -> FastPath:
         """The fast path of the moment: between items, after an item's tentative closer, inside an item (after a
@@ -96,6 +98,8 @@ class TagBody(RawValueScan, QuotedStrings):
         if self.values is None:
             if not self.strings or not self.depth:  # (outside an item a quote is text, as in ``scan``)
                 return self.fast
+            if self.long_quote:
+                return self.fast_long
             return self.fast_lagging if self.strings in SIMPLE_QUOTES and self.b.watch is None else self.fast_strings
         if self.vstate == _AFTER_ITEM:
             return self.gap_after_item
@@ -106,12 +110,11 @@ class TagBody(RawValueScan, QuotedStrings):
         holds nothing and the next delta goes to that fast path straight (no join)."""
         tail = self.tail
         text, self.tail = tail + delta, ""
-        read = self._reader()
-        taken = read(text)
+        taken = self.read(text)
         if taken is None:
             self.tail = tail  # nothing changed: the parser still holds it, and reads it on its slow path
-        elif not self.tail:  # (a closer read after a value moves the reading to what may follow the item)
-            self.hold("", self.gap_after_item if self.vstate == _AFTER_ITEM else read)
+        elif not self.tail:
+            self.hold("", self.read)  # (a closer read after a value moved ``read`` on to what may follow the item)
         return taken
 
     def fast(self, text: str) -> list[Event] | None:
@@ -164,10 +167,9 @@ class TagBody(RawValueScan, QuotedStrings):
         return self.fast_strings(text)
 
     def fast_strings(self, text: str) -> list[Event] | None:
-        """In an item whose strings are tracked (a tag inside an open string is text): inside a string that goes on
-        (no quote, no backslash), ``text`` is taken whole; else its strings are followed (``_strings_only``,
-        ``_long_strings``: Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``, tags with no escapes) and what ends
-        it held; text holding none of the strings' characters is read by ``fast``."""
+        """In an item whose strings are one-character quotes (a tag inside an open string is text): inside a string
+        that goes on (no quote, no backslash), ``text`` is taken whole; else its strings are followed
+        (``_strings_only``) and a backslash ending it held; text holding no quote nor backslash is read by ``fast``."""
         b = self.b
         size = b.size + len(text)
         if size >= self.limit:
@@ -177,28 +179,37 @@ class TagBody(RawValueScan, QuotedStrings):
             b.size = size
             b.sink(text)
             return []
+        if self.quote_search(text) is None:  # no quote, no backslash (a longer delimiter is a tag)
+            return self.fast(text)
+        k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
+        # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
+        # else what ends the text is held: a backslash before its escape
+        return None if k < 0 else self._take(text, k)
+
+    def fast_long(self, text: str) -> list[Event] | None:
+        """In an item whose one string delimiter is a tag (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``: the
+        same closes it, no escapes): text with no ``<`` is taken whole; outside a string it is read as ``fast``
+        reads it unless its first tag is the delimiter; else ``_long_strings`` follows the strings, and what ends
+        the text (a tag's or the delimiter's prefix) is held."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        if "<" not in text:  # (every tag, the delimiter too, begins with one)
+            b.size = size
+            b.sink(text)
+            return []
         long = self.long_quote
-        if long:
-            if "<" not in text:  # (every tag, the delimiter too, begins with one)
+        if not self.in_str:
+            m = self.tag_or_tail(text)
+            if m is None:
                 b.size = size
                 b.sink(text)
                 return []
-            if not quote:  # outside a string: as ``fast`` reads it, unless the first tag is the delimiter
-                m = self.tag_or_tail(text)
-                if m is None:
-                    b.size = size
-                    b.sink(text)
-                    return []
-                if m.group().lower() != long:
-                    return self._up_to_tag(text, m)
-            k = self._long_strings(text, long)
-        elif self.quote_search(text) is not None:  # a quote or a backslash (a longer delimiter is a tag)
-            k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
-        else:
-            return self.fast(text)
-        # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
-        # else what ends the text is held: a tag's (or the delimiter's) prefix, a backslash before its escape
-        return None if k < 0 else self._take(text, k)
+            if m.group().lower() != long:
+                return self._up_to_tag(text, m)
+        k = self._long_strings(text, long)
+        return None if k < 0 else self._take(text, k)  # (-1: a tag outside a string)
 
     def _take(self, text: str, k: int) -> list[Event]:
         """The fast paths' step: ``text[:k]`` written to the item, the rest (if any) held for the next delta."""

@@ -52,6 +52,7 @@ class RawValueScan:
     limit: int
     tail: str
     hold: Callable[[str, Callable[[str], Optional[list[Any]]]], None]
+    read: Callable[[str], Optional[list[Any]]]
     after_tail: Callable[[str], Optional[list[Any]]]
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
@@ -216,12 +217,13 @@ class RawValueScan:
         b.size += stop
         b.sink(before + text[start:stop])  # (what ``fast_values`` lagged, written with the closer)
         self.vstate, self.ws_after = _AFTER_ITEM, k
+        self.read = self.gap_after_item  # type: ignore[attr-defined]  # (TagBody's)
         self.pending += rest[:k]
         if k < len(rest):
             self.tail = rest[k:]
             self.hold(self.tail, self.after_tail)
         else:
-            self.hold("", self.gap_after_item)  # type: ignore[attr-defined]  # (TagBody's)
+            self.hold("", self.read)
         return []
 
     def _catch_up(self, text: str) -> None:
