@@ -153,7 +153,8 @@ class TagBody(RawValueScan, QuotedStrings):
         size = b.size + len(text)
         if size >= self.limit:
             return None
-        if "<" not in text or self.tag_or_tail(text) is None:
+        m = self.tag_or_tail(text) if "<" in text else None
+        if m is None:
             b.size = size
             self.lagged.append(text)
             return []
@@ -164,6 +165,8 @@ class TagBody(RawValueScan, QuotedStrings):
             self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
             self.lagged = []
             b.sink(lagged)
+        if not self.in_str and self.quote_search(text) is None:  # no string here: the tag is all that counts
+            return self._up_to_tag(text, m)
         return self.fast_strings(text)
 
     def fast_strings(self, text: str) -> list[Event] | None:
@@ -181,10 +184,27 @@ class TagBody(RawValueScan, QuotedStrings):
             return []
         if self.quote_search(text) is None:  # no quote, no backslash (a longer delimiter is a tag)
             return self.fast(text)
-        k = self._strings_only(text) if self.strings in SIMPLE_QUOTES else -1
+        if self.strings not in SIMPLE_QUOTES:
+            return None
+        k = self._strings_only(text)
+        if k < 0:  # a "<" outside a string: read here when it begins a tag's prefix that ends the text
+            k = self._strings_before_cut_tag(text)
         # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
-        # else what ends the text is held: a backslash before its escape
+        # else what ends the text is held: a backslash before its escape, a tag's prefix
         return None if k < 0 else self._take(text, k)
+
+    def _strings_before_cut_tag(self, text: str) -> int:
+        """Where a tag's prefix ending ``text`` begins, when the strings before it are read whole and it stands
+        outside them (as ``scan`` reads it: the strings followed, the prefix held); -1 (nothing changed): else."""
+        m = self.tag_or_tail(text)
+        n = len(text)
+        if m is None or m.end() < n or (n - m.start() >= self.shortest and text[m.start():].lower() in self.tags):
+            return -1
+        j, quote = m.start(), self.in_str
+        if self._strings_only(text[:j]) == j and not self.in_str:
+            return j
+        self.in_str = quote
+        return -1
 
     def fast_long(self, text: str) -> list[Event] | None:
         """In an item whose one string delimiter is a tag (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``: the
