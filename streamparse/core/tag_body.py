@@ -443,6 +443,8 @@ def _body_table(end_tags: tuple[str, ...], item: Pair, nest: Pair, values: Value
         search = literal_pattern((*tags, *(q for q in strings if len(q) == 1))).search
     table = _value_table(item, ends, values) if values is not None else None
     long_quote = strings[0] if len(strings) == 1 and len(strings[0]) > 1 else ""
+    if long_quote and any(not t.startswith("<") for t in tags):  # (fast_long and _long_strings rely on it)
+        raise ValueError(f"a tag body with the string delimiter {long_quote!r} needs tags that begin with '<'")
     quote_search = re.compile(f"[{re.escape(''.join(q for q in strings if len(q) == 1))}\\\\]").search
     return (values, item, nest, ends, tags, search, tail, literals(tags), bool(ends), len(tags[0]), len(tags[-1]), table,
             long_quote, quote_search)

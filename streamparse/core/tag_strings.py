@@ -66,6 +66,9 @@ class QuotedStrings:
                     return n if text.find(quote[0], cut) < 0 else partial_tail(text, i, n, (quote,), len(quote))
                 inside, i = "", k + len(quote)
                 continue
+            if text.find("<", i) < 0:  # (every tag of these dialects begins with "<", as the delimiter does)
+                self.in_str = ""
+                return n
             m = self.search(text, i)
             if m is None:
                 self.in_str = ""
