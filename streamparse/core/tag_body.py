@@ -24,9 +24,9 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold, whitespace_then_cut
+from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold
 from .events import Event, FastPath
-from .literals import Literals, literal_pattern, literals, tag_or_tail
+from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
 from .tag_strings import SIMPLE_QUOTES, QuotedStrings
 from .tag_values import RawValueScan
 from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search, _lowercase, _value_table
@@ -282,13 +282,14 @@ class TagBody(RawValueScan, QuotedStrings):
     def _gap(self, text: str, used: int, closers: Literals) -> int:
         """Both gaps' reading: the whitespace joins ``pending``, a cut closer is held; how much whitespace was read,
         or -1 (nothing changed)."""
-        pending = self.pending
-        if self.b.size + len(pending) + len(text) >= self.limit:
+        pending, n = self.pending, len(text)
+        if self.b.size + len(pending) + n >= self.limit:
             return -1
-        k = whitespace_then_cut(text, used, closers)
-        if k < 0:
+        m = NON_WS.search(text)  # (``whitespace_then_cut``, inline: every delta of a gap comes here)
+        k = m.start() if m is not None else n
+        if used + k > MAX_GAP or (m is not None and closers.at(text, k, n, False) != PARTIAL_CLOSER):
             return -1
-        if k < len(text):
+        if k < n:
             self.tail = text[k:]
             self.hold(self.tail, self.after_tail)
         self.pending = pending + text[:k]
