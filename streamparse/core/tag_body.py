@@ -220,6 +220,7 @@ class TagBody(RawValueScan, QuotedStrings):
             b.sink(text)
             return []
         long = self.long_quote
+        i = 0
         if not self.in_str:
             m = self.tag_or_tail(text)
             if m is None:
@@ -228,7 +229,8 @@ class TagBody(RawValueScan, QuotedStrings):
                 return []
             if m.group().lower() != long:
                 return self._up_to_tag(text, m)
-        k = self._long_strings(text, long)
+            i = m.end()  # (the delimiter opens a string there)
+        k = self._long_strings(text, long, i)
         return None if k < 0 else self._take(text, k)  # (-1: a tag outside a string)
 
     def _take(self, text: str, k: int) -> list[Event]:

@@ -51,19 +51,21 @@ class QuotedStrings:
         self.in_str = quote
         return n
 
-    def _long_strings(self, text: str, quote: str) -> int:
+    def _long_strings(self, text: str, quote: str, i: int = 0) -> int:
         """``text`` read as ``scan`` reads it (``_skip_string`` inside a string) when its only tags outside strings
         are ``quote``, the one string delimiter, which is longer than a character (no escapes): ``in_str`` follows
         it. Returns how much was read: all, or all but a tag's prefix ending it (held); -1 (nothing changed): a tag
-        outside a string."""
-        i, n, inside = 0, len(text), self.in_str
+        outside a string. ``i``: where to begin, past a delimiter that opened a string (the caller found it)."""
+        n, inside = len(text), quote if i else self.in_str
         while True:
             if inside:  # (the same delimiter closes it, as written)
                 k = text.find(quote, i)
                 if k < 0:
                     self.in_str = quote
-                    cut = max(i, n - len(quote) + 1)
-                    return n if text.find(quote[0], cut) < 0 else partial_tail(text, i, n, (quote,), len(quote))
+                    j = text.find(quote[0], max(i, n - len(quote) + 1))  # (``partial_tail`` for one tag, inline)
+                    while j >= 0 and not quote.startswith(text[j:].lower()):
+                        j = text.find(quote[0], j + 1)
+                    return n if j < 0 else j
                 inside, i = "", k + len(quote)
                 continue
             if text.find("<", i) < 0:  # (every tag of these dialects begins with "<", as the delimiter does)
