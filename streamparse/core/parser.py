@@ -153,7 +153,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         events = None if truncated else whole_events(self, text)
         if events is None:
             return self.feed(text) + self.close(truncated)
-        self._closed = True  # (as close() leaves it)
+        self._closed, self._idle, self._gate, self._body_fast = True, False, type, None  # (as close() leaves it)
         return events
 
     def may_be_slow(self, delta: str | None = None) -> bool:

@@ -209,7 +209,9 @@ class RawValueScan:
             return None  # (a tag's prefix before the closer: the slow path reads them in order)
         state = self.vstate, self.ws_after, self.quoted
         self._catch_up(before)
-        if self.vstate == _OUT:  # outside a value, the closer ends the item at once: the slow path decodes it
+        if self.vstate == _OUT or (self.vstate == _IN and not text[start:stop].isascii()):
+            # outside a value the closer ends the item at once (the slow path decodes it); inside one, a closer
+            # written in other letters (a Kelvin sign) is no tag to the slow path's search (it folds ASCII only)
             self.vstate, self.ws_after, self.quoted = state
             return None
         b = self.b

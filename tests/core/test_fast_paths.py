@@ -398,3 +398,15 @@ def test_reasoning_text_that_cannot_hold_its_closer_never_reaches_the_state_mach
     assert runs == []
     parser.feed(" </thi")  # a closer's first character: the state machine reads it
     assert len(runs) == 1
+
+
+def test_an_item_closer_written_with_a_kelvin_sign_inside_a_value_is_the_value_s_text_on_every_path() -> None:
+    # MiniMax's </invoke> spelled with U+212A: the state machine's search inside a value folds ASCII case only
+    head = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">'
+    for deltas in ([head, "Paris</invo\u212ae>\n"], [head, "Paris</invo\u212ae>\n", "more"]):
+        text = "".join(deltas)
+        parser = StreamParser(TOOLS, id_factory=_counter())
+        streamed = [e for d in deltas for e in parser.feed(d)] + parser.close()
+        assert summary(streamed) == summary(StreamParser(TOOLS, id_factory=_counter()).read_whole(text))
+        assert _per_feed(text, [len(d) for d in itertools.accumulate(deltas)], True) == \
+            _per_feed(text, [len(d) for d in itertools.accumulate(deltas)], False)

@@ -271,3 +271,13 @@ def test_a_used_parser_is_left_to_the_machine() -> None:
     assert whole_events(parser, CALL) is None
     parser.feed(" <tool")
     assert whole_events(parser, CALL) is None
+
+
+@pytest.mark.parametrize("text", ["hello", 'hi\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+                                  "<tool_call>{broken"])
+def test_a_parser_that_read_a_whole_answer_is_closed_whichever_route_read_it(text: str) -> None:
+    parser = StreamParser(TOOLS)
+    parser.read_whole(text)
+    with pytest.raises(RuntimeError):
+        parser.feed("x")
+    assert parser.close() == []
