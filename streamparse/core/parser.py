@@ -338,14 +338,14 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         b = self._block
         assert b is not None and b.scanner is not None
         n = len(text)
-        room = self._max_block - b.size - len(b.scanner.pending)
+        room = self._max_block - b.size - len(b.scanner.unread())  # (what the scanner holds is the block's too)
         end = n if n - pos <= room else pos + max(room, 0)
         new = b.scanner.scan(text, pos, end, final and end == n)
         if b.items:
             self._drain(b)
         if b.done:
             return self._end_block(b, new)
-        if end < n or b.size + len(b.scanner.pending) + (end - new) >= self._max_block:
+        if end < n or b.size + len(b.scanner.unread()) + (end - new) >= self._max_block:
             if self._lives and self._lives[-1].started:
                 b.close_item()  # a call under way always ends as a call: cut here
                 self._drain(b, True)
@@ -353,7 +353,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
                                            "it stays text", b.dialect.name))
-                b.end("", b.scanner.pending)
+                b.end("", b.scanner.unread())  # (a block end met in a value, held, is text too)
                 b.scanner.pending = ""
                 return self._end_block(b, new)
             self._block, self._mode = None, self._resume

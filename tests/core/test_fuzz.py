@@ -150,6 +150,12 @@ def test_span_closer_with_unicode_case_variants_is_chunking_independent(text: st
       "\n" + "y" * 60], TOOLS, {"max_block_chars": 192}),
     # Python's own escapes (\a is BEL) in a pythonic call: the value as Python reads what the model wrote
     (["<|tool_call_start|>[get_weather(city='São P\\au", "lo', days=3)]<|tool_call_end|>"], TOOLS, {}),
+    # a started call (stream_arguments) whose block is cut for its size while a block's end met in a value is
+    # held: the held end counts in the size, so the cut falls where the whole text puts it, and it is text
+    (['Hi\n<seed:tool_call>\n<function=get_weather>\n<parameter=days></seed:tool_call>', '          xyz'], TOOLS,
+     {"dialects": ["seed_oss"], "stream_arguments": True, "max_block_chars": 73}),
+    (['Hi\n<seed:tool_call>\n<function=get_weather>\n<parameter=days></seed:tool_call>          xyz'], TOOLS,
+     {"dialects": ["seed_oss"], "max_block_chars": 73}),
     # an empty call section's markup is dropped and said (empty_block), not lost silently
     (["write_file<|tool_call_", "sect", "ion_begin", "", "|><|tool_", "calls_se", "", "ct", "", "ion_end|>"], TOOLS,
      {"stream_arguments": True}),
