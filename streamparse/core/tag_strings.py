@@ -3,7 +3,8 @@ a tag inside an open string is the string's text. The part of ``TagBody`` that f
 lives in ``TagBody``'s slots).
 
 Invariant: ``TagBody``'s: each character is examined once; these readers follow ``in_str`` exactly as ``scan`` does,
-and change nothing when they give up (-1).
+and change nothing when they give up (-1); its fast paths (``fast_lagging``, ``fast_strings``, ``fast_long``) take a
+delta as ``scan`` would or return None having changed nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Optional
 
+from .block import Block
+from .events import Event
 from .gaps import partial_tail
 
 __all__ = ["QuotedStrings", "SIMPLE_QUOTES"]
@@ -19,11 +22,117 @@ __all__ = ["QuotedStrings", "SIMPLE_QUOTES"]
 class QuotedStrings:
     """The string half of ``TagBody``'s reading; the attributes are ``TagBody``'s (see there)."""
 
+    b: Block
+    limit: int
     strings: tuple[str, ...]
     in_str: str
     tags: tuple[str, ...]
     longest: int
+    shortest: int
     search: Callable[..., Optional["re.Match[str]"]]
+    tag_or_tail: Callable[..., Optional["re.Match[str]"]]
+    quote_search: Callable[..., Optional["re.Match[str]"]]
+    long_quote: str
+    lagged: list[str]
+
+    def fast(self, text: str) -> list[Event] | None:
+        raise NotImplementedError  # TagBody's
+
+    def _take(self, text: str, k: int) -> list[Event]:
+        raise NotImplementedError  # TagBody's
+
+    def _up_to_tag(self, text: str, m: re.Match[str]) -> list[Event] | None:
+        raise NotImplementedError  # TagBody's
+
+    def fast_lagging(self, text: str) -> list[Event] | None:
+        """In an item whose strings are JSON's or Python's quotes, not streamed: ``text`` holding no tag, nor a
+        tag's start at its end, is taken unread (``lagged``, written with what follows once read): its quotes
+        matter only when a tag could. Else what was lagged is read (``_strings_only``) and ``fast_strings`` reads
+        ``text``."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        m = self.tag_or_tail(text) if "<" in text else None
+        if m is None:
+            b.size = size
+            self.lagged.append(text)
+            return []
+        if self.lagged:
+            lagged = "".join(self.lagged)
+            if lagged.endswith("\\"):  # (an empty delta may have followed the backslash)
+                return None  # (an escape may be pending: ``reclaim`` gives the backslash back to the slow path)
+            self._strings_only(lagged, tags=False)  # (no tag in it, no backslash ending it: all read)
+            self.lagged = []
+            b.sink(lagged)
+        if not self.in_str and self.quote_search(text) is None:  # no string here: the tag is all that counts
+            return self._up_to_tag(text, m)
+        return self.fast_strings(text)
+
+    def fast_strings(self, text: str) -> list[Event] | None:
+        """In an item whose strings are one-character quotes (a tag inside an open string is text): inside a string
+        that goes on (no quote, no backslash), ``text`` is taken whole; else its strings are followed
+        (``_strings_only``) and a backslash ending it held; text holding no quote nor backslash is read by ``fast``."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        quote = self.in_str
+        if quote and quote[0] not in text and "\\" not in text:  # inside a string that goes on: no tag counts
+            b.size = size
+            b.sink(text)
+            return []
+        if self.quote_search(text) is None:  # no quote, no backslash (a longer delimiter is a tag)
+            return self.fast(text)
+        if self.strings not in SIMPLE_QUOTES:
+            return None
+        k = self._strings_only(text)
+        if k < 0:  # a "<" outside a string: read here when it begins a tag's prefix that ends the text
+            k = self._strings_before_cut_tag(text)
+        # -1: a tag outside a string, or a string opening or closing around one: the slow path reads it;
+        # else what ends the text is held: a backslash before its escape, a tag's prefix
+        return None if k < 0 else self._take(text, k)
+
+    def _strings_before_cut_tag(self, text: str) -> int:
+        """Where a tag's prefix ending ``text`` begins, when the strings before it are read whole and it stands
+        outside them (as ``scan`` reads it: the strings followed, the prefix held); -1 (nothing changed): else."""
+        m = self.tag_or_tail(text)
+        n = len(text)
+        if m is None or m.end() < n or (n - m.start() >= self.shortest and text[m.start():].lower() in self.tags):
+            return -1
+        j, quote = m.start(), self.in_str
+        if self._strings_only(text[:j]) == j and not self.in_str:
+            return j
+        self.in_str = quote
+        return -1
+
+    def fast_long(self, text: str) -> list[Event] | None:
+        """In an item whose one string delimiter is a tag (Gemma 4's ``<|"|>``, FunctionGemma's ``<escape>``: the
+        same closes it, no escapes): text with no ``<`` is taken whole; outside a string it is read as ``fast``
+        reads it unless its first tag is the delimiter; else ``_long_strings`` follows the strings, and what ends
+        the text (a tag's or the delimiter's prefix) is held."""
+        b = self.b
+        size = b.size + len(text)
+        if size >= self.limit:
+            return None
+        if "<" not in text:  # (every tag, the delimiter too, begins with one)
+            b.size = size
+            b.sink(text)
+            return []
+        long = self.long_quote
+        i = 0
+        if not self.in_str:
+            m = self.tag_or_tail(text)
+            if m is None:
+                b.size = size
+                b.sink(text)
+                return []
+            if m.group().lower() != long:
+                return self._up_to_tag(text, m)
+            i = m.end()  # (the delimiter opens a string there)
+        k = self._long_strings(text, long, i)
+        return None if k < 0 else self._take(text, k)  # (-1: a tag outside a string)
+
 
     def _strings_only(self, text: str, tags: bool = True) -> int:
         """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string (``tags=False``: it holds no
