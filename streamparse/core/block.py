@@ -122,7 +122,8 @@ class Block:
         return text[at:]
 
     def unwrite(self, n: int) -> None:
-        """Take back the last ``n`` characters written to the current buffer (never streamed: no ``watch``)."""
+        """Take back the last ``n`` characters written to the current buffer (a tag body's ``reclaim``, when what
+        its fast path took was written as taken)."""
         at = self.cur.tell() - n
         self.cur.seek(at)
         self.cur.truncate()

@@ -94,8 +94,8 @@ class FastPaths(Output):
             self._held = b.scanner.reclaim() + self._held
 
     def _next_fast_path(self) -> FastPath | None:
-        """The fast path for the next delta, past the prose gate: HEAD's (not in a span, no look pending) or a
-        block body's."""
+        """The fast path for the next delta, past the prose gate: HEAD's (not in a span, no look pending), a span's
+        (``spans``), or a block body's."""
         mode = self._mode
         if mode != BODY:
             if mode == HEAD:
