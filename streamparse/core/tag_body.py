@@ -11,7 +11,9 @@ Raw-text values (``ValueTags``: Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM): markup 
 the value's. There only the value's closer, the item's closer and the block's end are read, and each stays
 tentative until what follows it (after whitespace) is known: a value's closer is real when the next parameter,
 the item's closer or the block's end follows; an item's closer when the next item, the block's end or the end of
-the stream follows; a block's end met inside a value only when the stream ends after it. Anything else makes it
+the stream follows; a block's end met inside a value only when the stream ends after it, and so a block's end after
+an item's closer read inside a value that never closed (``unclosed``: the missing-closer repair waits for the end
+of the stream, as a later value closer would make both the value's text). Anything else makes it
 the value's text. So the item is never closed, nor a call emitted, while a later character could still prove the
 reading wrong; what waits is one closer and at most ``MAX_GAP`` whitespace. A stream that ends inside a value
 that quoted an item's closer or the block's end falls back to the last of them (``fallback`` says so).
@@ -42,7 +44,7 @@ class TagBody(RawValueScan, QuotedStrings):
 
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
-                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "fallback", "strings", "in_str", "quote_search", "read",
+                 "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "unclosed", "fallback", "strings", "in_str", "quote_search", "read",
                  "long_quote")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
@@ -61,6 +63,7 @@ class TagBody(RawValueScan, QuotedStrings):
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
         self.cand: tuple[int, str, bool] | None = None  # the last closer read as value text: (item offset, as written, block end?)
         self.quoted = False  # the open item holds a closer read as value text
+        self.unclosed = False  # _AFTER_ITEM: the item's closer was read inside a value (one never closed)
         self.fallback = ""  # why the end of the stream settled the block as it did ("": it did not decide)
         # The delimiters of strings in an item's arguments: a tag inside an open string is text. One character
         # (JSON's ", Python's ' and "): the same one closes it, backslash escapes; longer (Gemma 4's <|"|>): the

@@ -38,6 +38,7 @@ class RawValueScan:
     longest: int
     cand: tuple[int, str, bool] | None
     quoted: bool
+    unclosed: bool
     fallback: str
     out_search: Search
     in_search: Search
@@ -92,7 +93,7 @@ class RawValueScan:
                         b.write(text[pos:i])
                         self._close_item()
                         return i
-                    self.vstate, self.ws_after = _AFTER_ITEM, 0
+                    self.vstate, self.ws_after, self.unclosed = _AFTER_ITEM, 0, True
                 else:  # the block's end: only the end of the stream after it makes it one
                     b.write(text[pos : m.start()])
                     pos = i
@@ -218,6 +219,7 @@ class RawValueScan:
         self.lagged = []
         b.size += stop
         b.sink(before + text[start:stop])  # (what ``fast_values`` lagged, written with the closer)
+        self.unclosed = self.vstate == _IN
         self.vstate, self.ws_after = _AFTER_ITEM, k
         self.read = self.gap_after_item  # type: ignore[attr-defined]  # (TagBody's)
         self.pending += rest[:k]
@@ -314,12 +316,21 @@ class RawValueScan:
                 if self.single:
                     self._close_item()
                     return -1 - (k + len(tag))
-                self.vstate, self.ws_after = _AFTER_ITEM, 0
+                self.vstate, self.ws_after, self.unclosed = _AFTER_ITEM, 0, False
                 return k + len(tag)
             else:  # the block's end
                 b.close_item()
                 b.end(r)  # type: ignore[arg-type]  # (a str here)
                 return -1 - (k + len(tag))
+        elif self.unclosed and tag in self.ends:
+            # an item's closer read inside a value, then the block's end: with the value never closed, a later
+            # ``</parameter>`` would make both the value's text (the parse in which the tags balance), so the end is
+            # held as one met in a value: the end of the stream confirms it (the missing-closer repair), anything
+            # else makes it, the item's closer and the whitespace between them the value's
+            b.write(self.pending)
+            self.pending = ""
+            self.vstate, self.ws_after, self.closer = _AFTER_END, 0, r  # type: ignore[assignment]  # (a str here)
+            return k + len(tag)
         else:  # _AFTER_ITEM, followed by the next item or the block's end: it was the item's closer
             if self._close_item():
                 return -1 - k

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import streamparse as sp
 from streamparse.dialects import DIALECTS
 from streamparse.dialects.render import RENDERERS, render
-from helpers import assert_chunking_invariant, feed_chunks, summary
+from helpers import TOOLS, assert_chunking_invariant, feed_chunks, summary
+from streamparse import ParseResult, StreamParser, parse
 
 WRITE = [{"type": "function", "function": {"name": "write_file", "parameters": {
     "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}}]
@@ -154,3 +155,34 @@ def test_a_dialects_own_markers_inside_string_values_parse_back_to_what_was_rend
     assert whole == ("", [("write_file", args)]), (dialect, text)
     size = data.draw(st.integers(1, 9))
     assert summary(feed_chunks(text, size, WRITE, dialects=[dialect])) == whole
+
+
+@pytest.mark.parametrize("text, value", [
+    ('<tool_call>\n<function=get_weather>\n<parameter=city>\nw </function> </tool_call> w\n</parameter>\n'
+     '</function>\n</tool_call>', "w </function> </tool_call> w"),
+    ('<function_calls>\n<invoke name="get_weather">\n<parameter name="city">w </invoke> </function_calls> w'
+     '</parameter>\n</invoke>\n</function_calls>', "w </invoke> </function_calls> w"),
+    ('<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">a</invoke>\n</minimax:tool_call>\nb'
+     '</parameter>\n</invoke>\n</minimax:tool_call>', "a</invoke>\n</minimax:tool_call>\nb"),
+])
+def test_an_item_closer_and_the_block_end_quoted_in_a_value_are_the_value_s_when_the_tags_balance(
+        text: str, value: str) -> None:
+    # the value never closed before them: only the end of the stream could make them the call's end
+    whole = parse(text, TOOLS)
+    assert [(c.name, c.parsed_arguments) for c in whole.tool_calls] == [("get_weather", {"city": value})]
+    for cut in range(1, len(text)):
+        parser = StreamParser(TOOLS)
+        streamed = ParseResult(parser.feed(text[:cut]) + parser.feed(text[cut:]) + parser.close())
+        assert [(c.name, c.arguments) for c in streamed.tool_calls] == [(c.name, c.arguments) for c in whole.tool_calls]
+        assert streamed.content == whole.content
+
+
+@pytest.mark.parametrize("after", ["", "\nDone."])
+def test_a_parameter_missing_its_closer_is_repaired_when_the_stream_ends(after: str) -> None:
+    text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</function>\n</tool_call>" + after
+    parser = StreamParser(TOOLS)
+    events = parser.feed(text)
+    assert not [e for e in events if e.type == "tool_call"]  # a later </parameter> could still make it a value's
+    result = ParseResult(events + parser.close())
+    assert [(c.name, c.parsed_arguments) for c in result.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert result.content == after and "repaired" in [d.code for d in result.diagnostics]

@@ -186,10 +186,9 @@ WORDS = st.text(alphabet="ab yz=\n", max_size=5)
 def test_any_value_made_of_markup_parses_back_to_what_was_rendered(dialect: str, data: st.DataObject) -> None:
     parts = data.draw(st.lists(st.tuples(WORDS, st.sampled_from(MARKERS), WORDS), min_size=1, max_size=4))
     text_values = DIALECTS[dialect].text_values
-    # In raw-text values a closer ends the value where what follows it fits the format (an item's closer, then
-    # whitespace and the block's end, is the item's end: the missing-closer repair): each marker is followed by a
-    # word there, as in test_quoted_markup's property.
-    value = " ".join(f"{a}{m}{'w' if text_values else ''}{b}" for a, m, b in parts).strip() or "v"
+    # (an item's closer then the block's end, quoted in a raw-text value, is the value's: a value never closed holds
+    # the block's end until the end of the stream, as one met in a value)
+    value = " ".join(f"{a}{m}{b}" for a, m, b in parts).strip() or "v"
     if text_values:  # raw-text values: layout and the raw-text rules (see test_quoted_markup)
         value = "w " + value.replace("\n", " ") + " w"
     args = {"path": "a.py", "content": value}
