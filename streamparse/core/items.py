@@ -83,6 +83,8 @@ class ItemCalls(Output):
         assert b is not None
         if self._lives and self._lives[0].block is not b:
             self._lives.clear()  # left by a block released as text (by its size limit) before its items settled
+        if b.items:  # items that closed earlier in this scan settle first: their calls come before this one's
+            self._drain(b)
         live = LiveCall(b.dialect, b.name, self._factory, self._commit)
         live.block = b
         self._lives.append(live)

@@ -156,6 +156,15 @@ def test_span_closer_with_unicode_case_variants_is_chunking_independent(text: st
      {"dialects": ["seed_oss"], "stream_arguments": True, "max_block_chars": 73}),
     (['Hi\n<seed:tool_call>\n<function=get_weather>\n<parameter=days></seed:tool_call>          xyz'], TOOLS,
      {"dialects": ["seed_oss"], "max_block_chars": 73}),
+    # streamed arguments, one call allowed: an item that opens while an earlier one of its block waits to be
+    # settled (all read in one feed) starts its live call only after that one is settled, so the calls keep the
+    # order the text gives them (an Apertus element, then JSON objects the block reads on)
+    (['write_file<|tools_prefix|>[{"write', '_file": {"path": "a.igure", "arguments": {"count": 2, "items": [1, [2, '
+      '{"k": null}]], "options": {"a": "}"}}}]</tools><|tool_calls_section_be', 'gin|><|tool_call_begin|>funct',
+      'ions.configure:0<|tool_call_argument_begin|', '>{"code"', ': "a' + " " * 63, " " * 27 + 'b", "ratio"',
+      ': 0.5}<|tool_call_end|><|tool_calls_section_end|><seed:tool_call>\n<function=get_we<｜DSML｜function_calls>'
+      '<|message_sep|>function call<|', 'role_sep|>\n{"name": "configure", "arguments": {"code": "a' + " " * 17,
+      " " * 71, '  b", "ratio": 0.5}}'], None, {"stream_arguments": True, "max_calls": 1}),
     # an empty call section's markup is dropped and said (empty_block), not lost silently
     (["write_file<|tool_call_", "sect", "ion_begin", "", "|><|tool_", "calls_se", "", "ct", "", "ion_end|>"], TOOLS,
      {"stream_arguments": True}),
