@@ -32,7 +32,7 @@ def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _first_characters(closers: tuple[str, ...]) -> Callable[[str], re.Match[str] | None] | None:
+def _closer_gate(closers: tuple[str, ...]) -> Callable[[str], re.Match[str] | None] | None:
     """A search for any character a closer may begin with, in either case (None: no closer)."""
     firsts = {ch for c in closers if c for ch in (c[0], c[0].lower(), c[0].upper())}
     return re.compile(f"[{re.escape(''.join(sorted(firsts)))}]").search if firsts else None
@@ -62,7 +62,7 @@ class SpanReader(Output):
         span = self._span
         if self._held or self._resume != TEXT or self._reads_calls(span):
             return None
-        gate = _first_characters(span.closers)
+        gate = _closer_gate(span.closers)
         emit = self._text if span.kind == "content" else self._reasoning
 
         def fast(delta: str) -> list[Event] | None:

@@ -26,9 +26,9 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold
+from .gaps import MAX_GAP, NON_WS, Hold, partial_tail, unset_hold, whitespace_then_cut
 from .events import Event, FastPath
-from .literals import PARTIAL_CLOSER, Literals, literal_pattern, literals, tag_or_tail
+from .literals import Literals, literal_pattern, literals, tag_or_tail
 from .tag_strings import SIMPLE_QUOTES, QuotedStrings
 from .tag_values import RawValueScan
 from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search, _lowercase, _value_table
@@ -142,10 +142,12 @@ class TagBody(RawValueScan, QuotedStrings):
     def _up_to_tag(self, text: str, m: re.Match[str]) -> list[Event] | None:
         """``tag_or_tail`` found ``m`` in ``text``: a tag (None: the slow path reads it), or a tag's prefix ending
         the text, which is held once what precedes it is taken."""
+        return self._take(text, m.start()) if self._cut_tag(text, m) else None
+
+    def _cut_tag(self, text: str, m: re.Match[str]) -> bool:
+        """Is ``m`` (from ``tag_or_tail``) a tag's prefix that ends ``text``, not a whole tag?"""
         k = m.start()
-        if m.end() < len(text) or (len(text) - k >= self.shortest and text[k:].lower() in self.tags):
-            return None  # (shorter than every tag: surely a prefix)
-        return self._take(text, k)
+        return m.end() == len(text) and (len(text) - k < self.shortest or text[k:].lower() not in self.tags)
 
     def _take(self, text: str, k: int) -> list[Event]:
         """The fast paths' step: ``text[:k]`` written to the item, the rest (if any) held for the next delta."""
@@ -165,7 +167,7 @@ class TagBody(RawValueScan, QuotedStrings):
         text, self.lagged = "".join(self.lagged), []
         n = len(text)
         if self.values is not None:
-            k = n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
+            k = self._before_cut_tag(text)
             self._catch_up(text[:k])
         else:
             k = self._strings_only(text, tags=False)  # (no tag in it: all read, but a backslash ending it in a string)
@@ -198,14 +200,13 @@ class TagBody(RawValueScan, QuotedStrings):
     def _gap(self, text: str, used: int, closers: Literals) -> int:
         """Both gaps' reading: the whitespace joins ``pending``, a cut closer is held; how much whitespace was read,
         or -1 (nothing changed)."""
-        pending, n = self.pending, len(text)
-        if self.b.size + len(pending) + n >= self.limit:
+        pending = self.pending
+        if self.b.size + len(pending) + len(text) >= self.limit:
             return -1
-        m = NON_WS.search(text)  # (``whitespace_then_cut``, inline: every delta of a gap comes here)
-        k = m.start() if m is not None else n
-        if used + k > MAX_GAP or (m is not None and closers.at(text, k, n, False) != PARTIAL_CLOSER):
+        k = whitespace_then_cut(text, used, closers)
+        if k < 0:
             return -1
-        if k < n:
+        if k < len(text):
             self.tail = text[k:]
             self.hold(self.tail, self.after_tail)
         self.pending = pending + text[:k]

@@ -28,7 +28,6 @@ class QuotedStrings:
     in_str: str
     tags: tuple[str, ...]
     longest: int
-    shortest: int
     search: Callable[..., Optional["re.Match[str]"]]
     tag_or_tail: Callable[..., Optional["re.Match[str]"]]
     quote_search: Callable[..., Optional["re.Match[str]"]]
@@ -42,6 +41,9 @@ class QuotedStrings:
         raise NotImplementedError  # TagBody's
 
     def _up_to_tag(self, text: str, m: re.Match[str]) -> list[Event] | None:
+        raise NotImplementedError  # TagBody's
+
+    def _cut_tag(self, text: str, m: re.Match[str]) -> bool:
         raise NotImplementedError  # TagBody's
 
     def fast_lagging(self, text: str) -> list[Event] | None:
@@ -97,8 +99,7 @@ class QuotedStrings:
         """Where a tag's prefix ending ``text`` begins, when the strings before it are read whole and it stands
         outside them (as ``scan`` reads it: the strings followed, the prefix held); -1 (nothing changed): else."""
         m = self.tag_or_tail(text)
-        n = len(text)
-        if m is None or m.end() < n or (n - m.start() >= self.shortest and text[m.start():].lower() in self.tags):
+        if m is None or not self._cut_tag(text, m):
             return -1
         j, quote = m.start(), self.in_str
         if self._strings_only(text[:j]) == j and not self.in_str:
@@ -132,7 +133,6 @@ class QuotedStrings:
             i = m.end()  # (the delimiter opens a string there)
         k = self._long_strings(text, long, i)
         return None if k < 0 else self._take(text, k)  # (-1: a tag outside a string)
-
 
     def _strings_only(self, text: str, tags: bool = True) -> int:
         """``text`` read as ``scan`` reads it when every ``<`` in it is inside a string (``tags=False``: it holds no

@@ -169,11 +169,8 @@ class RawValueScan:
         low = text if text.isascii() else text.lower()
         if len(low) != n:
             return None
-        hold, search, i = n, self.tag_or_tail, 0
-        while "<" in text:
-            m = search(low, i)
-            if m is None:
-                break
+        hold, i = n, 0
+        while (m := self.tag_or_tail(low, i) if "<" in text else None) is not None:
             tag = m.group().lower()
             if m.end() == n and tag not in self.tags:
                 hold = m.start()
@@ -205,8 +202,7 @@ class RawValueScan:
         if k < 0:
             return None
         before = "".join(self.lagged) + text[:start] if self.lagged else text[:start]
-        n = len(before)
-        if before.rfind("<", max(n - self.longest, 0)) >= 0 and partial_tail(before, 0, n, self.tags, self.longest) < n:
+        if self._before_cut_tag(before) < len(before):
             return None  # (a tag's prefix before the closer: the slow path reads them in order)
         state = self.vstate, self.ws_after, self.quoted
         self._catch_up(before)
@@ -229,6 +225,11 @@ class RawValueScan:
         else:
             self.hold("", self.read)
         return []
+
+    def _before_cut_tag(self, text: str) -> int:
+        """Where a tag's prefix ending ``text`` begins (the earliest), else its end: what ``_catch_up`` may read."""
+        n = len(text)
+        return n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
 
     def _catch_up(self, text: str) -> None:
         """The values' state after ``text`` (what ``fast_values`` took), read as ``_scan_values`` reads it (it holds
