@@ -11,8 +11,11 @@ Invariants: the pieces, joined, are exactly the body httpx would have given, in 
 chunk is a piece of its own (a client's first byte waits for no other event); a piece never waits
 for a byte that has not arrived (no timer, no read-ahead: the next network read starts only when
 nothing received is left to hand over); errors are those httpx raises (``httpx.ReadTimeout``,
-``httpx.RemoteProtocolError``, ...), and closing the response closes the connection as before. A response
-this cannot read directly (HTTP/2, a test transport, another httpcore) keeps its own stream, unchanged.
+``httpx.RemoteProtocolError``, ...), and closing the response closes the connection as before, but for a body
+whose reader has seen its last event (``ended``): closing it first reads what is left of the body (the chunked
+coding's last chunk, at most ``TAIL_BYTES`` within ``TAIL_SECONDS``), so its connection goes back to the pool
+instead of being closed (a client that stops at ``[DONE]`` used to cost a new upstream connection per request).
+A response this cannot read directly (HTTP/2, a test transport, another httpcore) keeps its own stream, unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import re
 from typing import Any, AsyncIterator, Iterator
 
+import anyio
 import h11
 import httpx
 import httpcore
@@ -32,9 +36,12 @@ except ImportError:  # pragma: no cover - another httpx/httpcore: the body is re
     _map_errors = None  # type: ignore[assignment]
     _H11Connection = None  # type: ignore[assignment,misc]
 
-__all__ = ["coalesce", "pieces", "MAX_PIECE"]
+__all__ = ["coalesce", "ended", "pieces", "MAX_PIECE"]
 
 MAX_PIECE = 32 * 1024  # more than this already received is handed over in several pieces (none waits)
+# What closing an ended body still reads for its connection's sake; past either, the connection is closed as before.
+TAIL_BYTES = 64 * 1024
+TAIL_SECONDS = 0.5
 
 
 class _Arrived(httpx.AsyncByteStream):
@@ -46,12 +53,16 @@ class _Arrived(httpx.AsyncByteStream):
         timeout = request.extensions.get("timeout") or {}
         self._timeout: float | None = timeout.get("read")
         self._wire: _Wire | None = None  # the socket, read directly (None: through httpcore), set by __aiter__
+        self._body: AsyncIterator[bytes] | None = None  # the pieces' generator, once asked for
+        self.ended = False  # its reader has seen the body's last event: closing reads the rest (``ended``)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         """The body's pieces: one generator (it maps the errors), no layer around it."""
         parser: h11.Connection = self._connection._h11_state
         self._wire = _Wire.of(self._connection._network_stream, self._timeout)
-        return self._chunked(parser) if _chunked_from_start(parser) else self._events(parser)
+        body = self._chunked(parser) if _chunked_from_start(parser) else self._events(parser)
+        self._body = body
+        return body
 
     async def _read(self) -> bytes:
         if self._wire is not None:
@@ -126,9 +137,34 @@ class _Arrived(httpx.AsyncByteStream):
                     return
 
     async def aclose(self) -> None:
+        body, self._body = self._body, None
+        if body is not None and self.ended:
+            await _read_tail(body)
         if self._wire is not None:
             self._wire.close()
         await self._outer.aclose()
+
+
+async def _read_tail(body: AsyncIterator[bytes]) -> None:
+    """Read ``body`` to its end if that takes at most ``TAIL_BYTES`` and ``TAIL_SECONDS``; anything else (more,
+    later, an error) leaves it unfinished, and its connection is closed, not reused."""
+    size = 0
+    with anyio.move_on_after(TAIL_SECONDS):
+        try:
+            async for piece in body:
+                size += len(piece)
+                if size > TAIL_BYTES:
+                    return
+        except Exception:  # noqa: BLE001 - the reader is done with this body: an error only costs its connection
+            return
+
+
+def ended(resp: httpx.Response) -> None:
+    """``resp``'s reader has seen the last event of its body (``[DONE]``): when it is closed, read what is left
+    (a few bytes: the end of the chunked coding), so its connection can serve another request."""
+    stream = resp.stream
+    if type(stream) is _Arrived:
+        stream.ended = True
 
 
 class _Wire:

@@ -28,7 +28,7 @@ from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .metrics import StreamMeter
 from .plan import ChatPlan
 from .redaction import Redactor
-from .coalesce import pieces as body_pieces
+from .coalesce import ended, pieces as body_pieces
 from .upstream import Clock, UpstreamTimeout
 
 __all__ = ["UnusableResponse", "decode_completion", "rewrite_sse", "drained_end", "upstream_text", "OFFLOAD_BYTES"]
@@ -111,6 +111,7 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
                     meter.sent()
                 yield data
             if rewriter.finished:
+                ended(resp)  # (the upstream's last event: closing reads the rest, and its connection is kept)
                 return
         else:
             raise _Drained

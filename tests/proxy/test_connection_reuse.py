@@ -1,0 +1,204 @@
+"""Upstream connections are kept across requests: a body whose reader stopped at its last event (``[DONE]``) is
+read to its end when closed (``coalesce.ended``), within ``TAIL_BYTES`` and ``TAIL_SECONDS``; the pool polls an
+idle connection's socket only when it reuses it; the proxy, streaming calls out of an upstream, keeps its
+upstream connection for the next request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Awaitable, Callable
+
+import anyio
+import httpx
+import pytest
+from httpcore._async.connection import AsyncHTTPConnection
+from openai import OpenAI
+
+from helpers import TOOLS
+from streamparse.harness.replay import create_replay_app
+from streamparse.proxy.app import create_app
+from streamparse.proxy.coalesce import TAIL_BYTES, TAIL_SECONDS, coalesce, ended, pieces
+from streamparse.proxy.config import ProxyConfig
+from streamparse.proxy.pools import BackendPools
+from streamparse.proxy.runner import ServerThread
+from upstreams import script
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+LAST = b"data: [DONE]\n\n"
+Answer = Callable[[asyncio.StreamWriter], Awaitable[None]]
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n" % len(data) + data + b"\r\n"
+
+
+def events(n: int) -> bytes:
+    return b"".join(chunk(b'data: {"n": %d}\n\n' % i) for i in range(n))
+
+
+async def until_done(answer: Answer, *, mark: bool, requests: int = 2) -> tuple[int, list[bytes], float]:
+    """``requests`` requests, each read only up to the piece holding ``[DONE]`` and then closed (``ended`` first
+    when ``mark``), as the proxy reads a stream it rewrites. Returns the connections the server accepted, each
+    body's bytes up to ``[DONE]``, and the longest close."""
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                await answer(out)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            out.close()
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/"
+    bodies: list[bytes] = []
+    slowest = 0.0
+    try:
+        async with httpx.AsyncClient(transport=BackendPools([(url, 4)])) as client:
+            for _ in range(requests):
+                with anyio.fail_after(10):
+                    resp = await client.send(client.build_request("GET", url), stream=True)
+                    assert coalesce(resp)
+                    got = b""
+                    async for piece in pieces(resp):
+                        got += piece
+                        if got.endswith(LAST):
+                            break
+                    bodies.append(got)
+                    if mark:
+                        ended(resp)
+                    start = anyio.current_time()
+                    await resp.aclose()
+                    slowest = max(slowest, anyio.current_time() - start)
+                    await asyncio.sleep(0.02)  # a closed connection's end reaches the pool
+    finally:
+        listener.close()
+    return connections, bodies, slowest
+
+
+async def late_end(out: asyncio.StreamWriter) -> None:
+    """Events and ``[DONE]``, then the chunked coding's end 30 ms later (the reader is done by then)."""
+    out.write(HEAD + events(3) + chunk(LAST))
+    await out.drain()
+    await asyncio.sleep(0.03)
+    out.write(b"0\r\n\r\n")
+    await out.drain()
+
+
+def test_a_body_read_up_to_its_last_event_keeps_its_connection_once_marked_ended() -> None:
+    connections, bodies, _ = anyio.run(lambda: until_done(late_end, mark=True, requests=3))
+    assert bodies == [events(0) + b"".join(b'data: {"n": %d}\n\n' % i for i in range(3)) + LAST] * 3
+    assert connections == 1
+
+
+def test_a_body_closed_before_its_end_without_the_mark_costs_its_connection() -> None:
+    connections, _, _ = anyio.run(lambda: until_done(late_end, mark=False, requests=3))
+    assert connections == 3
+
+
+async def never_ends(out: asyncio.StreamWriter) -> None:
+    out.write(HEAD + events(2) + chunk(LAST))  # and then nothing: the body stays open
+    await out.drain()
+
+
+async def long_tail(out: asyncio.StreamWriter) -> None:
+    out.write(HEAD + chunk(LAST))
+    await out.drain()
+    await asyncio.sleep(0.01)
+    filler = b"x" * 8192
+    for _ in range(TAIL_BYTES // len(filler) + 4):  # more than a tail may be, then the end
+        out.write(chunk(filler))
+    out.write(b"0\r\n\r\n")
+    await out.drain()
+
+
+@pytest.mark.parametrize("answer", [never_ends, long_tail])
+def test_a_tail_that_does_not_end_soon_and_small_is_dropped_with_its_connection(answer: Answer) -> None:
+    connections, bodies, slowest = anyio.run(lambda: until_done(answer, mark=True))
+    assert all(body.endswith(LAST) for body in bodies)
+    assert connections == 2  # not reused, and no error reached the reader
+    assert slowest < TAIL_SECONDS + 2  # a close waits at most about TAIL_SECONDS (generous on a loaded machine)
+
+
+def test_a_burst_polls_an_idle_socket_only_when_it_reuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpcore asks every idle connection's socket on every request (a poll each): a burst of n requests on n
+    idle connections made n * n / 2 polls. Here each reuse asks its own connection, once."""
+    polls = 0
+    has_expired = AsyncHTTPConnection.has_expired
+
+    def counted(self: AsyncHTTPConnection) -> bool:
+        nonlocal polls
+        polls += 1
+        return has_expired(self)
+
+    async def main() -> int:
+        async def answer(out: asyncio.StreamWriter) -> None:
+            await asyncio.sleep(0.05)
+            out.write(HEAD + chunk(LAST) + b"0\r\n\r\n")
+            await out.drain()
+
+        accepted = 0
+
+        async def handle(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+            nonlocal accepted
+            accepted += 1
+            try:
+                while await reader.readuntil(b"\r\n\r\n"):
+                    await answer(out)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                out.close()
+
+        listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/"
+        async with httpx.AsyncClient(transport=BackendPools([(url, 30)])) as client:
+            async def one() -> None:
+                assert (await client.get(url)).content == LAST
+
+            for burst in range(2):
+                async with anyio.create_task_group() as tg:
+                    for _ in range(30):
+                        tg.start_soon(one)
+                if burst == 0:
+                    monkeypatch.setattr(AsyncHTTPConnection, "has_expired", counted)
+        listener.close()
+        return accepted
+
+    assert anyio.run(main) == 30  # the second burst reused every connection
+    assert 30 <= polls <= 30 + 5  # one ask per reuse (httpcore's own assignment: hundreds)
+
+
+@pytest.fixture(scope="module")
+def upstream_ports() -> Any:
+    """The replay upstream, with the client port of each request it serves: one port, one connection."""
+    ports: list[int] = []
+    replay = create_replay_app(script)
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("client"):
+            ports.append(scope["client"][1])
+        await replay(scope, receive, send)
+
+    with ServerThread(recording) as upstream:
+        yield upstream, ports
+
+
+def test_the_proxy_streaming_calls_keeps_its_upstream_connection(upstream_ports: Any) -> None:
+    upstream, ports = upstream_ports
+    with ServerThread(create_app(ProxyConfig.single(upstream.url + "/v1"))) as proxy:
+        client = OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+        for _ in range(3):
+            with client.chat.completions.stream(model="hermes", messages=[{"role": "user", "content": "go"}],
+                                                tools=TOOLS) as stream:
+                for _ in stream:
+                    pass
+                message = stream.get_final_completion().choices[0].message
+            assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+                ("get_weather", {"city": "Paris"})]
+    assert len(ports) == 3 and len(set(ports)) == 1  # three requests upstream, one connection
