@@ -28,7 +28,8 @@ import httpx
 try:  # httpcore's HTTP/1.1 connections, whose state is read directly (private: looked up once, checked)
     from httpcore._async.connection import AsyncHTTPConnection as _Connection
     from httpcore._async.http11 import AsyncHTTP11Connection as _H11, HTTPConnectionState
-    _IDLE, _CLOSED = HTTPConnectionState.IDLE, HTTPConnectionState.CLOSED
+    _IDLE: object = HTTPConnectionState.IDLE
+    _CLOSED: object = HTTPConnectionState.CLOSED
 except ImportError:  # pragma: no cover - another httpcore: every connection is asked as httpcore asks it
     _Connection = _H11 = None  # type: ignore[assignment,misc]
     _IDLE = _CLOSED = object()
@@ -74,7 +75,7 @@ class _Pool(httpcore.AsyncConnectionPool):
                 continue
             else:
                 idle = state is _IDLE
-                expire_at = getattr(connection._connection, "_expire_at", None)
+                expire_at = getattr(getattr(connection, "_connection", None), "_expire_at", None)
                 if idle and expire_at is not None and now > expire_at:  # its socket is asked when it is reused
                     connections.remove(connection)
                     closing.append(connection)
@@ -94,11 +95,11 @@ class _Pool(httpcore.AsyncConnectionPool):
             available = self._available(origin, closing, taken)
             if available is None:
                 if len(connections) >= self._max_connections:
-                    idle = next((c for c in connections if c not in taken and c.is_idle()), None)
-                    if idle is None:
+                    spare = next((c for c in connections if c not in taken and c.is_idle()), None)
+                    if spare is None:
                         continue  # it waits for a connection to come free
-                    connections.remove(idle)
-                    closing.append(idle)
+                    connections.remove(spare)
+                    closing.append(spare)
                 available = self.create_connection(origin)
                 connections.append(available)
             pool_request.assign_to_connection(available)
