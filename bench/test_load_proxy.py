@@ -49,7 +49,8 @@ def test_streams_beside_a_one_megabyte_argument(benchmark: Any) -> None:
 
 
 def test_one_worker_against_two(benchmark: Any) -> None:
-    """Throughput of --workers 1 and --workers 2 with an unpaced upstream, both servers up and taking turns."""
+    """Throughput of --workers 1 and --workers 2, both servers up and taking turns, on the lean client and
+    upstream (``leanload``: they leave the cores to the proxy); every answer checked."""
     figures = _record(benchmark, run_workers, 200)
     assert figures["workers_2_processes"] >= 3  # the supervisor and its two workers (and any helper process)
 

@@ -170,10 +170,11 @@ def run_bench(args: argparse.Namespace, out: TextIO) -> int:
 
 def _bench_proxy(args: argparse.Namespace, headline: dict[str, float], out: TextIO) -> None:
     """``bench --proxy``: the load test's load first, without LiteLLM, its table printed as soon as it is done
-    (``proxyload``); then the cost loads with LiteLLM (``proxycost``; a LiteLLM failure costs only its columns,
+    (``proxyload``); then ``--workers`` 1 against 2 (``loadtest.run_workers``); then the cost loads with LiteLLM (``proxycost``; a LiteLLM failure costs only its columns,
     with one line saying why), and the cost table of every load. Each run starts only the servers it uses."""
+    from ..harness.loadtest import run_workers
     from ..harness.proxycost import LOADS, cost_legend, cost_table, run_costs
-    from ..harness.proxyload import load_figures, load_table
+    from ..harness.proxyload import load_figures, load_table, workers_table
 
     def log(line: str) -> None:
         print(line, file=out, flush=True)
@@ -185,6 +186,13 @@ def _bench_proxy(args: argparse.Namespace, headline: dict[str, float], out: Text
     print("\n== proxy load test (streamparse serve vs the upstream read directly, real processes on loopback)",
           file=out)
     for line in load_table(figures):
+        print(line, file=out)
+    out.flush()
+    workers = run_workers(args.proxy_concurrency, rounds=args.proxy_rounds + 1)
+    headline.update({f"proxy_{k}": v for k, v in workers.items() if isinstance(v, (int, float))})
+    print(f"\n== proxy workers (serve --workers 1 and 2, taking turns; {args.proxy_concurrency} clients x 5 requests "
+          "each on the lean client and upstream, which leave the cores to the proxy)", file=out)
+    for line in workers_table(workers):
         print(line, file=out)
     out.flush()
     costs = run_costs(LOADS, rounds=args.proxy_rounds, log=log)

@@ -12,6 +12,7 @@ single-request result (otherwise ``LoadError``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -23,14 +24,32 @@ import anyio
 import httpx
 
 from .examples import EXAMPLE_TOOLS
+from .leanload import decode_answer, lean_payload, lean_round, request_bytes
 from ..proxy.runner import free_port, port_open, started_process
 from ..wire.sse import SSEDecoder
 
-__all__ = ["run_fairness", "run_workers", "sse_reads", "LoadError"]
+__all__ = ["run_fairness", "run_workers", "sse_reads", "cpu_ns", "LoadError"]
 
 
 class LoadError(AssertionError):
     """A stream under load differed from its reference (lost, duplicated or reordered data, or an error)."""
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """CPU time used so far by every thread of ``pids`` (Linux schedstat, nanoseconds)."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return total
 
 
 def _peak_rss_mib(pid: int) -> float:
@@ -210,38 +229,83 @@ def run_fairness(concurrency: int = 20, token_delay: float = 0.02, size: int = 1
     }
 
 
-def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), rounds: int = 3,
-                token_delay: float = 0.0) -> dict[str, Any]:
-    """Throughput of ``streamparse serve --workers N`` for each N, every server in front of one replay upstream
-    (unpaced by default) and taking turns round by round, so a machine that slows down mid-run slows all alike."""
-    payload = _payload("long")
-    figures: dict[str, Any] = {"concurrency": concurrency, "rounds": rounds}
+def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), rounds: int = 3, each: int = 5
+                ) -> dict[str, Any]:
+    """Throughput of ``streamparse serve --workers N`` for each N, all in front of one lean upstream and driven by
+    the lean client (``leanload``: both cost next to nothing, so the proxy sets the pace), taking turns round by
+    round, so a machine that slows down mid-run slows all alike. Also the CPU each side used per request: the
+    proxy's process tree, the upstream's, the client's (this process), and the share left to the proxy."""
+    figures: dict[str, Any] = {"concurrency": concurrency, "rounds": rounds, "requests_per_client": each}
     cmd = [sys.executable, "-m", "streamparse"]
     up_port = free_port()
+    request_for: dict[int, bytes] = {}
     with ExitStack() as stack:
-        stack.enter_context(started_process([*cmd, "replay", "--port", str(up_port), "--delay", str(token_delay),
-                                             "--log-level", "warning"], lambda: port_open(up_port)))
-        bases: dict[int, str] = {}
+        upstream = stack.enter_context(started_process(
+            [sys.executable, "-m", "streamparse.harness.leanload", "--port", str(up_port)], lambda: port_open(up_port)))
+        roots: dict[int, int] = {}
         for n in workers:
             port = free_port()
             proc = stack.enter_context(started_process(
                 [*cmd, "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port", str(port), "--workers",
                  str(n), "--log-level", "warning"], lambda port=port: port_open(port)))  # type: ignore[misc]
-            bases[n] = f"http://127.0.0.1:{port}/v1/chat/completions"
+            roots[n] = proc.pid
+            request_for[n] = request_bytes("127.0.0.1", port, "/v1/chat/completions", lean_payload())
+            reference = anyio.run(_stream_one, f"http://127.0.0.1:{port}/v1/chat/completions", lean_payload())
             figures[f"workers_{n}_processes"] = len(_process_tree(proc.pid))
-        for base in bases.values():  # a warm-up each (every worker's first requests, imports done)
-            anyio.run(_many, base, payload, 4)
+        for n in workers:  # a warm-up each (every worker's first requests, imports done)
+            _run_client(lean_round("127.0.0.1", _port_of(request_for[n]), request_for[n], 4 * n))
         seconds = dict.fromkeys(workers, 0.0)
+        cpu = {n: [0, 0, 0.0] for n in workers}  # proxy ns, upstream ns, client s
         for _ in range(rounds):
-            for n, base in bases.items():
-                results, _, elapsed = anyio.run(_many, base, payload, concurrency)
-                if len(results) != concurrency or any(_comparable(r) != _comparable(results[0]) for r in results):
-                    raise LoadError(f"streams differ with {n} workers")
+            for n in workers:
+                pids = _process_tree(roots[n])
+                before = (cpu_ns(pids), cpu_ns([upstream.pid]), _own_cpu())
+                answers, elapsed = _run_client(lean_round("127.0.0.1", _port_of(request_for[n]), request_for[n],
+                                                          concurrency, each))
+                cpu[n][0] += cpu_ns(pids) - before[0]
+                cpu[n][1] += cpu_ns([upstream.pid]) - before[1]
+                cpu[n][2] += _own_cpu() - before[2]
                 seconds[n] += elapsed
+                for raw in answers:  # (off the clock)
+                    try:
+                        got = decode_answer(raw)
+                    except (ValueError, KeyError, IndexError) as exc:
+                        raise LoadError(f"an answer with {n} workers is broken: {exc}") from None
+                    if _comparable(got) != _comparable(reference):
+                        raise LoadError(f"streams differ with {n} workers")
     for n in workers:
-        figures[f"workers_{n}_requests_per_s"] = concurrency * rounds / seconds[n]
+        done = concurrency * each * rounds
+        figures[f"workers_{n}_requests_per_s"] = done / seconds[n]
+        figures[f"workers_{n}_proxy_cpu_ms_per_request"] = cpu[n][0] / 1e6 / done
+        figures[f"workers_{n}_upstream_cpu_ms_per_request"] = cpu[n][1] / 1e6 / done
+        figures[f"workers_{n}_client_cpu_ms_per_request"] = cpu[n][2] * 1e3 / done
+        figures[f"workers_{n}_proxy_cores"] = cpu[n][0] / 1e9 / seconds[n]
     if len(workers) == 2:
         a, b = workers
         figures[f"throughput_ratio_{b}_to_{a}_workers"] = (figures[f"workers_{b}_requests_per_s"]
                                                           / figures[f"workers_{a}_requests_per_s"])
     return figures
+
+
+async def _stream_one(url: str, payload: dict[str, Any]) -> dict[str, Any]:
+    async with httpx.AsyncClient(timeout=60) as client:
+        return (await _stream(client, url, payload))[0]
+
+
+def _port_of(request: bytes) -> int:
+    host = request.split(b"\r\nhost: ", 1)[1].split(b"\r\n", 1)[0]
+    return int(host.rsplit(b":", 1)[1])
+
+
+def _own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _run_client(coro: Any) -> Any:
+    """Run the lean client's round on uvloop when it is installed (the cheaper loop), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - asyncio's own loop
+        return asyncio.run(coro)
+    return uvloop.run(coro)

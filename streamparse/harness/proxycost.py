@@ -32,7 +32,7 @@ import anyio
 import httpx
 
 from ..proxy.runner import free_port, port_open, started_process
-from .loadtest import LoadError, _payload, _peak_rss_mib, _pct, _process_tree, sse_reads
+from .loadtest import LoadError, _payload, cpu_ns, _peak_rss_mib, _pct, _process_tree, sse_reads
 from .table import lay_out
 
 __all__ = ["run_costs", "litellm_command", "cost_table", "cost_legend", "load_label", "LOADS", "PACE"]
@@ -56,23 +56,6 @@ def litellm_command() -> list[str] | None:
     named = os.environ.get("STREAMPARSE_LITELLM")
     found = named or shutil.which("litellm") or shutil.which("litellm", path=os.path.dirname(sys.executable))
     return [found] if found and os.access(found, os.X_OK) else None
-
-
-def cpu_ns(pids: list[int]) -> int:
-    """CPU time used so far by every thread of ``pids`` (Linux schedstat, nanoseconds)."""
-    total = 0
-    for pid in pids:
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
-                    total += int(fh.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-    return total
 
 
 async def _timed(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str]

@@ -58,8 +58,19 @@ class _Pool(httpcore.AsyncConnectionPool):
             return super()._assign_requests_to_connections()
         closing: list[Any] = []
         connections = self._connections
+        queued: list[Any] = []
+        taken: set[Any] = set()  # connections given to a request: busy, or idle only until that request is sent
+        for request in self._requests:
+            if request.connection is None:  # (is_queued)
+                queued.append(request)
+            else:
+                taken.add(request.connection)
         now = time.monotonic()
         for connection in list(connections):  # (as httpcore: closed dropped, expired and surplus idle closed)
+            if connection in taken:  # (httpcore may close one a request is about to be sent on: a ReadError)
+                if connection.is_closed():
+                    connections.remove(connection)
+                continue
             state = _state(connection)
             if state is None:  # (not an HTTP/1.1 connection of httpcore's: asked as httpcore asks)
                 if connection.is_closed():
@@ -83,13 +94,6 @@ class _Pool(httpcore.AsyncConnectionPool):
             if idle and len(connections) > self._max_keepalive_connections:
                 connections.remove(connection)
                 closing.append(connection)
-        queued: list[Any] = []
-        taken: set[Any] = set()  # connections given to a request: busy, or idle only until that request is sent
-        for request in self._requests:
-            if request.connection is None:  # (is_queued)
-                queued.append(request)
-            else:
-                taken.add(request.connection)
         for pool_request in queued:
             origin = pool_request.request.url.origin
             available = self._available(origin, closing, taken)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from streamparse.cli import _bench_proxy
-from streamparse.harness import proxycost
+from streamparse.harness import loadtest, proxycost
 from streamparse.harness.proxycost import LOADS, PACE, cost_legend, cost_table, load_label, run_costs
-from streamparse.harness.proxyload import FIGURES, load_figures, load_table
+from streamparse.harness.proxyload import FIGURES, load_figures, load_table, workers_table
 
 PRINTED = [  # the load test's lines, in order, as bench --proxy printed them when it was a run of its own
     "concurrency", "token_delay_s", "calls_per_stream", "chunks_per_stream_upstream", "chunks_per_stream_proxy",
@@ -89,13 +89,36 @@ def test_bench_proxy_prints_the_load_test_before_the_cost_loads_start_and_leaves
             figures.update(_costs(load_label(streams, delay)))
         return figures
 
+    def fake_run_workers(concurrency: int, rounds: int = 3) -> dict[str, Any]:
+        assert (concurrency, rounds) == (200, 4)
+        return WORKERS
+
     monkeypatch.setattr(proxycost, "run_costs", fake_run_costs)
+    monkeypatch.setattr(loadtest, "run_workers", fake_run_workers)
     headline: dict[str, float] = {}
     _bench_proxy(argparse.Namespace(proxy_concurrency=200, proxy_delay=0.02, proxy_rounds=3), headline, out)
     assert [run[:3] for run in runs] == [(((200, 0.02),), 3, False), (LOADS, 3, True)]
     assert runs[0][3] == ""
     assert "== proxy load test" in runs[1][3] and "proxy_cpu_us_per_upstream_chunk" in runs[1][3]
+    assert "== proxy workers" in runs[1][3] and "throughput ratio 2 to 1 workers: 1.83x" in runs[1][3]
+    assert headline["proxy_throughput_ratio_2_to_1_workers"] == 1.83
     assert headline["proxy_concurrency"] == 200 and headline["proxy_cost_c200_paced20ms_bare_requests_per_s"] == 11.0
     cost = out.getvalue().split("== proxy cost")[1].splitlines()
     loads = [line.split()[0] for line in cost if line.startswith("c") and line.split()[1:2] == ["streamparse"]]
     assert loads == ["c1_paced", "c20_paced", "c20_unpaced", "c200_paced20ms"]  # the load test's load last
+
+
+WORKERS = {"concurrency": 200, "rounds": 4, "requests_per_client": 5, "workers_1_processes": 1,
+           "workers_2_processes": 4, "workers_1_requests_per_s": 182.64, "workers_1_proxy_cpu_ms_per_request": 5.46,
+           "workers_1_upstream_cpu_ms_per_request": 0.13, "workers_1_client_cpu_ms_per_request": 0.26,
+           "workers_1_proxy_cores": 1.0, "workers_2_requests_per_s": 334.82, "workers_2_proxy_cpu_ms_per_request": 5.24,
+           "workers_2_upstream_cpu_ms_per_request": 0.14, "workers_2_client_cpu_ms_per_request": 0.3,
+           "workers_2_proxy_cores": 1.75, "throughput_ratio_2_to_1_workers": 1.83}
+
+
+def test_the_workers_table_has_a_row_per_worker_count_and_the_ratio() -> None:
+    lines = workers_table(WORKERS)
+    assert lines[0].split() == ["workers", "req/s", "proxy", "cores", "proxy", "ms/req", "client+upstream", "ms/req"]
+    assert lines[1].split() == ["1", "182.6", "1.00", "5.46", "0.39"]
+    assert lines[2].split() == ["2", "334.8", "1.75", "5.24", "0.44"]
+    assert lines[3] == "throughput ratio 2 to 1 workers: 1.83x"

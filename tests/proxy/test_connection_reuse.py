@@ -202,3 +202,34 @@ def test_the_proxy_streaming_calls_keeps_its_upstream_connection(upstream_ports:
             assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
                 ("get_weather", {"city": "Paris"})]
     assert len(ports) == 3 and len(set(ports)) == 1  # three requests upstream, one connection
+
+
+def test_an_idle_connection_given_to_a_request_is_not_closed_as_expired_before_it_is_sent() -> None:
+    """A burst that meets the keep-alive expiry: a request was given an idle connection, and before it is sent
+    another request's sweep finds that connection idle past its expiry. httpcore closed it under the request
+    (a ReadError, a 502 to the client); here it goes out, and only connections no request holds are closed."""
+    from httpcore import Origin, Request
+    from httpcore._async.connection_pool import AsyncPoolRequest
+    from httpcore._async.http11 import AsyncHTTP11Connection, HTTPConnectionState
+
+    transport = BackendPools([("http://127.0.0.1:9/v1", 4)]).pool_for(httpx.URL("http://127.0.0.1:9/"))
+    pool = transport._pool
+    origin = Origin(b"http", b"127.0.0.1", 9)
+
+    def expired_idle() -> AsyncHTTPConnection:
+        connection = AsyncHTTPConnection(origin=origin)
+        connection._connection = AsyncHTTP11Connection(origin=origin, stream=None)  # type: ignore[arg-type]
+        connection._connection._state = HTTPConnectionState.IDLE
+        connection._connection._expire_at = 0.0  # long past
+        return connection
+
+    async def sweep() -> None:  # (a pool request's event needs a running loop)
+        held, free = expired_idle(), expired_idle()
+        pool._connections[:] = [held, free]
+        given = AsyncPoolRequest(Request("GET", "http://127.0.0.1:9/"))
+        given.assign_to_connection(held)
+        pool._requests[:] = [given]
+        closing = pool._assign_requests_to_connections()
+        assert closing == [free] and pool._connections == [held]
+
+    anyio.run(sweep)
