@@ -24,17 +24,16 @@ from .. import arguments as args_mod
 from .block import Block
 from .after import AfterReader
 from .bodies import BracketBody
-from .calls import CallFactory, new_call_id
-from ..dialects import resolve
+from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
 from ..dialects.spec import PYTHON, TAGGED, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .fastpaths import FastPaths
 from .live import LiveCall
 from .mid_line import MidLine
 from .items import ItemCalls
-from .scanner import PARTIAL, Candidate, Found, HeadMatch, marker_table, match_head
+from .scanner import PARTIAL, Candidate, Found, HeadMatch, match_head, table_for
 from .tag_body import TagBody, ValueTagBody
-from .whole import whole_events
+from .whole import fresh_whole, whole_events
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -64,8 +63,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
         dialects: Iterable[str] | None = None,
-        max_block_chars: int = 1 << 20,
-        max_calls: int = 1000,
+        max_block_chars: int = MAX_BLOCK_CHARS,
+        max_calls: int = MAX_CALLS,
         start_in_reasoning: bool = False,
         start_in_response: bool = False,
         id_factory: Callable[[], str] = new_call_id,
@@ -75,8 +74,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         # Fewer than 30 attribute names on every path (tests/core/test_parser_attributes.py): CPython's shared-key
         # limit, past which each self._x read in feed() gets slower. Derived values are read from self._table.
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
-        names = tuple(resolve(dialects))
-        self._table = marker_table(names, tuple(self._schemas or ()), dialects is not None and len(names) == 1)
+        self._table = table_for(self._schemas, dialects)
         self._prose_gate = self._table.prose_gate.search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "prose, take it whole"
         self._max_block = max_block_chars
@@ -395,5 +393,10 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
 
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
-    """Parse a whole model output at once: the same reading as streaming, so the same result (``read_whole``)."""
+    """Parse a whole model output at once: the same reading as streaming, so the same result (``read_whole``;
+    with no option, an answer the whole route reads builds no machine: ``whole.fresh_whole``)."""
+    if not options:
+        events = fresh_whole(text, tools)
+        if events is not None:
+            return ParseResult(events)
     return ParseResult(StreamParser(tools, **options).read_whole(text))

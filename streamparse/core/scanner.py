@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence, Union
 
-from ..dialects import DIALECTS, SPANS
+from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, CompiledHead, HeadMatch, Partial, compile_head
 from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern, tag_or_tail
@@ -216,6 +216,15 @@ def _marker_set(names: tuple[str, ...], has_tools: bool, pinned: bool) -> Marker
     dialects = [DIALECTS[n] for n in names if has_tools or ungated or not DIALECTS[n].needs_tools]
     spans = [s for s in SPANS if not s.dialect or s.dialect in names]
     return MarkerSet(dialects, spans, has_tools, pinned)
+
+
+def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str] | None = None) -> MarkerTable:
+    """A parser's table: the dialects named (every one detected by default) and its declared tools' names;
+    one dialect named is pinned."""
+    if dialects is None:
+        return marker_table(REGISTRY.auto, tuple(schemas or ()), False)
+    names = tuple(resolve(dialects))
+    return marker_table(names, tuple(schemas or ()), len(names) == 1)
 
 
 @functools.lru_cache(maxsize=64)

@@ -24,20 +24,21 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
-from ..arguments.schema import call_from_object, number_value
+from ..arguments.schema import call_from_object, number_value, tool_schemas
 from ..dialects import DIALECTS
 from ..dialects.decoders import json_calls
 from ..dialects.spec import JSON, Opener, peek, ws
+from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
 from .events import Event, TextDelta, ToolCall
 from .gaps import MAX_GAP
 from .heads import MAX_WS
+from .scanner import table_for
 from .spans import TEXT
 
 if TYPE_CHECKING:
-    from .calls import CallFactory
     from .scanner import MarkerTable
 
-__all__ = ["whole_events"]
+__all__ = ["whole_events", "fresh_whole", "FreshParser"]
 
 _OPENER, _END = "<tool_call>", "</tool_call>"
 _HERMES = DIALECTS.get("hermes")
@@ -88,6 +89,30 @@ class WholeReader(Protocol):
     def _closed(self) -> bool | str: ...
     @property
     def _resume(self) -> int: ...
+
+
+class FreshParser:
+    """A ``StreamParser(tools)`` just built, with no option, as far as ``whole_events`` reads one: its table and
+    its call factory, built as the parser builds them, and the parser's starting state (a test holds each field
+    equal to a fresh parser's). ``parse()`` reads a clean answer with it and builds no machine."""
+
+    __slots__ = ("_table", "_factory")
+    _mode = _resume = TEXT
+    _streaming = False
+    _max_block = MAX_BLOCK_CHARS
+    _held = _look = ""
+    _line_blank = True
+    _closed = False
+
+    def __init__(self, tools: Any):
+        schemas = tool_schemas(tools) or None
+        self._table = table_for(schemas)
+        self._factory = CallFactory(schemas, MAX_CALLS, new_call_id)
+
+
+def fresh_whole(text: str, tools: Any) -> list[Event] | None:
+    """``StreamParser(tools).read_whole(text)`` when the whole route reads ``text`` (else None, nothing done)."""
+    return whole_events(FreshParser(tools), text) if _READY and type(text) is str else None
 
 
 def whole_events(parser: WholeReader, text: str) -> list[Event] | None:
@@ -199,7 +224,11 @@ def _block(factory: CallFactory, text: str, j: int) -> tuple[int, str, str] | No
     if tail is None or type(value) is not dict or "name" not in value:
         return None  # (no "name": maybe {"tool_calls": [...]}, read by the machine)
     try:
-        name, arguments = call_from_object(value)
+        name, arguments = value["name"], value.get("arguments")
+        if type(name) is str and type(arguments) is dict and name.strip():  # call_from_object's reading, shortened:
+            name = name.strip()  # a strict JSON value holds no expression to refuse
+        else:
+            name, arguments = call_from_object(value)
         if type(arguments) is not dict:
             return None  # arguments written as text that is not an object: a repair, said
         schemas = factory.schemas

@@ -105,3 +105,39 @@ def test_xml_values_are_typed_as_coerce_xml_value_types_them(schema: dict[str, A
             continue  # enum spelling is review_values' business, checked elsewhere
         _, text, _ = factory._typed(d, "f", raw)
         assert json.loads(text) == expected and text == json.dumps(expected, ensure_ascii=False)
+
+
+_JSON_VALUE = st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
+                        st.text(max_size=3), st.lists(st.integers(), max_size=2),
+                        st.dictionaries(st.sampled_from(["k"]), st.integers(), max_size=1))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SCHEMA, st.dictionaries(st.one_of(_KEYS, st.sampled_from(["e"])), _JSON_VALUE, max_size=5))
+def test_a_clean_call_is_typed_and_checked_as_the_full_review_types_and_checks_it(
+        schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """``_Tool.clean`` (one pass: every named value of a type typing keeps and checking passes, nothing required
+    missing) lets ``_typed`` skip the review; where it says yes, the review gives the same text and no note."""
+    d = DIALECTS["hermes"]
+    quick = CallFactory({"f": schema}, 10, lambda: "id")
+    full = CallFactory({"f": schema}, 10, lambda: "id")
+    reviewing = _Tool(schema)
+    reviewing.exact = None  # (clean() says no: the full review)
+    full._tools["f"] = (schema, reviewing)
+    expected = full._typed(d, "f", dict(arguments))
+    if _Tool(schema).clean(arguments):
+        assert expected[2] == [] and quick._typed(d, "f", dict(arguments)) == expected
+    else:
+        got = quick._typed(d, "f", dict(arguments))
+        assert (got[0], got[1], [(n.code, n.message) for n in got[2]]) == (
+            expected[0], expected[1], [(n.code, n.message) for n in expected[2]])
+
+
+def test_clean_is_said_of_the_usual_call_and_not_of_one_with_something_to_say() -> None:
+    tool = _Tool({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                  "required": ["city"]})
+    assert tool.clean({"city": "Paris", "days": 3}) and tool.clean({"city": "Paris", "extra": [1]})
+    assert not tool.clean({"days": 3})  # required missing
+    assert not tool.clean({"city": "Paris", "days": "3"})  # typed to 3
+    assert not tool.clean({"city": "Paris", "days": 2.5})  # mistyped
+    assert _Tool({"type": "object", "properties": {"u": {"enum": ["a"]}}}).exact is None  # an enum is reviewed

@@ -17,7 +17,9 @@ from helpers import TOOLS
 from samples import CALL_BLOCKS, LOOKALIKES, PROSE
 from streamparse import StreamParser
 from streamparse.core.events import Event, TextDelta, ToolCall
-from streamparse.core.whole import whole_events
+from streamparse.core.events import ParseResult
+from streamparse.core.parser import parse
+from streamparse.core.whole import FreshParser, whole_events
 from streamparse.harness.bench_groups import one_call
 from streamparse.harness.workloads import build_workload
 
@@ -281,3 +283,48 @@ def test_a_parser_that_read_a_whole_answer_is_closed_whichever_route_read_it(tex
     with pytest.raises(RuntimeError):
         parser.feed("x")
     assert parser.close() == []
+
+
+# ----------------------------------------------------------------------------------------------- parse() with no option
+
+def test_the_fresh_parser_starts_as_a_parser_just_built() -> None:
+    """``parse(text, tools)`` with no option reads a clean answer with ``FreshParser``, not a machine: each field
+    ``whole_events`` reads is the one ``StreamParser(tools)`` starts with, and its table is the parser's."""
+    for tools in (ALL_TOOLS, None, []):
+        built, fresh = StreamParser(tools), FreshParser(tools)
+        for name in ("_mode", "_resume", "_streaming", "_max_block", "_held", "_look", "_line_blank", "_closed"):
+            assert getattr(fresh, name) == getattr(built, name), name
+        assert fresh._table is built._table
+        assert (fresh._factory.schemas, fresh._factory.max_calls, fresh._factory.count) == (
+            built._factory.schemas, built._factory.max_calls, built._factory.count)
+        assert fresh._factory.new_id is built._factory.new_id
+
+
+@SETTINGS
+@given(text=answers(), tools=TOOL_LISTS)
+def test_parse_with_no_option_gives_the_machines_result(text: str, tools: Any) -> None:
+    got, expected = parse(text, tools), ParseResult(machine(text, tools))
+    assert (got.content, got.reasoning, [(d.code, d.message) for d in got.diagnostics]) == (
+        expected.content, expected.reasoning, [(d.code, d.message) for d in expected.diagnostics])
+    assert [(c.index, c.name, c.arguments) for c in got.tool_calls] == [
+        (c.index, c.name, c.arguments) for c in expected.tool_calls]
+    ids = [c.id for c in got.tool_calls]
+    assert len(set(ids)) == len(ids) and all(len(i) == 29 and i.startswith("call_") for i in ids)
+
+
+def test_parse_takes_the_fresh_route_for_a_clean_answer_and_the_machine_otherwise(monkeypatch: Any) -> None:
+    import streamparse.core.parser as parser_mod
+
+    built: list[Any] = []
+    real = parser_mod.StreamParser
+
+    class Counted(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(parser_mod, "StreamParser", Counted)
+    assert [c.name for c in parse("Before.\n" + CALL, ALL_TOOLS).tool_calls] == ["get_weather"]
+    assert built == []  # no machine for a clean answer
+    assert parse('<tool_call>{"name": "nope", "arguments": {}}</tool_call>', ALL_TOOLS).content  # unknown: text
+    assert len(built) == 1
