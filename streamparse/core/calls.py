@@ -374,7 +374,7 @@ class CallFactory:
             # typed (reported), and case-only enum mismatches spelled as the enum spells them
             arguments, found = args_mod.review_arguments(written, arguments, schema, d.text_values)
             notes += [value_note(d, name, note) for note in found]
-        if check and tool is not None:
+        if check and tool is not None and not tool.clean(arguments):  # (clean: nothing to note)
             notes += self._notes(d, name, tool, arguments, False)
         return name, _encode(arguments), notes
 
