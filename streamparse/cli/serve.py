@@ -125,7 +125,7 @@ def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO, label:
         config.check_environment()
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    sock = listen(config.host, config.port)
+    sock = listen(config.host, config.port, per_worker=config.workers > 1)
     from ..proxy.catalog import probe_upstreams
 
     json_lines = config.log_format == "json"
@@ -158,12 +158,12 @@ def check_range(option: str, value: int | None, high: int | None = None) -> None
         raise CliError(f"{option} must be {f'between 1 and {high}' if high else 'at least 1'}, not {value}")
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, per_worker: bool = False) -> socket.socket:
     from ..proxy.runner import listening_socket
 
     check_range("port", port, 65535)
     try:
-        return listening_socket(host, port)
+        return listening_socket(host, port, per_worker)
     except OSError as exc:
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 

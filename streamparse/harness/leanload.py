@@ -4,8 +4,9 @@ The load test's client (httpx, an SSE decode per read) and the replay upstream (
 spend more CPU on a request than the proxy does: on a 2-core machine they set the pace, and a second proxy worker
 has no core to run on. Here the upstream (``python -m streamparse.harness.leanload --port N``) answers every chat
 request with the replay's own frames for it, rendered once at start (one transfer chunk per event, as a streaming
-server sends them) and written in one piece; the client writes a prepared request and reads the raw answer to its
-end. Each answer is decoded only after the clock has stopped.
+server sends them) and written in one piece; the client writes a prepared request on a new connection (clients
+that come and go: each connection is spread over the proxy's workers anew) and reads the raw answer to its end.
+Each answer is decoded only after the clock has stopped.
 
 Invariant: a round counts only if every answer, decoded off the clock, holds the same text, calls and finish
 as the reference (``LoadError`` otherwise); nothing here is timed but the requests themselves.
@@ -83,11 +84,12 @@ def request_bytes(host: str, port: int, path: str, payload: dict[str, Any]) -> b
 
 
 async def _client(host: str, port: int, request: bytes, count: int) -> list[bytes]:
-    """``count`` requests in turn on one kept-alive connection: each raw answer."""
-    reader, writer = await asyncio.open_connection(host, port)
+    """``count`` requests in turn, each on a connection of its own (as a pool of clients that come and go:
+    each connection is spread over the workers anew): each raw answer."""
     answers = []
-    try:
-        for _ in range(count):
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
             writer.write(request)
             got = bytearray()
             while not got.endswith(_END):
@@ -96,15 +98,15 @@ async def _client(host: str, port: int, request: bytes, count: int) -> list[byte
                     break
                 got += data
             answers.append(bytes(got))
-    finally:
-        writer.close()
+        finally:
+            writer.close()
     return answers
 
 
 async def lean_round(host: str, port: int, request: bytes, concurrency: int, each: int = 1
                      ) -> tuple[list[bytes], float]:
-    """``concurrency`` clients at once, each sending ``request`` ``each`` times in turn on its own connection:
-    the raw answers and the seconds from the first request sent to the last answer read."""
+    """``concurrency`` clients at once, each sending ``request`` ``each`` times in turn: the raw answers and the
+    seconds from the first request sent to the last answer read."""
     start = time.perf_counter()
     answers = await asyncio.gather(*(_client(host, port, request, each) for _ in range(concurrency)))
     return [a for batch in answers for a in batch], time.perf_counter() - start

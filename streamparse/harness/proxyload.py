@@ -83,14 +83,17 @@ def load_table(figures: dict[str, Any]) -> list[str]:
 def workers_table(figures: dict[str, Any]) -> list[str]:
     """``loadtest.run_workers``' figures as one row per worker count: requests/s, the proxy's cores, CPU per
     request (the proxy's, and the lean client's and upstream's beside it), then the throughput ratio."""
-    counts = sorted({int(k.split("_")[1]) for k in figures if k.startswith("workers_") and k.endswith("_requests_per_s")})
+    counts = sorted({int(k.split("_")[1]) for k in figures
+                     if k.startswith("workers_") and k.endswith("_requests_per_s")})
     rows = [("workers", "req/s", "proxy cores", "proxy ms/req", "client+upstream ms/req")]
     for n in counts:
         def f(name: str) -> Any:
             return figures[f"workers_{n}_{name}"]
 
-        rows.append((str(n), fmt(f("requests_per_s"), 1), fmt(f("proxy_cores"), 2), fmt(f("proxy_cpu_ms_per_request"), 2),
+        rows.append((str(n), fmt(f("requests_per_s"), 1), fmt(f("proxy_cores"), 2),
+                     fmt(f("proxy_cpu_ms_per_request"), 2),
                      fmt(f("client_cpu_ms_per_request") + f("upstream_cpu_ms_per_request"), 2)))
     lines = lay_out(rows, "rrrrr")
-    lines += [f"{key.replace('_', ' ')}: {value:.2f}x" for key, value in figures.items() if key.startswith("throughput_ratio")]
+    lines += [f"{key.replace('_', ' ')}: {value:.2f}x" for key, value in figures.items()
+              if key.startswith("throughput_ratio")]
     return lines

@@ -2,17 +2,20 @@
 
 httpcore's pool re-checks every connection it holds each time a request arrives or a response closes: it counts
 all of them again for each idle one, and asks each idle one's socket whether the server closed it (a poll, through
-anyio's attribute lookup: ~10 µs). With 200 idle connections kept from a burst, the next burst paid 200 such
-checks per request arriving: 14.6 % of the proxy's CPU, and seconds of queueing before the first byte.
-``BackendPools`` routes each request to its origin's pool (one per backend's scheme, host and port; anything else
-to a shared pool), each sized to its backends' ``max_connections`` and keeping as many idle; each pool assigns as
-httpcore does, but the count is taken once, an idle connection's keep-alive is checked by its clock alone, and
-its socket is asked only when it is about to be given a request.
+anyio's attribute lookup: ~10 µs). It also gives the first idle connection to every request of a burst (all but
+one then fail to send on it and queue again), and may close an idle connection as expired while a request it was
+given has not been sent on it yet (a ReadError: a 502). With 200 idle connections kept from a burst, the next burst
+spent 14.6 % of the proxy's CPU here and queued for seconds before its first byte. ``BackendPools`` routes each
+request to its origin's pool (one per backend's scheme, host and port; anything else to a shared pool), each sized
+to its backends' ``max_connections`` and keeping as many idle; each pool assigns as httpcore does, but reads an
+HTTP/1.1 connection's state instead of asking it, checks an idle one's keep-alive by its clock alone and asks its
+socket only when it is about to be reused, and leaves alone a connection already given to a request.
 
 Invariants: a request goes out on a connection of its own origin's pool, never waiting behind another origin's
 (each pool keeps ``max_connections`` and as many idle connections, ``keepalive_expiry`` apart); an idle connection
 whose server has closed it, or whose keep-alive has expired, is never reused (checked as httpcore checks it, by
-``has_expired``, before it is handed a request); a pool this cannot speed up (HTTP/2, another httpcore) keeps
+``has_expired``, before it is handed a request); a connection given to a request is neither given to another nor
+closed before that request has been sent on it; a pool this cannot speed up (HTTP/2, another httpcore) keeps
 httpcore's own assignment, so behaviour never depends on it; the responses are httpx's own (``coalesce`` reads
 them as before).
 """

@@ -77,7 +77,7 @@ def test_the_lean_upstream_sends_the_replays_events_one_transfer_chunk_each(lean
     assert all(c.endswith(b"\n\n") and c.count(b"\n\n") == 1 for c in chunks)
 
 
-def test_the_lean_client_reads_whole_answers_on_kept_connections(lean_port: int) -> None:
+def test_the_lean_client_reads_whole_answers(lean_port: int) -> None:
     request = request_bytes("127.0.0.1", lean_port, "/v1/chat/completions", lean_payload())
     answers, seconds = asyncio.run(lean_round("127.0.0.1", lean_port, request, 3, each=2))
     assert len(answers) == 6 and seconds > 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +21,8 @@ from starlette.applications import Starlette
 from helpers import TOOLS
 from streamparse.proxy.config import ConfigError
 from streamparse.harness.replay import create_replay_app
-from streamparse.proxy.runner import ServerThread, free_port, port_open, started_process
+from streamparse.proxy.runner import (REUSE_PORT_SPREADS, ServerThread, free_port, listening_socket, port_open,
+                                      started_process)
 from streamparse.proxy.workers import ENV_VAR, app_from_environment, config_from_settings
 from upstreams import script, wait_for
 
@@ -174,3 +176,44 @@ def test_app_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, u
             app_from_environment()
         assert exc.value.code == 3  # uvicorn's STARTUP_FAILURE: the supervisor does not restart the worker
         assert len(uvicorn_log) == 1 and uvicorn_log[0].startswith("streamparse: ") and message in uvicorn_log[0]
+
+
+@pytest.mark.skipif(not REUSE_PORT_SPREADS, reason="the kernel spreads SO_REUSEPORT connections on Linux only")
+def test_each_worker_gets_a_socket_of_its_own_on_the_address_and_connections_are_spread() -> None:
+    """``serve --workers N`` binds with ``per_worker``: the socket a worker receives (pickled, as uvicorn's spawned
+    workers receive it) is a new one on the same address, and the kernel spreads connections over them."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    parent = listening_socket("127.0.0.1", 0, per_worker=True)
+    sent = bytes(ForkingPickler.dumps(parent))
+    first, second = pickle.loads(sent), pickle.loads(sent)
+    try:
+        assert first.getsockname() == second.getsockname() == parent.getsockname()
+        assert len({parent.fileno(), first.fileno(), second.fileno()}) == 3
+        for sock in (first, second):
+            sock.listen(128)
+            sock.setblocking(False)
+        clients = [socket.create_connection(parent.getsockname()) for _ in range(64)]
+        accepted = {id(first): 0, id(second): 0}
+        for sock in (first, second):
+            while True:
+                try:
+                    sock.accept()[0].close()
+                except BlockingIOError:
+                    break
+                accepted[id(sock)] += 1
+        for client in clients:
+            client.close()
+        assert sum(accepted.values()) == 64 and all(accepted.values())  # (all on one: a chance of 2 in 2**64)
+    finally:
+        for sock in (parent, first, second):
+            sock.close()
+
+
+def test_a_socket_not_for_workers_is_a_plain_one() -> None:
+    sock = listening_socket("127.0.0.1", 0)
+    try:
+        assert type(sock) is socket.socket
+    finally:
+        sock.close()
