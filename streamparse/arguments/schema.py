@@ -48,13 +48,20 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
     schemas: dict[str, dict[str, Any]] = {}
     for tool in tools:  # (``type(x) is dict`` first: an isinstance check against Mapping, an ABC, costs far more)
         fn = tool.get("function", tool) if type(tool) is dict or isinstance(tool, Mapping) else None
-        if not (type(fn) is dict or isinstance(fn, Mapping)) or not isinstance(fn.get("name"), str):
+        name = fn.get("name") if type(fn) is dict or isinstance(fn, Mapping) else None
+        if type(name) is not str and not isinstance(name, str):
             raise ValueError(f"a tool needs a name: {tool!r}")
-        schema = fn.get("parameters", fn.get("input_schema")) or {}
+        schema = fn.get("parameters", _NONE)
+        if schema is _NONE:
+            schema = fn.get("input_schema")
         # (a dict is kept as given, never changed here: the same object in every request lets the typing tables
         # read for it be found again by identity; another mapping is copied into a dict)
-        schemas[fn["name"]] = schema if type(schema) is dict else dict(schema) if isinstance(schema, Mapping) else {}
+        schemas[name] = schema if type(schema) is dict and schema else {} if not schema else (
+            dict(schema) if isinstance(schema, Mapping) else {})
     return schemas
+
+
+_NONE = object()  # a key not there (``parameters: null`` is there: it is read as no schema, as before)
 
 
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")

@@ -220,11 +220,21 @@ def _marker_set(names: tuple[str, ...], has_tools: bool, pinned: bool) -> Marker
 
 def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str] | None = None) -> MarkerTable:
     """A parser's table: the dialects named (every one detected by default) and its declared tools' names;
-    one dialect named is pinned."""
+    one dialect named is pinned. (By default, found by the tool names alone: hashing the 38 dialect names of
+    ``marker_table``'s key cost more than the rest of the lookup.)"""
     if dialects is None:
-        return marker_table(REGISTRY.auto, tuple(schemas or ()), False)
+        key = tuple(schemas or ())
+        table = _AUTO_TABLES.get(key)
+        if table is None:
+            if len(_AUTO_TABLES) >= 64:
+                _AUTO_TABLES.clear()
+            table = _AUTO_TABLES[key] = marker_table(REGISTRY.auto, key, False)
+        return table
     names = tuple(resolve(dialects))
     return marker_table(names, tuple(schemas or ()), len(names) == 1)
+
+
+_AUTO_TABLES: dict[tuple[str, ...], MarkerTable] = {}  # tool names -> marker_table(every dialect detected, them)
 
 
 @functools.lru_cache(maxsize=64)

@@ -42,7 +42,9 @@ def listening_socket(host: str, port: int, per_worker: bool = False) -> socket.s
     ``per_worker`` (for ``serve_workers``; Linux): each worker process it is handed to listens on a socket of its
     own, bound to the same address (``SO_REUSEPORT``), and the kernel spreads new connections across them evenly.
     One shared socket lets the worker that wakes first accept a whole burst: at 200 connections opened at once,
-    one worker was saturated while the other idled half the time. Elsewhere the one socket is shared."""
+    one worker was saturated while the other idled half the time. Elsewhere the one socket is shared. (A worker
+    that stops resets the connections still waiting in its own queue, where a shared queue would hand them to
+    another worker; Linux 5.14+ moves them instead with ``net.ipv4.tcp_migrate_req = 1``.)"""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     own = per_worker and REUSE_PORT_SPREADS
     sock = _PerWorkerSocket(family, socket.SOCK_STREAM) if own else socket.socket(family, socket.SOCK_STREAM)

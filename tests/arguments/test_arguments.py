@@ -65,6 +65,27 @@ def test_tool_schemas_accepts_openai_bare_and_anthropic_shapes() -> None:
         tool_schemas([{"type": "function"}])
 
 
+def test_tool_schemas_reads_each_schema_as_given_or_as_none() -> None:
+    from types import MappingProxyType
+
+    given = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    schemas = tool_schemas([
+        {"name": "kept", "parameters": given},  # the same object (typing tables are found again by identity)
+        {"name": "null", "parameters": None, "input_schema": {"type": "object"}},  # null is there: no schema
+        {"name": "empty", "parameters": {}},
+        {"name": "anthropic", "input_schema": given},
+        {"name": "proxy", "parameters": MappingProxyType(given)},  # another mapping: copied into a dict
+        {"name": "text", "parameters": "not a schema"},
+        MappingProxyType({"name": "mapping", "parameters": given}),
+    ])
+    assert schemas is not None and schemas["kept"] is given and schemas["anthropic"] is given
+    assert schemas["null"] == schemas["empty"] == schemas["text"] == {}
+    assert type(schemas["proxy"]) is dict and schemas["proxy"] == given and schemas["mapping"] is given
+    for bad in ({"name": 3}, {"function": "x"}, "a string", {"type": "function", "function": {"name": None}}):
+        with pytest.raises(ValueError):
+            tool_schemas([bad])  # type: ignore[list-item]
+
+
 @pytest.mark.parametrize("raw,schema,expected", [
     ("5", {"type": "integer"}, 5),
     ("5.0", {"type": "integer"}, 5),
