@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
 
@@ -89,3 +90,33 @@ def accumulate(chunks: Iterable[Any]) -> dict[int, dict[str, Any]]:
                 call["arguments"] += tc.function.arguments or ""
             slot["finish"] = choice.finish_reason or slot["finish"]
     return acc
+
+
+class RawServer:
+    """A raw HTTP/1.1 server on loopback (``async with RawServer(answer) as server``): each request, once its
+    headers are read, is answered by ``answer(writer)``; ``connections`` counts the connections it accepted."""
+
+    def __init__(self, answer: Callable[[asyncio.StreamWriter], Awaitable[None]]):
+        self.answer = answer
+        self.connections = 0
+        self.url = ""
+        self._listener: asyncio.Server | None = None
+
+    async def _handle(self, reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                await self.answer(out)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            out.close()
+
+    async def __aenter__(self) -> "RawServer":
+        self._listener = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._listener.sockets[0].getsockname()[1]}/"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._listener is not None
+        self._listener.close()

@@ -56,6 +56,17 @@ _BY_OBJECT: dict[int, tuple[Any, "_Tool"]] = {}
 _BY_OBJECT_MAX = 64  # entries: it holds the callers' own objects, which a server makes anew for every request
 
 
+def _of_kinds(kinds_by_key: dict[str, frozenset[type]] | None, arguments: dict[str, Any]) -> bool:
+    """Is every value ``kinds_by_key`` names of one of its exact types? (None: no.)"""
+    if kinds_by_key is None:
+        return False
+    for k, v in arguments.items():
+        kinds = kinds_by_key.get(k)
+        if kinds is not None and type(v) not in kinds:
+            return False
+    return True
+
+
 class _Tool:
     """One tool's schema read once: what typing and checking a call's arguments look up per value.
     Each field gives exactly what the ``arguments`` function it stands in for would derive from the schema.
@@ -97,13 +108,8 @@ class _Tool:
         """Are ``arguments`` typed as written and checked with nothing to say? Every value the schema names is
         of an ``exact`` type of its property, and every required key is there: ``settled``, no enum to review,
         nothing ``mistyped``, nothing missing (the one pass most calls need)."""
-        exact = self.exact
-        if exact is None:
+        if not _of_kinds(self.exact, arguments):
             return False
-        for k, v in arguments.items():
-            kinds = exact.get(k)
-            if kinds is not None and type(v) not in kinds:
-                return False
         for k in self.required:
             if k not in arguments:
                 return False
@@ -112,14 +118,7 @@ class _Tool:
     def settled(self, arguments: dict[str, Any]) -> bool:
         """Does typing leave ``arguments`` as written? Every value the schema names is a scalar of a type its
         property declares (``plain``); a value it does not name is never changed."""
-        plain = self.plain
-        if plain is None:
-            return False
-        for k, v in arguments.items():
-            kinds = plain.get(k)
-            if kinds is not None and type(v) not in kinds:
-                return False
-        return True
+        return _of_kinds(self.plain, arguments)
 
     def review_enums(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[args_mod.Note]]:
         """``review_arguments`` of settled arguments: only a value with an enum of its own can be reported (or

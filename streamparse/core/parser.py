@@ -395,8 +395,5 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
     """Parse a whole model output at once: the same reading as streaming, so the same result (``read_whole``;
     with no option, an answer the whole route reads builds no machine: ``whole.fresh_whole``)."""
-    if not options:
-        events = fresh_whole(text, tools)
-        if events is not None:
-            return ParseResult(events)
-    return ParseResult(StreamParser(tools, **options).read_whole(text))
+    events = None if options else fresh_whole(text, tools)
+    return ParseResult(events if events is not None else StreamParser(tools, **options).read_whole(text))

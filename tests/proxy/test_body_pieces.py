@@ -11,6 +11,7 @@ import anyio
 import httpx
 import pytest
 
+from helpers import RawServer
 from streamparse.proxy.coalesce import _Arrived, coalesce, pieces
 
 Answer = Callable[[asyncio.StreamWriter], Awaitable[None]]
@@ -26,31 +27,16 @@ def chunked(*parts: bytes, end: bool = True) -> bytes:
 async def fetch(answer: Answer, *, direct: bool, requests: int = 1) -> tuple[list[list[bytes]], Any, int, bool]:
     """Each request's pieces (``pieces`` or ``aiter_bytes``), the error that ended the last, the connections
     the server saw, and whether the last body was read from the coalesced stream."""
-    connections = 0
-
-    async def handle(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
-        try:
-            while await reader.readuntil(b"\r\n\r\n"):
-                await answer(out)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            out.close()
-
-    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
     results: list[list[bytes]] = []
     error: Any = None
     arrived = False
-    try:
+    async with RawServer(answer) as server:
         async with httpx.AsyncClient() as client:
             for _ in range(requests):
                 got: list[bytes] = []
                 results.append(got)
                 with anyio.fail_after(10):
-                    async with client.stream("GET", f"http://127.0.0.1:{port}/") as resp:
+                    async with client.stream("GET", server.url) as resp:
                         assert coalesce(resp)
                         arrived = type(resp.stream) is _Arrived
                         body = pieces(resp) if direct else resp.aiter_bytes()
@@ -60,9 +46,7 @@ async def fetch(answer: Answer, *, direct: bool, requests: int = 1) -> tuple[lis
                         except httpx.HTTPError as exc:
                             error = exc
                         assert resp.is_stream_consumed
-    finally:
-        listener.close()
-    return results, error, connections, arrived
+    return results, error, server.connections, arrived
 
 
 def both(answer: Answer, requests: int = 1) -> tuple[tuple[list[list[bytes]], Any, int, bool], ...]:

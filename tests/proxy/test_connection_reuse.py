@@ -15,7 +15,7 @@ import pytest
 from httpcore._async.connection import AsyncHTTPConnection
 from openai import OpenAI
 
-from helpers import TOOLS
+from helpers import TOOLS, RawServer
 from streamparse.harness.replay import create_replay_app
 from streamparse.proxy.app import create_app
 from streamparse.proxy.coalesce import TAIL_BYTES, TAIL_SECONDS, coalesce, ended, pieces
@@ -41,28 +41,13 @@ async def until_done(answer: Answer, *, mark: bool, requests: int = 2) -> tuple[
     """``requests`` requests, each read only up to the piece holding ``[DONE]`` and then closed (``ended`` first
     when ``mark``), as the proxy reads a stream it rewrites. Returns the connections the server accepted, each
     body's bytes up to ``[DONE]``, and the longest close."""
-    connections = 0
-
-    async def handle(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
-        try:
-            while await reader.readuntil(b"\r\n\r\n"):
-                await answer(out)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            out.close()
-
-    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
-    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/"
     bodies: list[bytes] = []
     slowest = 0.0
-    try:
-        async with httpx.AsyncClient(transport=BackendPools([(url, 4)])) as client:
+    async with RawServer(answer) as server:
+        async with httpx.AsyncClient(transport=BackendPools([(server.url, 4)])) as client:
             for _ in range(requests):
                 with anyio.fail_after(10):
-                    resp = await client.send(client.build_request("GET", url), stream=True)
+                    resp = await client.send(client.build_request("GET", server.url), stream=True)
                     assert coalesce(resp)
                     got = b""
                     async for piece in pieces(resp):
@@ -76,9 +61,7 @@ async def until_done(answer: Answer, *, mark: bool, requests: int = 2) -> tuple[
                     await resp.aclose()
                     slowest = max(slowest, anyio.current_time() - start)
                     await asyncio.sleep(0.02)  # a closed connection's end reaches the pool
-    finally:
-        listener.close()
-    return connections, bodies, slowest
+    return server.connections, bodies, slowest
 
 
 async def late_end(out: asyncio.StreamWriter) -> None:
@@ -142,33 +125,18 @@ def test_a_burst_polls_an_idle_socket_only_when_it_reuses_it(monkeypatch: pytest
             out.write(HEAD + chunk(LAST) + b"0\r\n\r\n")
             await out.drain()
 
-        accepted = 0
+        async with RawServer(answer) as server:
+            async with httpx.AsyncClient(transport=BackendPools([(server.url, 30)])) as client:
+                async def one() -> None:
+                    assert (await client.get(server.url)).content == LAST
 
-        async def handle(reader: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
-            nonlocal accepted
-            accepted += 1
-            try:
-                while await reader.readuntil(b"\r\n\r\n"):
-                    await answer(out)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                pass
-            finally:
-                out.close()
-
-        listener = await asyncio.start_server(handle, "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/"
-        async with httpx.AsyncClient(transport=BackendPools([(url, 30)])) as client:
-            async def one() -> None:
-                assert (await client.get(url)).content == LAST
-
-            for burst in range(2):
-                async with anyio.create_task_group() as tg:
-                    for _ in range(30):
-                        tg.start_soon(one)
-                if burst == 0:
-                    monkeypatch.setattr(AsyncHTTPConnection, "has_expired", counted)
-        listener.close()
-        return accepted
+                for burst in range(2):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(30):
+                            tg.start_soon(one)
+                    if burst == 0:
+                        monkeypatch.setattr(AsyncHTTPConnection, "has_expired", counted)
+        return server.connections
 
     assert anyio.run(main) == 30  # the second burst reused every connection
     assert 30 <= polls <= 30 + 5  # one ask per reuse (httpcore's own assignment: hundreds)
