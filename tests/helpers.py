@@ -94,11 +94,12 @@ def accumulate(chunks: Iterable[Any]) -> dict[int, dict[str, Any]]:
 
 class RawServer:
     """A raw HTTP/1.1 server on loopback (``async with RawServer(answer) as server``): each request, once its
-    headers are read, is answered by ``answer(writer)``; ``connections`` counts the connections it accepted."""
+    headers are read, is answered by ``answer(writer)``; ``connections`` counts the connections it accepted, ``ended``
+    those its client closed (or that broke)."""
 
     def __init__(self, answer: Callable[[asyncio.StreamWriter], Awaitable[None]]):
         self.answer = answer
-        self.connections = 0
+        self.connections = self.ended = 0
         self.url = ""
         self._listener: asyncio.Server | None = None
 
@@ -108,7 +109,7 @@ class RawServer:
             while await reader.readuntil(b"\r\n\r\n"):
                 await self.answer(out)
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            self.ended += 1
         finally:
             out.close()
 

@@ -138,11 +138,13 @@ class _Arrived(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         body, self._body = self._body, None
-        if body is not None and self.ended:
-            await _read_tail(body)
-        if self._wire is not None:
-            self._wire.close()
-        await self._outer.aclose()
+        try:
+            if body is not None and self.ended:
+                await _read_tail(body)
+        finally:  # (a close cancelled in its tail still frees the connection)
+            if self._wire is not None:
+                self._wire.close()
+            await self._outer.aclose()
 
 
 async def _read_tail(body: AsyncIterator[bytes]) -> None:

@@ -111,7 +111,8 @@ async def rewrite_sse(resp: httpx.Response, clock: Clock, rewriter: ChatStreamRe
                     meter.sent()
                 yield data
             if rewriter.finished:
-                ended(resp)  # (the upstream's last event: closing reads the rest, and its connection is kept)
+                if rewriter.upstream_done:  # its [DONE]: closing reads the rest, and its connection is kept
+                    ended(resp)  # (a stream that failed is closed at once: the upstream may still be writing)
                 return
         else:
             raise _Drained

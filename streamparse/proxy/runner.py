@@ -47,16 +47,25 @@ def listening_socket(host: str, port: int, per_worker: bool = False) -> socket.s
     another worker; Linux 5.14+ moves them instead with ``net.ipv4.tcp_migrate_req = 1``.)"""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     own = per_worker and REUSE_PORT_SPREADS
-    sock = _PerWorkerSocket(family, socket.SOCK_STREAM) if own else socket.socket(family, socket.SOCK_STREAM)
+    if own:  # a plain bind first: an address another server listens on (with SO_REUSEPORT too) is refused as before
+        with _bound(socket.socket(family, socket.SOCK_STREAM), (host, port)) as probe:
+            port = probe.getsockname()[1]
+    sock = _bound(_PerWorkerSocket(family, socket.SOCK_STREAM) if own else socket.socket(family, socket.SOCK_STREAM),
+                  (host, port), reuse_port=own)
+    sock.set_inheritable(True)  # worker processes serve the same socket
+    return sock
+
+
+def _bound(sock: socket.socket, address: Any, reuse_port: bool = False) -> socket.socket:
+    """``sock`` bound to ``address`` (closed if it cannot be)."""
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if own:
+        if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((host, port))
+        sock.bind(address)
     except BaseException:
         sock.close()
         raise
-    sock.set_inheritable(True)  # worker processes serve the same socket
     return sock
 
 
@@ -74,15 +83,7 @@ class _PerWorkerSocket(socket.socket):
 
 
 def _worker_socket(family: int, address: Any) -> socket.socket:
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+    return _bound(socket.socket(family, socket.SOCK_STREAM), address, reuse_port=True)
 
 
 def _graceful(drain_timeout: float | None) -> int | None:

@@ -157,6 +157,7 @@ class ChatStreamRewriter:
         self._runs = PlainRuns()  # plain events read by their frame, a read's run of them as one chunk
         self._written = type(self.wire) is OpenAIWire  # a plain chunk may leave as its frame writes it
         self.finished = False
+        self.upstream_done = False  # the upstream's own end ([DONE]) was read: its body holds nothing more
         self.saw_data = False  # the last read() met data (not only comments)
         self._chars = 0  # upstream characters (or bytes) read so far: no parser holds a longer block
 
@@ -292,7 +293,10 @@ class ChatStreamRewriter:
             frame, text = value
             return self._plain(frame, text, self._rewriter.feed_text(frame.base, frame.index, text))
         if kind == "event":
-            return [("comment", value.comment or "")] if value.data is None else self._end()
+            if value.data is None:
+                return [("comment", value.comment or "")]
+            self.upstream_done = True
+            return self._end()
         if isinstance(value, dict) and "error" in value and "choices" not in value:
             return self._flush() + [("error", value)] + self._end()
         try:

@@ -217,3 +217,20 @@ def test_a_socket_not_for_workers_is_a_plain_one() -> None:
         assert type(sock) is socket.socket
     finally:
         sock.close()
+
+
+@pytest.mark.skipif(not REUSE_PORT_SPREADS, reason="the kernel spreads SO_REUSEPORT connections on Linux only")
+def test_a_second_server_on_an_address_workers_listen_on_is_refused() -> None:
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    parent = listening_socket("127.0.0.1", 0, per_worker=True)
+    worker = pickle.loads(bytes(ForkingPickler.dumps(parent)))
+    worker.listen(16)
+    try:
+        for per_worker in (True, False):
+            with pytest.raises(OSError):
+                listening_socket("127.0.0.1", parent.getsockname()[1], per_worker=per_worker)
+    finally:
+        worker.close()
+        parent.close()

@@ -201,3 +201,54 @@ def test_an_idle_connection_given_to_a_request_is_not_closed_as_expired_before_i
         assert closing == [free] and pool._connections == [held]
 
     anyio.run(sweep)
+
+
+def test_a_close_cancelled_while_it_reads_the_tail_still_frees_the_connection() -> None:
+    async def main() -> None:
+        async with RawServer(never_ends) as server:
+            async with httpx.AsyncClient(transport=BackendPools([(server.url, 1)])) as client:
+                resp = await client.send(client.build_request("GET", server.url), stream=True)
+                assert coalesce(resp)
+                async for piece in pieces(resp):
+                    if piece.endswith(LAST):
+                        break
+                ended(resp)
+                with anyio.move_on_after(0.05):  # cancelled before TAIL_SECONDS: the tail never came
+                    await resp.aclose()
+                pool = BackendPools.pool_for(client._transport, httpx.URL(server.url))._pool  # type: ignore[arg-type]
+                assert pool._requests == []
+                with anyio.fail_after(10):  # the one connection of the pool is free again
+                    late = await client.send(client.build_request("GET", server.url), stream=True)
+                    await late.aclose()
+
+    anyio.run(main)
+
+
+def test_a_stream_that_fails_closes_its_upstream_connection_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the upstream's own [DONE] lets the proxy read a body's tail; a stream that fails (here: an event that is
+    not JSON, the upstream still writing) closes its upstream connection at once, so the backend stops."""
+    import streamparse.proxy.coalesce as coalesce_mod
+
+    monkeypatch.setattr(coalesce_mod, "TAIL_SECONDS", 30.0)  # (were the tail read, the close would wait this long)
+
+    async def broken(out: asyncio.StreamWriter) -> None:
+        event = b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n'
+        out.write(HEAD + chunk(event) + chunk(b"data: {oops\n\n"))  # and the body goes on, never ended
+        await out.drain()
+
+    async def main() -> tuple[str, float]:
+        async with RawServer(broken) as upstream:
+            with ServerThread(create_app(ProxyConfig.single(upstream.url + "v1"))) as proxy:
+                async with httpx.AsyncClient(timeout=10) as client:
+                    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}],
+                            "tools": TOOLS}
+                    text = (await client.post(proxy.url + "/v1/chat/completions", json=body)).text
+                    start = anyio.current_time()
+                    with anyio.fail_after(10):
+                        while upstream.ended < 1:
+                            await asyncio.sleep(0.01)
+                    return text, anyio.current_time() - start
+
+    text, waited = anyio.run(main)
+    assert "invalid JSON" in text  # the client was told (an error event ends its stream)
+    assert waited < 10  # closed with the client's end, not after the 30 s a tail read may take
