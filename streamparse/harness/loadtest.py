@@ -25,7 +25,7 @@ import httpx
 
 from .examples import EXAMPLE_TOOLS
 from .leanload import decode_answer, lean_payload, lean_round, request_bytes
-from ..proxy.runner import free_port, port_open, started_process
+from ..proxy.runner import REUSE_PORT_SPREADS, free_port, port_open, started_process
 from ..wire.sse import SSEDecoder
 
 __all__ = ["run_fairness", "run_workers", "sse_reads", "cpu_ns", "LoadError"]
@@ -249,6 +249,7 @@ def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), round
                 [*cmd, "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port", str(port), "--workers",
                  str(n), "--log-level", "warning"], lambda port=port: port_open(port)))  # type: ignore[misc]
             roots[n] = proc.pid
+            _all_listening(port, n)
             request_for[n] = request_bytes("127.0.0.1", port, "/v1/chat/completions", lean_payload())
             reference = anyio.run(_stream_one, f"http://127.0.0.1:{port}/v1/chat/completions", lean_payload())
             figures[f"workers_{n}_processes"] = len(_process_tree(proc.pid))
@@ -285,6 +286,27 @@ def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), round
         figures[f"throughput_ratio_{b}_to_{a}_workers"] = (figures[f"workers_{b}_requests_per_s"]
                                                           / figures[f"workers_{a}_requests_per_s"])
     return figures
+
+
+def _all_listening(port: int, workers: int, timeout: float = 30.0) -> None:
+    """Wait until ``workers`` sockets listen on ``port`` (each worker's own, on Linux: see
+    ``runner.listening_socket``), so no round starts while one worker takes every connection. Where the sockets
+    cannot be counted (no /proc, or one shared socket), only the first is waited for (``port_open``)."""
+    if workers < 2 or not REUSE_PORT_SPREADS:
+        return
+    suffix = f":{port:04X}"  # /proc/net/tcp: local address as HEXIP:PORT, state 0A for LISTEN
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/net/tcp") as fh:
+                rows = [line.split() for line in fh][1:]
+        except OSError:
+            return
+        listening = sum(1 for row in rows if len(row) > 3 and row[1].endswith(suffix) and row[3] == "0A")
+        if listening >= workers:
+            return
+        time.sleep(0.05)
+    raise LoadError(f"{workers} workers did not all listen on port {port} within {timeout:.0f} s")
 
 
 async def _stream_one(url: str, payload: dict[str, Any]) -> dict[str, Any]:
