@@ -171,10 +171,7 @@ class QuotedStrings:
                 k = text.find(quote, i)
                 if k < 0:
                     self.in_str = quote
-                    j = text.find(quote[0], max(i, n - len(quote) + 1))  # (``partial_tail`` for one tag, inline)
-                    while j >= 0 and not quote.startswith(text[j:].lower()):
-                        j = text.find(quote[0], j + 1)
-                    return n if j < 0 else j
+                    return partial_tail(text, i, n, (quote,), len(quote))  # (the delimiter's prefix ending it)
                 inside, i = "", k + len(quote)
                 continue
             if text.find("<", i) < 0:  # (every tag of these dialects begins with "<", as the delimiter does)
