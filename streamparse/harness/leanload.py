@@ -20,11 +20,14 @@ import json
 import time
 from typing import Any
 
+import httpcore
+
+from ..proxy.coalesce import dechunk
 from ..wire.sse import SSEDecoder
 from .examples import EXAMPLE_TOOLS
 from .replay import _finish, completion_chunks, example_script, sse_frames
 
-__all__ = ["answer_frames", "lean_round", "decode_answer", "serve_lean_upstream"]
+__all__ = ["answer_frames", "lean_round", "decode_answer", "serve_lean_upstream", "run_lean"]
 
 _END = b"\r\n0\r\n\r\n"  # the last data chunk's CRLF, then the chunked coding's end
 
@@ -112,19 +115,6 @@ async def lean_round(host: str, port: int, request: bytes, concurrency: int, eac
     return [a for batch in answers for a in batch], time.perf_counter() - start
 
 
-def _unchunk(body: bytes) -> bytes:
-    out = bytearray()
-    pos = 0
-    while True:
-        eol = body.index(b"\r\n", pos)
-        size = int(body[pos:eol].split(b";")[0], 16)
-        if size == 0:
-            return bytes(out)
-        start = eol + 2
-        out += body[start:start + size]
-        pos = start + size + 2
-
-
 def decode_answer(raw: bytes) -> dict[str, Any]:
     """A raw streaming answer (status line to the chunked end) as ``loadtest._stream`` reads one: its text,
     calls (name, arguments JSON), finish reason and chunk count. ``ValueError`` for anything else."""
@@ -135,7 +125,11 @@ def decode_answer(raw: bytes) -> dict[str, Any]:
     calls: list[tuple[str, str]] = []
     finish = None
     chunks = 0
-    for event in SSEDecoder().feed(_unchunk(body)):
+    try:
+        data = b"".join(dechunk(body))
+    except httpcore.RemoteProtocolError as exc:
+        raise ValueError(f"not a whole chunked body: {exc}") from None
+    for event in SSEDecoder().feed(data):
         if event.data is None or event.data == "[DONE]":
             continue
         chunk = json.loads(event.data)
@@ -160,14 +154,19 @@ def _main() -> None:
     parser.add_argument("--model", default="long")
     args = parser.parse_args()
     try:
-        import uvloop
-        uvloop.install()
-    except ImportError:  # pragma: no cover - asyncio's own loop
-        pass
-    try:
-        asyncio.run(serve_lean_upstream(args.port, args.model))
+        run_lean(serve_lean_upstream(args.port, args.model))
     except KeyboardInterrupt:
         pass
+
+
+def run_lean(coro: Any) -> Any:
+    """Run the lean upstream or a lean client's round on uvloop when it is installed (the cheaper loop), else on
+    asyncio's."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - asyncio's own loop
+        return asyncio.run(coro)
+    return uvloop.run(coro)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ single-request result (otherwise ``LoadError``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -24,7 +23,7 @@ import anyio
 import httpx
 
 from .examples import EXAMPLE_TOOLS
-from .leanload import decode_answer, lean_payload, lean_round, request_bytes
+from .leanload import decode_answer, lean_payload, lean_round, request_bytes, run_lean
 from ..proxy.runner import REUSE_PORT_SPREADS, free_port, port_open, started_process
 from ..wire.sse import SSEDecoder
 
@@ -238,7 +237,7 @@ def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), round
     figures: dict[str, Any] = {"concurrency": concurrency, "rounds": rounds, "requests_per_client": each}
     cmd = [sys.executable, "-m", "streamparse"]
     up_port = free_port()
-    request_for: dict[int, bytes] = {}
+    targets: dict[int, tuple[int, bytes]] = {}  # workers -> the server's port, the request sent to it
     with ExitStack() as stack:
         upstream = stack.enter_context(started_process(
             [sys.executable, "-m", "streamparse.harness.leanload", "--port", str(up_port)], lambda: port_open(up_port)))
@@ -250,19 +249,18 @@ def run_workers(concurrency: int = 200, workers: tuple[int, ...] = (1, 2), round
                  str(n), "--log-level", "warning"], lambda port=port: port_open(port)))  # type: ignore[misc]
             roots[n] = proc.pid
             _all_listening(port, n)
-            request_for[n] = request_bytes("127.0.0.1", port, "/v1/chat/completions", lean_payload())
+            targets[n] = port, request_bytes("127.0.0.1", port, "/v1/chat/completions", lean_payload())
             reference = anyio.run(_stream_one, f"http://127.0.0.1:{port}/v1/chat/completions", lean_payload())
             figures[f"workers_{n}_processes"] = len(_process_tree(proc.pid))
         for n in workers:  # a warm-up each (every worker's first requests, imports done)
-            _run_client(lean_round("127.0.0.1", _port_of(request_for[n]), request_for[n], 4 * n))
+            run_lean(lean_round("127.0.0.1", *targets[n], 4 * n))
         seconds = dict.fromkeys(workers, 0.0)
         cpu = {n: [0, 0, 0.0] for n in workers}  # proxy ns, upstream ns, client s
         for _ in range(rounds):
             for n in workers:
                 pids = _process_tree(roots[n])
                 before = (cpu_ns(pids), cpu_ns([upstream.pid]), _own_cpu())
-                answers, elapsed = _run_client(lean_round("127.0.0.1", _port_of(request_for[n]), request_for[n],
-                                                          concurrency, each))
+                answers, elapsed = run_lean(lean_round("127.0.0.1", *targets[n], concurrency, each))
                 cpu[n][0] += cpu_ns(pids) - before[0]
                 cpu[n][1] += cpu_ns([upstream.pid]) - before[1]
                 cpu[n][2] += _own_cpu() - before[2]
@@ -314,20 +312,6 @@ async def _stream_one(url: str, payload: dict[str, Any]) -> dict[str, Any]:
         return (await _stream(client, url, payload))[0]
 
 
-def _port_of(request: bytes) -> int:
-    host = request.split(b"\r\nhost: ", 1)[1].split(b"\r\n", 1)[0]
-    return int(host.rsplit(b":", 1)[1])
-
-
 def _own_cpu() -> float:
     times = os.times()
     return times.user + times.system
-
-
-def _run_client(coro: Any) -> Any:
-    """Run the lean client's round on uvloop when it is installed (the cheaper loop), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - asyncio's own loop
-        return asyncio.run(coro)
-    return uvloop.run(coro)

@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - another httpx/httpcore: the body is re
     _map_errors = None  # type: ignore[assignment]
     _H11Connection = None  # type: ignore[assignment,misc]
 
-__all__ = ["coalesce", "ended", "pieces", "MAX_PIECE"]
+__all__ = ["coalesce", "dechunk", "ended", "pieces", "MAX_PIECE"]
 
 MAX_PIECE = 32 * 1024  # more than this already received is handed over in several pieces (none waits)
 # What closing an ended body still reads for its connection's sake; past either, the connection is closed as before.
@@ -335,6 +335,15 @@ class _Chunks:
                 self.trailer = not self.left
         finally:
             del buf[:pos]
+
+
+def dechunk(body: bytes) -> list[bytes]:
+    """A whole chunked body's data, chunk by chunk (``httpcore.RemoteProtocolError``: malformed, or cut short)."""
+    chunks = _Chunks()
+    parts = chunks.feed(bytearray(body))
+    if chunks.error is not None or not chunks.done:
+        raise chunks.error or httpcore.RemoteProtocolError("the chunked body ends before its last chunk")
+    return parts
 
 
 def _bounded(parts: list[bytes]) -> Iterator[bytes]:

@@ -70,33 +70,13 @@ class _Pool(httpcore.AsyncConnectionPool):
                 taken.add(request.connection)
         now = time.monotonic()
         for connection in list(connections):  # (as httpcore: closed dropped, expired and surplus idle closed)
-            if connection in taken:  # (httpcore may close one a request is about to be sent on: a ReadError)
-                if connection.is_closed():
-                    connections.remove(connection)
-                continue
-            state = _state(connection)
-            if state is None:  # (not an HTTP/1.1 connection of httpcore's: asked as httpcore asks)
-                if connection.is_closed():
-                    connections.remove(connection)
-                    continue
-                if connection.has_expired():
-                    connections.remove(connection)
-                    closing.append(connection)
-                    continue
-                idle = connection.is_idle()
-            elif state is _CLOSED:
+            fate = _swept(connection, connection in taken, now)
+            if fate is _SPARE and len(connections) > self._max_keepalive_connections:
+                fate = _ENDED
+            if fate is _DROPPED or fate is _ENDED:
                 connections.remove(connection)
-                continue
-            else:
-                idle = state is _IDLE
-                expire_at = getattr(getattr(connection, "_connection", None), "_expire_at", None)
-                if idle and expire_at is not None and now > expire_at:  # its socket is asked when it is reused
-                    connections.remove(connection)
+                if fate is _ENDED:
                     closing.append(connection)
-                    continue
-            if idle and len(connections) > self._max_keepalive_connections:
-                connections.remove(connection)
-                closing.append(connection)
         for pool_request in queued:
             origin = pool_request.request.url.origin
             available = self._available(origin, closing, taken)
@@ -126,6 +106,31 @@ class _Pool(httpcore.AsyncConnectionPool):
                 return found
             connections.remove(found)
             closing.append(found)
+
+
+_KEPT, _SPARE, _DROPPED, _ENDED = "kept", "spare", "dropped", "ended"  # what the sweep does with a connection
+
+
+def _swept(connection: Any, taken: bool, now: float) -> str:
+    """What httpcore's sweep does with ``connection``: drop it (closed), end it (expired: it is closed), keep it
+    while the pool keeps that many idle ones (spare), or keep it. One given to a request is only ever dropped once closed (it is
+    not closed under that request); an idle HTTP/1.1 one's keep-alive is read by its clock (its socket is asked
+    when it is about to be reused), its state read, not asked; any other is asked as httpcore asks."""
+    state = _state(connection)
+    if state is None:
+        if connection.is_closed():
+            return _DROPPED
+        if taken:
+            return _KEPT
+        if connection.has_expired():
+            return _ENDED
+        return _SPARE if connection.is_idle() else _KEPT
+    if state is _CLOSED:
+        return _DROPPED
+    if taken or state is not _IDLE:
+        return _KEPT
+    expire_at = getattr(connection._connection, "_expire_at", None)
+    return _ENDED if expire_at is not None and now > expire_at else _SPARE
 
 
 def _free(connection: Any) -> bool:

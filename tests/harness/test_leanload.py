@@ -16,6 +16,7 @@ from streamparse.harness.leanload import (decode_answer, lean_payload, lean_roun
                                           serve_lean_upstream)
 from streamparse.harness.loadtest import run_workers
 from streamparse.harness.replay import create_replay_app
+from streamparse.proxy.coalesce import dechunk
 from streamparse.proxy.runner import free_port, port_open
 
 
@@ -68,11 +69,7 @@ def test_the_lean_upstream_sends_the_replays_events_one_transfer_chunk_each(lean
         assert client.get(f"http://127.0.0.1:{lean_port}/elsewhere").status_code == 404
     request = request_bytes("127.0.0.1", lean_port, "/v1/chat/completions", payload)
     (raw,), _ = asyncio.run(lean_round("127.0.0.1", lean_port, request, 1))
-    body, pos, chunks = raw.partition(b"\r\n\r\n")[2], 0, []
-    while (size := int(body[pos:body.index(b"\r\n", pos)], 16)) > 0:
-        start = body.index(b"\r\n", pos) + 2
-        chunks.append(body[start:start + size])
-        pos = start + size + 2
+    chunks = dechunk(raw.partition(b"\r\n\r\n")[2])
     assert len(chunks) == len(mine) + 1 + resp.content.count(b"\n: ")  # every data event, [DONE], each ping
     assert all(c.endswith(b"\n\n") and c.count(b"\n\n") == 1 for c in chunks)
 

@@ -182,12 +182,8 @@ def test_app_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, u
 def test_each_worker_gets_a_socket_of_its_own_on_the_address_and_connections_are_spread() -> None:
     """``serve --workers N`` binds with ``per_worker``: the socket a worker receives (pickled, as uvicorn's spawned
     workers receive it) is a new one on the same address, and the kernel spreads connections over them."""
-    import pickle
-    from multiprocessing.reduction import ForkingPickler
-
     parent = listening_socket("127.0.0.1", 0, per_worker=True)
-    sent = bytes(ForkingPickler.dumps(parent))
-    first, second = pickle.loads(sent), pickle.loads(sent)
+    first, second = as_a_worker_gets_it(parent), as_a_worker_gets_it(parent)
     try:
         assert first.getsockname() == second.getsockname() == parent.getsockname()
         assert len({parent.fileno(), first.fileno(), second.fileno()}) == 3
@@ -221,11 +217,8 @@ def test_a_socket_not_for_workers_is_a_plain_one() -> None:
 
 @pytest.mark.skipif(not REUSE_PORT_SPREADS, reason="the kernel spreads SO_REUSEPORT connections on Linux only")
 def test_a_second_server_on_an_address_workers_listen_on_is_refused() -> None:
-    import pickle
-    from multiprocessing.reduction import ForkingPickler
-
     parent = listening_socket("127.0.0.1", 0, per_worker=True)
-    worker = pickle.loads(bytes(ForkingPickler.dumps(parent)))
+    worker = as_a_worker_gets_it(parent)
     worker.listen(16)
     try:
         for per_worker in (True, False):
@@ -234,3 +227,12 @@ def test_a_second_server_on_an_address_workers_listen_on_is_refused() -> None:
     finally:
         worker.close()
         parent.close()
+
+
+def as_a_worker_gets_it(sock: socket.socket) -> socket.socket:
+    """``sock`` sent as uvicorn sends its socket to a spawned worker (multiprocessing's pickler), and received."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    received: socket.socket = pickle.loads(bytes(ForkingPickler.dumps(sock)))
+    return received
