@@ -216,6 +216,10 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--log-format", choices=("text", "json"), default=None,
                    help="json: one JSON line per request (request id, front, backend, status, timings, tool calls, "
                         "diagnostics) and every other log line as JSON (default: [server] log_format, else text)")
+    s.add_argument("--responses-store", default=None, metavar="URL",
+                   help="where /v1/responses keeps answers for previous_response_id and item_reference: 'memory' "
+                        "(each process its own) or redis://HOST:PORT/DB (rediss:// too): one store for every "
+                        "worker and replica (default: [server] responses_store, else memory)")
     s.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="uvicorn's log level (default info)")
     s.set_defaults(func=run_serve)
     s.__class__ = _ServeParser  # (the subparsers' class is the command line's; an unknown flag is ours to report)

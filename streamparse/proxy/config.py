@@ -10,7 +10,7 @@ environment: the backends' keys and the proxy's own keys (``proxy_keys``), which
 [server]
 host = "127.0.0.1"
 port = 8080
-workers = 1                     # uvicorn worker processes (the proxy is stateless)
+workers = 1                     # uvicorn worker processes (share a responses_store other than memory)
 max_body_bytes = 10485760       # larger request bodies get a 400, on every path
 max_response_bytes = 67108864   # larger upstream bodies end with an error
 max_event_bytes = 16777216      # a longer upstream SSE line ends the stream with an error
@@ -22,9 +22,15 @@ body_timeout = 30               # seconds a client has to send a request's body 
 drain_timeout = 30              # on SIGTERM / Ctrl-C: seconds in-flight answers get to finish before they are
                                 # ended properly (held text, an error event, [DONE]); new connections are refused
 ready_cache = 5                 # seconds /readyz remembers whether the upstreams answered
-responses_store_size = 1000     # POST /v1/responses: answers kept for previous_response_id (in this process
-responses_store_ttl = 3600      # only, not shared across workers), for how many seconds, and how many
-responses_store_chars = 268435456  # characters of JSON they may hold in all
+responses_store = "memory"      # where POST /v1/responses keeps answers for previous_response_id and
+                                # item_reference: "memory" (this process only) or "redis://host:6379/0" (and
+                                # rediss://): one store for every worker and replica (docs/proxy.md)
+responses_store_size = 1000     # answers kept at most, for how many seconds, and how many characters of JSON
+responses_store_ttl = 3600      # they may hold in all
+responses_store_chars = 268435456
+responses_store_timeout = 2     # seconds one store operation may take (Redis); past it: a 503, never a hang
+owner_secret_env = "OWNER_SECRET"  # the secret that keys the hash of a proxy key naming a stored answer's owner
+                                # (default: derived from the proxy keys; set it when replicas' keys differ)
 fallback_attempts = 3           # backends one request may try: its own, then its fallbacks (docs/operating.md)
 cors_origins = ["https://app.example.com"]  # browser origins answered with CORS ("*": any); default: none (off)
 log_format = "text"             # or "json": one JSON line per request (request id, backend, status, timings...)
@@ -61,8 +67,16 @@ max_block_chars = 1048576
 max_calls = 1000
 max_connections = 1000                   # upstream requests in flight (per worker); more get a 503 at once
 connect_timeout = 10                     # seconds to open the upstream connection
-read_timeout = 300                       # longest wait for the next data event (": ping" does not count)
+first_byte_timeout = 1800                # longest wait for the answer's first data (a CPU backend reads a long
+                                         # prompt before it writes anything; llama.cpp's prompt progress counts)
+read_timeout = 300                       # longest wait for the next data event after the first (": ping" does not
+                                         # count)
 total_timeout = 3600                     # whole request, first byte to last
+relay_paths = ["/v1/files"]              # with several proxy keys, the /v1 paths beyond the chat APIs that hold
+                                         # state at the backend (files, batches, ...) are refused (403) unless listed
+                                         # here (prefixes), since every client reaches the backend as one identity
+client_api_keys_env = "LOCAL_CLIENT_KEYS"  # or give each proxy key its own backend key: "PROXYKEY=BACKENDKEY,..."
+                                         # in that variable; such a backend relays every path, each client as itself
 
 [backends.local.model_map]
 "qwen3-coder" = "Qwen3-Coder-30B-A3B-Instruct"   # client name -> upstream name
@@ -121,8 +135,11 @@ class Backend:
     max_calls: int = 1000
     max_connections: int = 1000
     connect_timeout: float = 10.0
+    first_byte_timeout: float = 1800.0
     read_timeout: float = 300.0
     total_timeout: float = 3600.0
+    relay_paths: list[str] = field(default_factory=list)
+    client_api_keys_env: str | None = None
 
     @property
     def api_key(self) -> str | None:
@@ -134,9 +151,24 @@ class Backend:
         """The upstream URL as it may be shown to clients and logs (credentials removed)."""
         return redact_url(self.upstream)
 
+    def client_api_keys(self) -> dict[str, str]:
+        """Each proxy key -> the backend key its requests carry (``client_api_keys_env``: ``PROXYKEY=BACKENDKEY``
+        pairs, comma-separated); empty when the setting is absent. ConfigError when the variable is unset or
+        malformed."""
+        if not self.client_api_keys_env:
+            return {}
+        raw = os.environ.get(self.client_api_keys_env, "")
+        pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
+        if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
+            raise ConfigError(f"backend {self.name!r}: client_api_keys_env names {self.client_api_keys_env!r}, which "
+                              "must hold PROXYKEY=BACKENDKEY pairs, comma-separated")
+        return {key.strip(): value.strip() for key, _, value in pairs}
+
     def secrets(self) -> list[str]:
-        """Strings that must never leave the proxy: the key and any URL credentials."""
+        """Strings that must never leave the proxy: the keys and any URL credentials."""
         found = [self.api_key or ""]
+        if self.client_api_keys_env and os.environ.get(self.client_api_keys_env):
+            found += list(self.client_api_keys().values())
         parts = urlsplit(self.upstream)
         found += [parts.username or "", parts.password or ""]
         return [s for s in found if len(s) >= 4]
@@ -173,9 +205,12 @@ class ProxyConfig:
     body_timeout: float = 30.0
     drain_timeout: float = 30.0
     ready_cache: float = 5.0
+    responses_store: str = "memory"
     responses_store_size: int = 1000
     responses_store_ttl: float = 3600.0
     responses_store_chars: int = 256 << 20
+    responses_store_timeout: float = 2.0
+    owner_secret_env: str | None = None
     fallback_attempts: int = 3
     cors_origins: list[str] = field(default_factory=list)
     log_format: str = "text"
@@ -191,6 +226,9 @@ class ProxyConfig:
             raise ConfigError(f"[server] port must be at most 65535, not {self.port}")
         if self.api_keys_env is not None and (not isinstance(self.api_keys_env, str) or not self.api_keys_env):
             raise ConfigError("[server] api_keys_env must name an environment variable")
+        self.responses_store = check_store_url(self.responses_store)
+        if self.owner_secret_env is not None and (not isinstance(self.owner_secret_env, str) or not self.owner_secret_env):
+            raise ConfigError("[server] owner_secret_env must name an environment variable")
         if self.log_format not in LOG_FORMATS:
             hint = did_you_mean([self.log_format], LOG_FORMATS) if isinstance(self.log_format, str) else ""
             raise ConfigError(f"[server] log_format must be one of {list(LOG_FORMATS)}, not {self.log_format!r}{hint}")
@@ -225,6 +263,10 @@ class ProxyConfig:
             if backend.api_key_env and not os.environ.get(backend.api_key_env):
                 raise ConfigError(f"backend {backend.name!r}: api_key_env names {backend.api_key_env!r}, "
                                   "which is not set in the environment")
+            backend.client_api_keys()  # refuses a variable that is unset or not PROXYKEY=BACKENDKEY pairs
+        if self.owner_secret_env and not os.environ.get(self.owner_secret_env):
+            raise ConfigError(f"[server] owner_secret_env names {self.owner_secret_env!r}, which is not set in the "
+                              "environment")
         if self.api_keys_env and not os.environ.get(self.api_keys_env, "").strip(","):
             raise ConfigError(f"[server] api_keys_env names {self.api_keys_env!r}, which is not set in the "
                               "environment (the proxy would be open to anyone)")
@@ -234,6 +276,21 @@ class ProxyConfig:
         """One default backend at ``upstream``, with ``backend`` settings (checked as a config file's would be)."""
         url = check_upstream(upstream)
         return cls(backends=[_backend("default", {**(backend or {}), "upstream": url, "default": True})], **server)
+
+
+STORE_SCHEMES = ("redis", "rediss")  # a shared responses_store's URL schemes; "memory" is the other value
+
+
+def check_store_url(value: Any) -> str:
+    """``responses_store``: ``memory``, or a ``redis://`` / ``rediss://`` URL with a host (ConfigError otherwise)."""
+    if value == "memory":
+        return value
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in STORE_SCHEMES or not parts.hostname:
+        shown = redact_url(value) if isinstance(value, str) else value
+        raise ConfigError(f"[server] responses_store must be \"memory\" or a redis:// or rediss:// URL with a host, "
+                          f"not {shown!r}")
+    return value
 
 
 def routes(backends: list[Backend]) -> dict[str, Backend]:
@@ -262,7 +319,8 @@ def routes(backends: list[Backend]) -> dict[str, Backend]:
     return table
 
 
-_NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "read_timeout", "total_timeout"}
+_NUMBERS = {"max_block_chars", "max_calls", "max_connections", "connect_timeout", "first_byte_timeout", "read_timeout",
+            "total_timeout"}
 _FLAGS = {"default", "parse_without_tools", "tool_prompt_retry", "stream_arguments", "calls_in_reasoning",
           "report_diagnostics", "response_start"}
 
@@ -290,6 +348,11 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
     for key in _FLAGS & set(raw):
         if not isinstance(raw[key], bool):
             raise ConfigError(f"backend {name!r}: {key!r} must be true or false")
+    relay = raw.get("relay_paths", [])
+    if not isinstance(relay, list) or not all(isinstance(p, str) and p.startswith("/v1/") for p in relay):
+        raise ConfigError(f"backend {name!r}: 'relay_paths' must be a list of paths under /v1/, e.g. [\"/v1/files\"]")
+    if not isinstance(raw.get("client_api_keys_env", ""), str) or raw.get("client_api_keys_env") == "":
+        raise ConfigError(f"backend {name!r}: 'client_api_keys_env' must name an environment variable")
     raw["fallback"] = [raw["fallback"]] if isinstance(raw.get("fallback"), str) else raw.get("fallback", [])
     if not isinstance(raw["fallback"], list) or not all(isinstance(n, str) for n in raw["fallback"]):
         raise ConfigError(f"backend {name!r}: 'fallback' must be a list of backend names")

@@ -33,14 +33,14 @@ __all__ = ["ENV_VAR", "APP_FACTORY", "SERVER_KEYS", "config_from_settings", "set
 
 ENV_VAR = "STREAMPARSE_SERVE"
 APP_FACTORY = "streamparse.proxy.workers:app_from_environment"
-SERVER_KEYS = ("host", "port", "workers", "drain_timeout", "cors_origins", "log_format")  # [server] settings the
+SERVER_KEYS = ("host", "port", "workers", "drain_timeout", "cors_origins", "log_format", "responses_store")  # [server] settings the
 # command line can override
 
 
 def config_from_settings(settings: Mapping[str, Any]) -> ProxyConfig:
     """``{"config": PATH}`` or ``{"upstream": URL}`` (with optional ``"backend"`` settings, as a config file's
     backend table has them: ``tool_prompt``, ``stream_arguments``, ...), plus optional ``"server": {host, port,
-    workers, drain_timeout, cors_origins, log_format}`` overrides -> a checked ``ProxyConfig`` (``ConfigError`` otherwise)."""
+    workers, drain_timeout, cors_origins, log_format, responses_store}`` overrides -> a checked ``ProxyConfig`` (``ConfigError`` otherwise)."""
     if isinstance(settings.get("config"), str):
         config = load_config(settings["config"])
     elif "upstream" in settings:
