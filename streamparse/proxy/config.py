@@ -85,6 +85,7 @@ client_api_keys_env = "LOCAL_CLIENT_KEYS"  # or give each proxy key its own back
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field, fields
@@ -109,6 +110,15 @@ CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's `
 SYSTEM_MESSAGE_MODES = ("inline", "fold")  # a backend's ``system_messages``
 REASONING_START_MODES = ("closed", "open", "auto", "asked")  # a backend's ``reasoning_start`` (proxy.plan)
 LOG_FORMATS = ("text", "json")  # [server] log_format
+
+
+@functools.lru_cache(maxsize=16)
+def _key_pairs(raw: str) -> dict[str, str] | None:
+    """``A=X,B=Y`` -> ``{"A": "X", "B": "Y"}`` (read once per value); None when it is empty or malformed."""
+    pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
+    if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
+        return None
+    return {key.strip(): value.strip() for key, _, value in pairs}
 
 
 @dataclass
@@ -157,12 +167,11 @@ class Backend:
         malformed."""
         if not self.client_api_keys_env:
             return {}
-        raw = os.environ.get(self.client_api_keys_env, "")
-        pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
-        if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
+        pairs = _key_pairs(os.environ.get(self.client_api_keys_env, ""))
+        if pairs is None:
             raise ConfigError(f"backend {self.name!r}: client_api_keys_env names {self.client_api_keys_env!r}, which "
                               "must hold PROXYKEY=BACKENDKEY pairs, comma-separated")
-        return {key.strip(): value.strip() for key, _, value in pairs}
+        return pairs
 
     def secrets(self) -> list[str]:
         """Strings that must never leave the proxy: the keys and any URL credentials."""
@@ -284,13 +293,13 @@ STORE_SCHEMES = ("redis", "rediss")  # a shared responses_store's URL schemes; "
 def check_store_url(value: Any) -> str:
     """``responses_store``: ``memory``, or a ``redis://`` / ``rediss://`` URL with a host (ConfigError otherwise)."""
     if value == "memory":
-        return value
+        return "memory"
     parts = urlsplit(value) if isinstance(value, str) else None
     if parts is None or parts.scheme not in STORE_SCHEMES or not parts.hostname:
         shown = redact_url(value) if isinstance(value, str) else value
         raise ConfigError(f"[server] responses_store must be \"memory\" or a redis:// or rediss:// URL with a host, "
                           f"not {shown!r}")
-    return value
+    return str(value)
 
 
 def routes(backends: list[Backend]) -> dict[str, Backend]:

@@ -23,7 +23,7 @@ import httpx
 from .config import Backend
 from ..wire.validation import BadRequest
 
-__all__ = ["Failure", "HOP_BY_HOP", "CREDENTIALS", "proxied_path", "upstream_url", "forward_headers", "Slots", "Clock",
+__all__ = ["Failure", "HOP_BY_HOP", "CREDENTIALS", "proxied_path", "upstream_url", "forward_headers", "client_key", "backend_key", "Slots", "Clock",
            "UpstreamTimeout", "next_piece", "only_comments", "not_found_hint"]
 
 # Headers that describe one connection, not the message: never forwarded.
@@ -79,10 +79,29 @@ def upstream_url(backend: Backend, rest: str, query: str = "") -> str:
     return backend.upstream + rest + (f"?{query}" if query else "")
 
 
+def client_key(headers: Mapping[str, str]) -> str | None:
+    """The key a client presents: ``Authorization: Bearer KEY`` first, else ``x-api-key`` (as ``auth`` reads it)."""
+    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return headers.get("x-api-key", "").strip() or None
+
+
+def backend_key(headers: Mapping[str, str], backend: Backend) -> str | None:
+    """The key this client's requests carry to ``backend``: its own backend key when ``client_api_keys_env`` gives
+    the proxy key it presented one, else the backend's ``api_key`` (None: none configured)."""
+    if backend.client_api_keys_env:
+        presented = client_key(headers)
+        own = backend.client_api_keys().get(presented) if presented is not None else None
+        if own is not None:
+            return own
+    return backend.api_key
+
+
 def forward_headers(headers: Mapping[str, str], backend: Backend, *, keep_credentials: bool = True) -> dict[str, str]:
     """The client's headers minus hop-by-hop ones; with a backend key, or without ``keep_credentials``
     (the client's key is the proxy's own), minus the client's credentials."""
-    key = backend.api_key
+    key = backend_key(headers, backend)
     drop = HOP_BY_HOP | CREDENTIALS if key or not keep_credentials else HOP_BY_HOP
     out = {k: v for k, v in headers.items() if k.lower() not in drop}
     if key:
