@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from json import encoder as _json_encoder
 from typing import Any, Callable, Mapping
 
@@ -22,6 +21,7 @@ from ..arguments.xml_values import strip_layout
 from ..dialects.decoders import python_list_elements
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, TextDelta, ToolCall
+from .ids import fresh_id
 
 __all__ = ["CallFactory", "new_call_id", "value_note"]
 
@@ -196,18 +196,9 @@ MAX_CALLS = 1000  # a parser's default limit of calls per stream
 MAX_BLOCK_CHARS = 1 << 20  # and of characters per block (past it, the block is released as text)
 
 
-# The ids' random digits: a generator of the module's own, seeded from os.urandom (a program's random.seed() does
-# not reach it), seeded anew in a forked child (two workers never draw the same ids). One C call draws an id's
-# bits, so threads cannot interleave inside one; a quarter of os.urandom's cost (a system call per id).
-_IDS = random.Random()
-_BITS = _IDS.getrandbits
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_IDS.seed)
-
-
 def new_call_id() -> str:
-    """An OpenAI-style call id (the default ``id_factory``): ``call_`` and 24 random hex digits."""
-    return "call_" + _BITS(96).to_bytes(12, "big").hex()
+    """An OpenAI-style call id (the default ``id_factory``): ``call_`` and 24 secure random hex digits (``ids``)."""
+    return fresh_id("call_")
 
 
 class CallFactory:

@@ -1,7 +1,7 @@
 """Request ids and the request log: one record per HTTP request, and (``log_format = "json"``) one JSON line.
 
 - ``RequestLog``, the outermost ASGI layer: a request's id is its ``x-request-id`` header when the client sent a
-  usable one (1 to 200 visible ASCII characters), else a new one (uuid4, hex). The request goes on with exactly that
+  usable one (1 to 200 visible ASCII characters), else a new one (32 secure random hex digits, ``core.ids``). The request goes on with exactly that
   header (so every upstream request it causes carries it) and every answer carries it, streamed or not, errors
   and the proxy's own refusals (401, 408, 413, CORS) too.
 - The ``Record`` of a request is filled as it goes: the front and route (from the path), the backend that answered
@@ -24,13 +24,13 @@ import json
 import logging
 import re
 import time
-import uuid
 from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..core.ids import fresh_id
 from ..wire.sse import dumps, error_body
 
 __all__ = ["RequestLog", "Record", "RECORD", "record_of", "JSONFormatter", "log_config", "route_label", "REQUEST_ID",
@@ -98,7 +98,7 @@ def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
     for name, value in headers:
         if name.lower() == b"x-request-id" and _USABLE_ID.fullmatch(value.strip()):
             return value.strip().decode("ascii")
-    return uuid.uuid4().hex
+    return fresh_id(random_bytes=16)
 
 
 class RequestLog:

@@ -3,11 +3,15 @@
 Routes, each the top of one path down the layers:
 - ``POST /v1/chat/completions``: checked, then the chat ``pipeline``;
 - ``POST /v1/messages`` and ``/v1/messages/count_tokens``: ``messages`` (Anthropic in), then the pipeline;
-- ``POST /v1/responses``: ``responses`` (the OpenAI Responses API in), then the pipeline;
-- other ``/v1`` paths: relayed unchanged through the bounded ``exchange``;
+- ``POST /v1/responses``: ``responses`` (the OpenAI Responses API in), then the pipeline; ``GET`` and ``DELETE
+  /v1/responses/{id}`` and ``GET /v1/responses/{id}/input_items``: served from its store (``response_store``);
+- other ``/v1`` paths: relayed unchanged through the bounded ``exchange``; with several proxy keys, the paths
+  that hold state at the backend (files, batches, ...: all but ``relay.STATELESS``) only where a backend's
+  ``relay_paths`` lists them or it gives each key its own backend key (``client_api_keys_env``), else a 403;
 - ``GET /v1/models``: every backend's models (``catalog``), when there is more than one backend or names
   are configured; else relayed;
-- ``GET /healthz`` (liveness, answered locally), ``GET /readyz`` (does an upstream answer? ``catalog``)
+- ``GET`` / ``HEAD /api/hello`` (the probe Claude Code sends, answered as Anthropic's API does),
+  ``GET /healthz`` (liveness, answered locally), ``GET /readyz`` (does an upstream answer? ``catalog``)
   and ``GET /metrics`` (Prometheus, ``metrics``), for load balancers and monitoring;
 - on SIGTERM or Ctrl-C, answers in flight get ``drain_timeout`` to finish (``drain``).
 
@@ -49,7 +53,9 @@ from .exchange import Attempt, Upstream
 from .fronts import OPENAI
 from .metrics import CONTENT_TYPE, STARTED, Metrics, counted, route_label
 from .messages import MessagesAPI
-from .responses import ResponsesAPI
+from .owners import Owners
+from .relay import refused_relay
+from .responses import ResponsesAPI, open_store
 from .pipeline import ChatPipeline
 from .redaction import RedactingFilter, Redactor
 from .replies import CLIENT_GONE, Replies
@@ -64,11 +70,12 @@ _RESPONSE_DROP = HOP_BY_HOP | {"content-encoding"}
 class OpenAIRoutes:
     """``/v1/chat/completions`` and the relay of everything else under ``/v1``."""
 
-    def __init__(self, config: ProxyConfig, upstream: Upstream, chat: ChatPipeline):
+    def __init__(self, config: ProxyConfig, upstream: Upstream, chat: ChatPipeline, keys: int):
         self.config = config
         self.upstream = upstream
         self.replies = upstream.replies
         self.chat = chat
+        self.keys = keys  # how many proxy keys there are (several: clients to keep apart)
 
     async def completions(self, request: Request) -> Response:
         """``POST /v1/chat/completions``."""
@@ -90,6 +97,9 @@ class OpenAIRoutes:
             return self.replies.refuse(exc)
         except ClientDisconnect:
             return Response(status_code=CLIENT_GONE)
+        why = refused_relay("/v1" + rest, self.config.backend_for(None), self.keys)
+        if why is not None:
+            return self.replies.error(403, why, type_="permission_error", code="relay_refused")
         upstream = self.upstream
 
         async def attempt(backend: Backend) -> Attempt:
@@ -114,6 +124,11 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def hello(request: Request) -> Response:
+    """``/api/hello``: Claude Code's probe of an Anthropic endpoint; a 200, as Anthropic's API gives it."""
+    return JSONResponse({"message": "hello"})
+
+
 def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) -> Starlette:
     """The proxy as an ASGI app. ``client`` lets tests and embedders supply their own httpx client.
 
@@ -128,9 +143,10 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     upstream = Upstream(replies, config.backends, config.max_response_bytes, client, keep_credentials=not keys,
                         drain=drain, metrics=metrics)
     chat = ChatPipeline(config, upstream)
-    openai_routes = OpenAIRoutes(config, upstream, chat)
+    openai_routes = OpenAIRoutes(config, upstream, chat, len(keys))
     messages = MessagesAPI(config, replies, chat)
-    responses = ResponsesAPI(config, replies, chat)
+    store = open_store(config)
+    responses = ResponsesAPI(config, replies, chat, store, Owners.from_environment(keys, config.owner_secret_env))
     RedactingFilter(redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access", ACCESS_LOGGER)
 
     @contextlib.asynccontextmanager
@@ -148,6 +164,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
             finally:
                 tg.cancel_scope.cancel()
                 await upstream.aclose()
+                await store.aclose()
                 metrics.process_exit()
 
     async def metrics_page(request: Request) -> Response:
@@ -157,13 +174,18 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         front = "anthropic" if path.startswith("/v1/messages") else "responses" if path == "/v1/responses" else "openai"
         metrics.request(route_label(path), front, "", 401)
 
-    catalog = Catalog(config, upstream, drain)
+    catalog = Catalog(config, upstream, drain, store)
     models = [Route("/v1/models", counted(metrics, catalog.models), methods=["GET"])] if catalog.merges_models() else []
     routes = models + [
         Route("/v1/chat/completions", counted(metrics, openai_routes.completions), methods=["POST"]),
         Route("/v1/messages", counted(metrics, messages.create, "anthropic"), methods=["POST"]),
         Route("/v1/messages/count_tokens", counted(metrics, messages.count_tokens, "anthropic"), methods=["POST"]),
         Route("/v1/responses", counted(metrics, responses.create, "responses"), methods=["POST"]),
+        Route("/v1/responses/{response_id}", counted(metrics, responses.retrieve, "responses"), methods=["GET"]),
+        Route("/v1/responses/{response_id}", counted(metrics, responses.delete, "responses"), methods=["DELETE"]),
+        Route("/v1/responses/{response_id}/input_items", counted(metrics, responses.input_items, "responses"),
+              methods=["GET"]),
+        Route("/api/hello", hello, methods=["GET", "HEAD"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", catalog.readyz, methods=["GET"]),
         Route("/metrics", metrics_page, methods=["GET"]),

@@ -7,7 +7,7 @@ request passes only when it presents one of them as ``Authorization: Bearer KEY`
 
 Invariants: a presented key is compared with every configured key, each in constant time
 (``hmac.compare_digest``), so neither the answer nor its timing says which key came close;
-``/healthz`` and ``/readyz`` stay open (load balancers carry no key); without keys this layer
+``/healthz``, ``/readyz`` and ``/api/hello`` stay open (load balancers and probes carry no key); without keys this layer
 passes everything untouched. The presented key is never forwarded upstream (``Upstream`` drops
 the client's credentials whenever proxy keys are configured).
 """
@@ -24,7 +24,7 @@ from ..wire.sse import dumps, error_body
 
 __all__ = ["ProxyAuth", "OPEN_PATHS", "presented_key"]
 
-OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/api/hello"})
 
 
 def presented_key(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:

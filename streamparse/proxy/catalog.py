@@ -7,7 +7,9 @@ models do they serve (``GET /v1/models``).
   every backend is served: it answers, or one of its ``fallback`` backends does (a backend covered by a
   fallback that answers may be down: it is reported, and the proxy stays ready); else 503; 503 too once
   draining. The body names each backend's state (``backends``) and which backend answers its requests now
-  (``served_by``: itself, a fallback, or null). ``/healthz`` stays liveness: it touches no upstream.
+  (``served_by``: itself, a fallback, or null), and the Responses store (``responses_store``: which, whether it
+  is shared, and whether it answers a ping now; a store that is down is reported and does not make the proxy
+  unready). ``/healthz`` stays liveness: it touches no upstream.
 - ``GET /v1/models`` with more than one backend, or with configured names (``models``, ``model_map``
   keys): every backend's upstream list, merged with the configured names, first seen first; a
   backend that is down (or answers badly) is left out and the others are listed. 502 only when no
@@ -34,6 +36,7 @@ from .drain import Drain
 from .exchange import Upstream
 from .fronts import JSONBody
 from .masking import mask_value
+from .response_store import ResponseStore, StoreUnavailable
 from .upstream import upstream_url
 
 __all__ = ["Catalog", "PROBE_TIMEOUT", "probe_upstreams"]
@@ -54,10 +57,11 @@ def _listed(backend: Backend) -> list[str]:
 class Catalog:
     """Readiness and the merged model list of one proxy's backends."""
 
-    def __init__(self, config: ProxyConfig, upstream: Upstream, drain: Drain):
+    def __init__(self, config: ProxyConfig, upstream: Upstream, drain: Drain, store: ResponseStore | None = None):
         self.config = config
         self.upstream = upstream
         self.drain = drain
+        self.store = store
         self._checked = -float("inf")
         self._states: dict[str, str] = {}
         self._lock = anyio.Lock()
@@ -100,8 +104,22 @@ class Catalog:
         served_by = {b.name: next((c.name for c in self.config.chain(b) if states.get(c.name) == "up"), None)
                      for b in self.config.backends}
         ready = all(served_by.values())
-        return JSONResponse({"status": "ready" if ready else "unavailable", "backends": states,
-                             "served_by": served_by}, status_code=200 if ready else 503)
+        page: dict[str, Any] = {"status": "ready" if ready else "unavailable", "backends": states,
+                                "served_by": served_by}
+        if self.store is not None:
+            page["responses_store"] = await self._store_state(self.store)
+        return JSONResponse(page, status_code=200 if ready else 503)
+
+    @staticmethod
+    async def _store_state(store: ResponseStore) -> dict[str, Any]:
+        """What the Responses store is and whether it answers (it does not decide readiness: every route but
+        the chained Responses requests works without it)."""
+        try:
+            await store.ping()
+            state, why = "up", None
+        except StoreUnavailable as exc:
+            state, why = "down", str(exc)
+        return {"store": store.description, "shared": store.shared, "state": state, **({"error": why} if why else {})}
 
     def merges_models(self) -> bool:
         """Is ``GET /v1/models`` answered here (else relayed as it is)?"""

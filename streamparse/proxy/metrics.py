@@ -9,6 +9,8 @@
   ``streamparse_fallback_answers_total{backend, primary}``: requests a fallback answered for the backend first tried;
 - ``streamparse_upstream_errors_total{backend, kind}`` (``unreachable``, ``status``, ``broken``, ``bad_response``)
   and ``streamparse_upstream_timeouts_total{backend}``;
+- ``streamparse_responses_store_errors_total{operation}``: the Responses store did not answer (``read``: the
+  request got a 503; ``put``: an answer was served but not kept);
 - ``streamparse_time_to_first_byte_seconds{front}``: request arrival to the first byte of a streamed answer;
 - ``streamparse_added_latency_seconds``: the proxy's own work on one upstream read of a stream (framing,
   parsing, rewriting, masking), measured on one read in ``SAMPLE_EVERY`` (and every stream's first).
@@ -70,6 +72,9 @@ class Metrics:
                                         "that backend and the one first tried", ["backend", "primary"], registry=r)
         self.upstream_timeouts = Counter("streamparse_upstream_timeouts", "Upstream timeouts (connect, read, "
                                          "total), by backend", ["backend"], registry=r)
+        self.store_errors = Counter("streamparse_responses_store_errors", "Responses store operations that failed, "
+                                    "by operation (read: a 503 was sent; put: an answer was not kept)",
+                                    ["operation"], registry=r)
         self.ttfb = Histogram("streamparse_time_to_first_byte_seconds", "Request arrival to the first byte of a "
                               "streamed answer", ["front"], buckets=_TTFB_BUCKETS, registry=r)
         self.added = Histogram("streamparse_added_latency_seconds", "The proxy's own work on one upstream read of "
@@ -91,6 +96,9 @@ class Metrics:
             self.upstream_timeouts.labels(backend).inc()
         else:
             self.upstream_errors.labels(backend, kind).inc()
+
+    def store_error(self, operation: str) -> None:
+        self.store_errors.labels(operation).inc()
 
     def calls(self, dialect: str, n: int = 1, record: Record | None = None) -> None:
         if n:

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, AsyncIterable, Mapping
 
-__all__ = ["BadRequest", "MAX_DEPTH", "read_body", "parse_json_object", "check_chat_request"]
+__all__ = ["BadRequest", "MAX_DEPTH", "read_body", "parse_json_object", "check_chat_request", "shown_id", "SHOWN_ID_CHARS"]
 
 MAX_DEPTH = 64  # JSON nesting a chat request may use (tool schemas rarely pass 10)
 
@@ -25,6 +25,19 @@ class BadRequest(Exception):
         super().__init__(message)
         self.param = param
         self.status = status
+
+
+SHOWN_ID_CHARS = 64  # an id quoted in an error message is cut to this many characters
+
+
+def shown_id(value: Any) -> str:
+    """An id as an error message quotes it: its repr, cut to :data:`SHOWN_ID_CHARS` characters (with the length
+    it had) so a huge id never makes a huge answer."""
+    if not isinstance(value, str):
+        return f"(a {type(value).__name__}, not a string)"
+    if len(value) <= SHOWN_ID_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_ID_CHARS]!r}… ({len(value)} characters)"
 
 
 async def read_body(declared: str | None, pieces: AsyncIterable[bytes], limit: int) -> bytes:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from typing import Any, Mapping
 
+from ...core.ids import fresh_id
 from ..shapes import _is_object
 from ..sse import dumps
 
@@ -40,7 +40,7 @@ def _str(value: Any, default: str = "") -> str:
 
 
 def _fresh(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
+    return fresh_id(prefix)  # 24 secure random hex digits
 
 
 def _rebrand(value: Any, prefix: str, known: tuple[str, ...]) -> str:

@@ -12,11 +12,11 @@ the chunks a stream would have carried, through the same writer), and the events
 
 from __future__ import annotations
 
-from .items import HOSTED_CALL_ITEMS, Input, chat_messages
+from .items import HOSTED_CALL_ITEMS, Input, chat_messages, input_items, referenced_ids
 from .request import CLIENT_TOOLS, ResponsesRequest, to_chat_request
 from .stream import ChunkTranslator, ResponseStream, response_from_completion, response_from_text
 from .vocab import CUSTOM_INPUT, Offered, chat_name, custom_input, fresh_id, usage_from
 
 __all__ = ["ResponsesRequest", "to_chat_request", "chat_messages", "Input", "HOSTED_CALL_ITEMS", "CLIENT_TOOLS",
-           "ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text", "custom_input",
+           "input_items", "referenced_ids", "ResponseStream", "ChunkTranslator", "response_from_completion", "response_from_text", "custom_input",
            "CUSTOM_INPUT", "Offered", "chat_name", "fresh_id", "usage_from"]

@@ -22,6 +22,9 @@ Mapping:
   (the tools found are listed in ``found_tools``, to be offered); run by OpenAI's servers -> left out, noted;
 - ``item_reference`` -> the item it names, found by the caller's lookup (the proxy's stored answers; the Vercel
   AI SDK refers to its earlier steps this way); 400 when it is not found.
+
+``input_items`` lists a request's input as the Responses API lists it back (``GET …/input_items``): each item
+typed and with an id (a new one where it had none), references replaced by what they name, text content as parts.
 """
 
 from __future__ import annotations
@@ -30,10 +33,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..validation import BadRequest
-from .vocab import CUSTOM_INPUT, chat_name
+from ..validation import BadRequest, shown_id
+from .vocab import CUSTOM_INPUT, chat_name, fresh_id
 
-__all__ = ["Input", "chat_messages", "HOSTED_CALL_ITEMS", "ItemLookup"]
+__all__ = ["Input", "chat_messages", "HOSTED_CALL_ITEMS", "ItemLookup", "input_items", "referenced_ids"]
 
 ItemLookup = Callable[[str], "Mapping[str, Any] | None"]  # an output item by its id, as an answer carried it
 
@@ -146,6 +149,43 @@ class _Builder:
         self.out.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
 
 
+_ID_PREFIXES = {"message": "msg_", "function_call": "fc_", "function_call_output": "fco_", "reasoning": "rs_",
+                "custom_tool_call": "ctc_", "custom_tool_call_output": "ctco_"}
+_TEXT_PART = {"assistant": "output_text"}  # the part type of a message's text, by role (else input_text)
+
+
+def referenced_ids(value: Any) -> dict[str, int]:
+    """The ids the ``item_reference`` items of an ``input`` name -> where each is first named (ids that are not
+    strings left out)."""
+    if not isinstance(value, list):
+        return {}
+    named: dict[str, int] = {}
+    for at, item in enumerate(value):
+        if isinstance(item, dict) and item.get("type") == "item_reference" and isinstance(item.get("id"), str):
+            named.setdefault(item["id"], at)
+    return named
+
+
+def input_items(value: Any, items: ItemLookup | None = None) -> list[dict[str, Any]]:
+    """A request's ``input`` (already read by ``chat_messages``) as listed items: see the module docstring."""
+    raw = [{"type": "message", "role": "user", "content": value}] if isinstance(value, str) else value
+    listed: list[dict[str, Any]] = []
+    for item in raw if isinstance(raw, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "item_reference":
+            found = items(item["id"]) if items is not None and isinstance(item.get("id"), str) else None
+            if found is None:
+                continue
+            item = found
+        kind = str(item.get("type", "message"))
+        out = {"id": fresh_id(_ID_PREFIXES.get(kind, "item_")), **item, "type": kind}
+        if kind == "message" and isinstance(out.get("content"), str):
+            out["content"] = [{"type": _TEXT_PART.get(str(out.get("role")), "input_text"), "text": out["content"]}]
+        listed.append(out)
+    return listed
+
+
 def chat_messages(value: Any, where: str = "input", items: ItemLookup | None = None) -> Input:
     """A request's ``input`` (a string, or a list of items) as chat messages; ``BadRequest`` names what is wrong.
     ``items``: where an ``item_reference`` finds the item it names (None: nowhere)."""
@@ -164,8 +204,8 @@ def chat_messages(value: Any, where: str = "input", items: ItemLookup | None = N
         if kind == "item_reference":
             found = items(item["id"]) if items is not None and isinstance(item.get("id"), str) else None
             if found is None:
-                raise BadRequest(f"{at}: no stored item {item.get('id')!r} (items are kept with the answers this "
-                                 "proxy stored; send the item itself, or previous_response_id)", param=at)
+                raise BadRequest(f"{at}: no stored item {shown_id(item.get('id'))} (items are kept with the answers "
+                                 "this proxy stored); send the item itself", param=at)
             item, kind = found, str(found.get("type", "message"))
         if kind == "message":
             build.message(item, at)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ...core.ids import fresh_id as _fresh
 from ..shapes import _is_object
 
 __all__ = ["fresh_id", "call_id", "usage_from", "incomplete_reason", "CUSTOM_INPUT", "Offered", "chat_name",
@@ -42,8 +42,8 @@ _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"
 
 
 def fresh_id(prefix: str) -> str:
-    """``prefix`` and 32 random hex digits: unique per item, as clients key on item ids."""
-    return prefix + uuid.uuid4().hex
+    """``prefix`` and 32 secure random hex digits (``core.ids``): unique per item, as clients key on item ids."""
+    return _fresh(prefix, 16)
 
 
 def call_id(value: Any) -> str:
