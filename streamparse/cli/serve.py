@@ -129,7 +129,9 @@ def _serve_checked(settings: dict[str, Any], log_level: str, out: TextIO, label:
     from ..proxy.catalog import probe_upstreams
 
     json_lines = config.log_format == "json"
-    for line in probe_upstreams(config):
+    from ..proxy.responses import store_warnings
+
+    for line in [*probe_upstreams(config), *store_warnings(config)]:
         _say(line, json_lines, out, logging.WARNING)
     with sock:
         workers = f", {config.workers} workers" if config.workers > 1 else ""

@@ -42,7 +42,7 @@ from .redis_store import RedisStore
 from .replies import Replies
 from .response_store import Answer, MemoryStore, ResponseStore, Stored, StoreUnavailable
 
-__all__ = ["ResponsesAPI", "ResponsesFront", "open_store"]
+__all__ = ["ResponsesAPI", "ResponsesFront", "open_store", "store_warnings"]
 
 log = logging.getLogger("streamparse.server")
 
@@ -55,6 +55,32 @@ def open_store(config: ProxyConfig) -> ResponseStore:
         return MemoryStore(config.responses_store_size, config.responses_store_ttl, config.responses_store_chars)
     return RedisStore(config.responses_store, config.responses_store_size, config.responses_store_ttl,
                       config.responses_store_chars, config.responses_store_timeout)
+
+
+def store_warnings(config: ProxyConfig) -> list[str]:
+    """What ``serve`` says at start about the Responses store: a memory store that ``--workers`` split, or a
+    shared store that does not answer (the proxy starts either way: only chained requests need it)."""
+    if config.responses_store == "memory":
+        if config.workers > 1:
+            return [f"--workers {config.workers} with the memory responses store: each worker keeps its own, so a "
+                    "previous_response_id or item_reference that reaches another worker is not found. Chains need "
+                    "sticky sessions or a shared store (--responses-store redis://HOST:6379/0)"]
+        return []
+
+    async def ping() -> str | None:
+        store = open_store(config)
+        try:
+            await store.ping()
+            return None
+        except StoreUnavailable as exc:
+            return f"{exc}; chained /v1/responses requests get a 503 until it answers"
+        finally:
+            await store.aclose()
+
+    import asyncio
+
+    said = asyncio.run(ping())
+    return [said] if said else []
 
 
 class ResponsesFront(OpenAIFront):
