@@ -52,8 +52,9 @@ def test_readyz_follows_the_upstream_and_is_cached(up: tuple[ModelServer, Server
     with ServerThread(create_app(config)) as proxy:
         for _ in range(5):
             r = httpx.get(proxy.url + "/readyz")
-            assert r.status_code == 200 and r.json() == {"status": "ready", "backends": {"local": "up"},
-                                                         "served_by": {"local": "local"}}
+            assert r.status_code == 200 and r.json() == {
+                "status": "ready", "backends": {"local": "up"}, "served_by": {"local": "local"},
+                "responses_store": {"store": "this process's memory store", "shared": False, "state": "up"}}
         assert server.asked == 1  # four answers came from the cache
         thread.__exit__(None, None, None)  # the upstream goes away: /readyz says so once its cache expires
         assert wait_for(lambda: httpx.get(proxy.url + "/readyz").status_code == 503, timeout=10)
