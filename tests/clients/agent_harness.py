@@ -109,17 +109,18 @@ class ScriptedUpstream:
 
 
 @contextmanager
-def serve_proxy(upstream: ScriptedUpstream, backend: str, where: Path) -> Iterator[str]:
+def serve_proxy(upstream: ScriptedUpstream, backend: str, where: Path, serve_args: Sequence[str] = ()) -> Iterator[str]:
     """``upstream`` in a thread and a real ``python -m streamparse serve`` subprocess in front of it, configured by a
     ``streamparse.toml`` in ``where`` with one default backend (``backend``: more TOML lines for it, such as
-    ``tool_prompt = "hermes"``); the proxy's base URL (``http://127.0.0.1:PORT``, no ``/v1``)."""
+    ``tool_prompt = "hermes"``; ``serve_args``: more ``serve`` flags); the proxy's base URL
+    (``http://127.0.0.1:PORT``, no ``/v1``)."""
     with ServerThread(upstream.app()) as up:
         config = where / "streamparse.toml"
         config.write_text(f'[backends.local]\nupstream = "{up.url}/v1"\ndefault = true\n{backend}')
         port = free_port()
         serve = [sys.executable, "-m", "streamparse", "serve", "--config", str(config), "--port", str(port),
-                 "--log-level", "warning"]
-        with started_process(serve, lambda: port_open(port)):
+                 "--log-level", "warning", *serve_args]
+        with started_process(serve, lambda: port_open(port), timeout=60):
             yield f"http://127.0.0.1:{port}"
 
 

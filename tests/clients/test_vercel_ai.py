@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import pytest
 
 from agent_harness import Relay, ScriptedUpstream, npm_install, serve_proxy, tool_outputs
+from redis_server import RedisServer, redis_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.agent_cli
 
@@ -129,3 +130,22 @@ def test_vercel_ai_runs_a_tool_loop_through_the_proxy(sdk: Path, model: Scripted
     assert len(assistant) == 1 and LEAD in (assistant[0].get("content") or ""), history
     assert [c["function"]["name"] for c in assistant[0]["tool_calls"]] == ["save_token"], history
     assert [m for m in history if m["role"] == "tool"][0]["content"] == f"saved {token}", history
+
+
+@pytest.mark.parametrize("mode", ["generate", "stream"])
+def test_vercel_ai_loops_hold_across_two_workers_with_a_shared_store(sdk: Path, token: str, mode: str, tmp_path: Path,
+                                                                      redis_server: RedisServer) -> None:
+    """The SDK's default ``store``: each loop's second request names the first answer's message by
+    ``item_reference``, and may reach the other worker. With ``--responses-store redis://…`` every loop completes
+    (with each worker's own memory store about half of them failed)."""
+    model = ScriptedToolModel(token)
+    failed: list[str] = []
+    with serve_proxy(model, "", tmp_path, ["--workers", "2", "--responses-store", redis_server.url]) as proxy:
+        for loop in range(10):
+            result, printed = run_script(sdk, tmp_path / f"loop{loop}", mode, proxy + "/v1", token, "default")
+            if result["errors"] or result.get("text") != f"The tool answered: saved {token}.":
+                failed.append(printed)
+    assert not failed, failed[0]
+    second_steps = [body for body in model.requests if any(m["role"] == "tool" for m in body["messages"])]
+    assert len(second_steps) == 10  # each loop's second step reached the model, its first step read back whole
+    assert all(LEAD in json.dumps(body["messages"]) for body in second_steps)
