@@ -28,9 +28,9 @@ __all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "Unparse
 class UnparsedArguments(str):
     """Arguments the model wrote as text that is not a JSON object (``"arguments": "hello"``).
 
-    Kept, not dropped: :func:`resolve_unparsed` gives it to the tool's only string
-    parameter when the schema makes that unambiguous, else the call gets ``{}`` and the
-    text is reported in a diagnostic.
+    Kept, never dropped: :func:`resolve_unparsed` gives it to the tool's only string
+    parameter when the schema makes that unambiguous; else the block is not a call we can
+    represent, and stays text (``ArgumentError``). Blank text is no arguments (``{}``, said).
     """
 
 
@@ -232,13 +232,17 @@ def coerce_value(value: Any, schema: Mapping[str, Any] | None) -> Any:
 
 def resolve_unparsed(text: str, schema: Mapping[str, Any] | None) -> tuple[dict[str, Any], str | None]:
     """Arguments that were text, not a JSON object: ``({the only string parameter: text}, None)``
-    when the schema has exactly one string property, else ``({}, why)``."""
+    when the schema has exactly one string property; ``({}, why)`` when the text is blank (the model wrote no
+    arguments); else ``ArgumentError``: a call with ``{}`` would drop what the model wrote."""
     props = (schema or {}).get("properties") if isinstance(schema, Mapping) else None
     if isinstance(props, Mapping):
         strings = [k for k, v in props.items() if "string" in declared_types(v)]
         if len(props) == 1 and len(strings) == 1:
             return {strings[0]: text}, None
-    return {}, f"arguments were text, not a JSON object: {text[:200]!r}"
+    if not text.strip():
+        return {}, f"arguments were text, not a JSON object: {text[:200]!r}"
+    raise ArgumentError(f"arguments were text, not a JSON object, and the tool has no one string parameter to "
+                        f"give it to: {text[:200]!r}; kept as text")
 
 
 def missing_required(args: Mapping[str, Any], schema: Mapping[str, Any] | None) -> list[str]:

@@ -318,3 +318,23 @@ def test_an_xml_call_cut_off_keeps_only_complete_typed_values(text: str, expecte
         events = events_of(text, True, size)
         assert [json.loads(ev.arguments) for ev in events if isinstance(ev, sp.ToolCall)] == [expected]
         assert_fragments_form_the_arguments(events)
+
+
+def test_arguments_written_as_text_with_nowhere_to_go_keep_the_block_as_text() -> None:
+    """``"arguments": "hello"`` for a tool with no one string parameter: a call with ``{}`` would drop what the
+    model wrote, so the block stays text, in place, with a diagnostic saying why (streamed or whole, any chunking,
+    arguments streamed or not)."""
+    tools = [{"type": "function", "function": {"name": "do_thing", "parameters": {
+        "type": "object", "properties": {"count": {"type": "integer"}}}}}]
+    text = 'Sure. <tool_call>{"name": "do_thing", "arguments": "hello"}</tool_call> Done.'
+    for stream_arguments in (False, True):
+        for size in (1, 2, 5, 13, len(text)):
+            parser = sp.StreamParser(tools, stream_arguments=stream_arguments)
+            events = [ev for i in range(0, len(text), size) for ev in parser.feed(text[i:i + size])] + parser.close()
+            result = sp.ParseResult(events)
+            assert result.tool_calls == [] and result.content == text
+            assert not any(isinstance(ev, sp.ToolCallDelta) for ev in events)
+            assert [d.code for d in result.diagnostics] == ["rejected"]
+            assert "'hello'" in result.diagnostics[0].message
+    blank = sp.parse('<tool_call>{"name": "do_thing", "arguments": ""}</tool_call>', tools)
+    assert [(c.name, c.arguments) for c in blank.tool_calls] == [("do_thing", "{}")]  # nothing written, nothing lost
