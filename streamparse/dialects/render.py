@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any, Callable
 
+from ..arguments.xml_values import strip_layout
+
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
 
 Rendered = tuple[str, int]  # (markup, offset just after the character that completes the call)
@@ -26,6 +28,13 @@ def _js(value: Any) -> str:
 
 def _text_value(value: Any) -> str:
     return value if isinstance(value, str) else _js(value)
+
+
+def _laid_out(value: Any) -> str:
+    """A raw-text value as a tag writes it: as it is when reading strips no layout from it, else between the
+    newlines that reading takes as layout (``"a\n"`` -> ``"\na\n\n"``), so it reads back exactly."""
+    text = _text_value(value)
+    return text if strip_layout(text) == text else f"\n{text}\n"
 
 
 def _json_between(before: str, value: Any, after: str = "", *, complete_at_end: bool = False) -> Rendered:
@@ -56,7 +65,7 @@ def _glm(name: str, args: dict[str, Any]) -> Rendered:
 
 
 def _minimax(name: str, args: dict[str, Any]) -> Rendered:
-    params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args.items())
+    params = "".join(f'<parameter name="{k}">{_laid_out(v)}</parameter>\n' for k, v in args.items())
     return _settled_at_end(f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>')
 
 
@@ -123,7 +132,7 @@ def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
 
 
 def _claude_xml(name: str, args: dict[str, Any]) -> Rendered:
-    params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args.items())
+    params = "".join(f'<parameter name="{k}">{_laid_out(v)}</parameter>\n' for k, v in args.items())
     text = f'<function_calls>\n<invoke name="{name}">\n{params}</invoke>\n</function_calls>'
     return _settled_at_end(text) if args else _closed_at(text, "</invoke>")  # no value: no closer to settle
 
