@@ -12,27 +12,47 @@ Invariants: every answer, errors included, is in Anthropic's shape
 (``{"type": "error", "error": {"type", "message"}}`` with the matching status);
 the client's ``x-api-key`` reaches an upstream only as the bearer token it
 would have sent an OpenAI server, and only when the backend has no key of its own;
-``anthropic-*`` headers are not forwarded.
+``anthropic-*`` headers are not forwarded; the tools the request offered that the
+model is not shown (server tools, deferred tools not loaded) are said in
+``x-streamparse-diagnostic`` (and, streamed, in a comment before the first event).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import logging
+from typing import Mapping, Sequence
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..wire.anthropic import ChunkTranslator
 from ..wire.anthropic.request import estimate_input_tokens, to_chat_request
+from ..wire.sse import Wire
 from ..wire.validation import BadRequest, check_chat_request
 from .config import ProxyConfig
-from .fronts import AnthropicFront, JSONBody
-from .pipeline import ChatPipeline
+from .fronts import AnthropicFront, JSONBody, TranslatingWire
+from .pipeline import DIAGNOSTIC_HEADER, ChatPipeline, set_header
 from .plan import plan_chat
 from .replies import Replies
 
 __all__ = ["MessagesAPI", "upstream_headers", "ESTIMATE_HEADER"]
 
 ESTIMATE_HEADER = "x-streamparse-estimate"
+
+log = logging.getLogger("streamparse.server")
+
+
+class _NotedFront(AnthropicFront):
+    """An Anthropic request whose stream opens with comments: ``notes``, what the request offered that was left
+    out (the list ``to_chat_request`` fills)."""
+
+    def __init__(self, model: str | None, stop_sequences: Sequence[str], notes: list[str]):
+        super().__init__(model, stop_sequences)
+        self.notes = notes
+
+    def wire(self) -> Wire:
+        return TranslatingWire(ChunkTranslator(model=self.model, stop_sequences=self.stop_sequences),
+                               comments=self.notes)
 
 
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -58,14 +78,20 @@ class MessagesAPI:
         if isinstance(body, Response):
             return body
         stops = body.get("stop_sequences")
-        front = AnthropicFront(body.get("model") if isinstance(body.get("model"), str) else None,
-                               stops if isinstance(stops, list) else ())
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        notes: list[str] = []
+        front = _NotedFront(model, stops if isinstance(stops, list) else (), notes)
         try:
-            payload = to_chat_request(body)
+            payload = to_chat_request(body, notes=notes)
             check_chat_request(payload)
         except BadRequest as exc:
             return self.replies.refuse(exc, front)
-        return await self.chat.run(request, payload, front, upstream_headers(request.headers))
+        for note in notes:
+            log.debug("messages: %s", note)
+        response = await self.chat.run(request, payload, front, upstream_headers(request.headers))
+        if notes:
+            set_header(response, DIAGNOSTIC_HEADER, "; ".join(notes))
+        return response
 
     async def count_tokens(self, request: Request) -> Response:
         """``POST /v1/messages/count_tokens``: an estimate (see ``estimate_input_tokens``) of the prompt the

@@ -398,3 +398,55 @@ def test_what_would_change_the_answer_is_a_400_naming_the_field(proxies: dict[st
         resp = http.post(proxies["native"].url + "/v1/messages?beta=true", json={"model": "m", "max_tokens": 8, **body})
     assert resp.status_code == 400 and resp.json()["error"]["type"] == "invalid_request_error"
     assert param in resp.json()["error"]["message"] and model.requests == []
+
+
+# --------------------------------------------------------------------------- deferred tools (Claude Code's tool search)
+
+PLACEHOLDER = {"name": "DeferredToolPlaceholder", "description": "Placeholder for deferred tools. Never call it.",
+               "input_schema": {"type": "object", "properties": {}}, "defer_loading": True}
+PLACEHOLDER_CALL = render("hermes", "DeferredToolPlaceholder", {})
+
+
+def test_a_deferred_tool_is_not_offered_and_the_header_says_so(proxies: dict[str, ServerThread],
+                                                                model: RecordingModel) -> None:
+    """Claude Code 2.1.332 with tool search on sends ``DeferredToolPlaceholder`` (``defer_loading: true``) ahead
+    of its tools: the backend never sees it, and the model calling it by name gets text, not a ``tool_use``."""
+    model.reset(PLACEHOLDER_CALL)
+    raw = client(proxies["native"]).messages.with_raw_response.create(
+        model="claude-local", max_tokens=64, messages=ASK, tools=[PLACEHOLDER, WEATHER])
+    assert "DeferredToolPlaceholder" in raw.headers["x-streamparse-diagnostic"]
+    message = raw.parse()
+    assert model.requests[0]["tools"] == OPENAI_TOOLS[:1]
+    assert [b.type for b in message.content] == ["text"] and message.stop_reason == "end_turn"
+    assert "DeferredToolPlaceholder" in message.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("backend", ["native", "prompted"])
+def test_a_deferred_tool_streamed_and_through_a_tool_prompt(proxies: dict[str, ServerThread], model: RecordingModel,
+                                                            backend: str) -> None:
+    """Streamed: the header and a comment before the first event name it; with a tool prompt it is not in the
+    prompt either; a real tool's call still leaves as a ``tool_use``."""
+    model.reset(PLACEHOLDER_CALL + "\n" + CALL)
+    with httpx.Client(timeout=30) as http:
+        resp = http.post(proxies[backend].url + "/v1/messages?beta=true", headers={"x-api-key": "k"}, json={
+            "model": "m", "max_tokens": 64, "messages": ASK, "tools": [PLACEHOLDER, WEATHER], "stream": True})
+    assert resp.status_code == 200 and "DeferredToolPlaceholder" in resp.headers["x-streamparse-diagnostic"]
+    first = resp.text.split("\n\n")[0]
+    assert first.startswith(":") and "DeferredToolPlaceholder" in first
+    starts = [json.loads(line[6:])["content_block"] for line in resp.text.splitlines()
+              if line.startswith("data: ") and '"content_block_start"' in line]
+    assert [b.get("name") for b in starts if b["type"] == "tool_use"] == ["get_weather"]
+    sent = model.requests[0]
+    assert "DeferredToolPlaceholder" not in json.dumps(sent)
+    if backend == "native":
+        assert sent["tools"] == OPENAI_TOOLS[:1]
+    else:
+        assert "tools" not in sent and "get_weather" in sent["messages"][0]["content"]
+
+
+def test_only_deferred_tools_send_none(proxies: dict[str, ServerThread], model: RecordingModel) -> None:
+    model.reset("Hello.")
+    message = client(proxies["native"]).messages.create(model="m", max_tokens=16, messages=ASK, tools=[PLACEHOLDER],
+                                                        tool_choice={"type": "auto"})
+    assert "tools" not in model.requests[0] and "tool_choice" not in model.requests[0]
+    assert message.content[0].text == "Hello."  # type: ignore[union-attr]

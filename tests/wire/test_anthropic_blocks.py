@@ -169,7 +169,7 @@ def test_an_assistant_message_holds_no_image() -> None:
 # --------------------------------------------------------------------------- tools
 
 def test_tool_fields_for_anthropics_service_are_ignored_and_examples_shown() -> None:
-    tool = {**WEATHER, "cache_control": {"type": "ephemeral"}, "defer_loading": True, "strict": True,
+    tool = {**WEATHER, "cache_control": {"type": "ephemeral"}, "strict": True,
             "eager_input_streaming": True, "allowed_callers": ["direct"], "type": "custom",
             "input_examples": [{"city": "Paris"}]}
     original = copy.deepcopy(tool)

@@ -22,9 +22,11 @@ The decisions, block by block (``request.py``'s docstring has the request-level 
 - ``tool_use`` (assistant) -> ``tool_calls``; ``tool_result`` (user) -> a ``tool`` message (``is_error`` ->
   ``Error: …``), its content as text: images and non-text documents become ``[image omitted]`` /
   ``[document omitted]`` (tool messages carry text only), a ``tool_reference`` (what tool search returns) names
-  the tool, which is offered from the start here;
+  the tool, and loads it (a ``defer_loading`` tool is offered from then on: a change in ``changes``);
 - ``tool_addition`` / ``tool_removal`` (beta: in any message, and in a ``compaction``'s ``tool_changes``) ->
-  changes to the tools offered, collected in order in ``changes`` and applied by ``tools.apply_changes``.
+  changes to the tools offered, collected in order in ``changes`` and applied by ``tools.offered_tools``; so are
+  the ``tool_reference`` blocks of a ``tool_result`` and of a server ``tool_search_tool_result`` (whose block is
+  otherwise dropped).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ DROPPED = frozenset({"thinking", "redacted_thinking", "server_tool_use", "mcp_to
                      "fallback", "mcp_tool_listing"})
 _SERVER_RESULTS = frozenset({"web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
                              "bash_code_execution_tool_result", "mcp_tool_result"})
-Changes = list[tuple[str, Any, str]]  # ("tool_addition" | "tool_removal", the block's ``tool``, where)
+Changes = list[tuple[str, Any, str]]  # ("tool_addition" | "tool_removal" | "tool_reference", the block's
+#                                        ``tool`` (or the tool_reference block itself), where)
 
 
 def kind_of(block: Any) -> str | None:
@@ -72,6 +75,15 @@ def _tool_change(block: Mapping[str, Any], kind: str, at: str, changes: Changes)
     if not isinstance(block.get("tool"), dict):
         raise BadRequest(f"{at}.tool must be an object", param=f"{at}.tool")
     changes.append((kind, block["tool"], at))
+
+
+def _references(block: Mapping[str, Any], at: str, changes: Changes) -> None:
+    """The tools a server tool search's result loaded (``tool_reference`` blocks), as changes."""
+    content = block.get("content")
+    found = content.get("tool_references") if isinstance(content, dict) else None
+    for i, ref in enumerate(found if isinstance(found, list) else ()):
+        if kind_of(ref) == "tool_reference" and isinstance(ref.get("tool_name"), str):
+            changes.append(("tool_reference", ref, f"{at}.content.tool_references[{i}]"))
 
 
 def system_text(content: Any, where: str, changes: Changes) -> str:
@@ -190,13 +202,16 @@ def _parts(block: Any, at: str, role: str, changes: Changes) -> list[dict[str, A
     if kind in _SERVER_RESULTS:
         text = _server_result(block)
         return [_text_part(text)] if text else []
+    if kind == "tool_search_tool_result":
+        _references(block, at, changes)
     if kind in DROPPED:
         return []
     raise BadRequest(f"{at}: a {role} message cannot hold a {kind!r} block here", param=at)
 
 
-def tool_result_text(block: Mapping[str, Any], where: str) -> str:
-    """A ``tool_result``'s content as the text of a ``tool`` message."""
+def tool_result_text(block: Mapping[str, Any], where: str, changes: Changes | None = None) -> str:
+    """A ``tool_result``'s content as the text of a ``tool`` message; its ``tool_reference`` blocks are added
+    to ``changes`` (the tools they load)."""
     content = block.get("content", "")
     if isinstance(content, str):
         text = content
@@ -212,6 +227,8 @@ def tool_result_text(block: Mapping[str, Any], where: str) -> str:
                 pieces.append(_document(part, at)[0]["text"])
             elif kind == "tool_reference" and isinstance(part.get("tool_name"), str):
                 pieces.append(f"[tool {part['tool_name']} is available]")
+                if changes is not None:
+                    changes.append(("tool_reference", part, at))
             elif kind in ("image", "document", "browser_state"):
                 pieces.append(f"[{kind} omitted]")
             else:
@@ -237,7 +254,7 @@ def user_messages(content: Any, where: str, changes: Changes) -> list[dict[str, 
         if kind_of(block) == "tool_result":
             if not isinstance(block.get("tool_use_id"), str):
                 raise BadRequest(f"{at}.tool_use_id must be a string", param=f"{at}.tool_use_id")
-            text = tool_result_text(block, at)
+            text = tool_result_text(block, at, changes)
             results.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": text})
         else:
             parts.extend(_parts(block, at, "user", changes))

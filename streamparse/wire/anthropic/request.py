@@ -3,9 +3,10 @@
 Invariant: ``to_chat_request`` either returns a chat request that says what the Anthropic request said (system,
 every message and block in order, tools, tool choice, sampling, stop and output settings) or raises
 ``BadRequest`` naming the field. Nothing is dropped silently: what has no OpenAI equivalent is mapped, or ignored
-because ignoring it cannot change what the answer means (each listed below), or refused where it would. The
-input is never modified. Blocks are translated by ``blocks``, tools by ``tools`` (their docstrings hold those
-decisions).
+because ignoring it cannot change what the answer means (each listed below), or refused where it would; what
+happened to the tools (server tools and deferred tools left out, deferred tools offered early) is said in
+``notes``, one sentence each. The input is never modified. Blocks are translated by ``blocks``, tools by
+``tools`` (their docstrings hold those decisions).
 
 Mapping:
 - ``system`` (string or text blocks) -> the first ``system`` message; Claude Code's attribution block (a text
@@ -16,8 +17,10 @@ Mapping:
   for a backend with ``system_messages = "fold"``); one with ``clear_at: "next_user_message"`` is left out once
   a later user message exists, as Anthropic stops showing it; their ``output_config`` (per-turn effort) is
   ignored;
-- ``tools`` (see ``tools``) -> functions; ``tool_choice`` auto/any/tool/none -> auto/required/named/none,
-  ``disable_parallel_tool_use`` -> ``parallel_tool_calls: false``;
+- ``tools`` (see ``tools``: server tools and deferred tools not loaded are left out) -> functions; ``tool_choice``
+  auto/any/tool/none -> auto/required/named/none, ``disable_parallel_tool_use`` -> ``parallel_tool_calls: false``;
+  with no function left, ``auto`` and ``none`` (which then mean the same) and ``parallel_tool_calls`` are not
+  sent (OpenAI refuses a ``tool_choice`` without ``tools``), and one that asks for a call is refused;
 - ``max_tokens`` (a positive integer: ``0``, Anthropic's cache warming, generates nothing and is refused),
   ``stop_sequences`` (-> ``stop``), ``temperature``, ``top_p``, ``top_k``, ``metadata.user_id`` (-> ``user``),
   ``stream`` (with ``stream_options.include_usage``);
@@ -46,9 +49,9 @@ from typing import Any, Mapping
 
 from ..validation import BadRequest
 from .blocks import Changes, assistant_message, kind_of, system_text, texts, user_messages
-from .tools import SERVER_TOOL_NOTE, offered_tools
+from .tools import DEFERRED_NOTE, SERVER_TOOL_NOTE, offered_tools
 
-__all__ = ["to_chat_request", "estimate_input_tokens", "SERVER_TOOL_NOTE", "BILLING_HEADER"]
+__all__ = ["to_chat_request", "estimate_input_tokens", "SERVER_TOOL_NOTE", "DEFERRED_NOTE", "BILLING_HEADER"]
 
 BILLING_HEADER = "x-anthropic-billing-header:"  # Claude Code's attribution line, sent as the first system block
 _ROLES = ("user", "assistant", "system")
@@ -143,8 +146,10 @@ def _number(body: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-def to_chat_request(body: Mapping[str, Any], *, need_max_tokens: bool = True) -> dict[str, Any]:
-    """An Anthropic ``/v1/messages`` body -> the equivalent OpenAI ``/v1/chat/completions`` body."""
+def to_chat_request(body: Mapping[str, Any], *, need_max_tokens: bool = True,
+                    notes: list[str] | None = None) -> dict[str, Any]:
+    """An Anthropic ``/v1/messages`` body -> the equivalent OpenAI ``/v1/chat/completions`` body; ``notes``
+    (when given) gets a sentence for each kind of tool left out or offered early."""
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("model: a model name is required", param="model")
@@ -170,13 +175,16 @@ def to_chat_request(body: Mapping[str, Any], *, need_max_tokens: bool = True) ->
     metadata = body.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
         chat["user"] = metadata["user_id"]
-    tools = offered_tools(body.get("tools"), changes)
+    tools = offered_tools(body.get("tools"), changes, notes)
     if tools:
         chat["tools"] = tools
     if "tool_choice" in body:
         _tool_choice(body["tool_choice"], chat)
-        if "tools" not in chat and chat.get("tool_choice") not in (None, "none", "auto"):
-            raise BadRequest("tool_choice asks for a tool call, but no tools were given", param="tool_choice")
+        if "tools" not in chat:
+            if chat.get("tool_choice") not in (None, "none", "auto"):
+                raise BadRequest("tool_choice asks for a tool call, but no tools were given", param="tool_choice")
+            chat.pop("tool_choice", None)
+            chat.pop("parallel_tool_calls", None)
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") in _THINKING:
         chat["chat_template_kwargs"] = {"enable_thinking": thinking["type"] != "disabled"}

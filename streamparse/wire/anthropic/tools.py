@@ -1,15 +1,24 @@
 """Anthropic tool definitions as OpenAI function tools.
 
 Invariant: ``offered_tools`` gives the tools in effect for the answer, as OpenAI functions with unique names: the
-request's ``tools``, then the beta ``tool_addition`` / ``tool_removal`` changes of the history applied in order
-(the tool set at the end of the conversation is the one the answer may call). A custom tool keeps its schema; the
-Anthropic-defined client tools ``bash_*`` and ``text_editor_*``, which the client runs but whose schema Anthropic
-keeps to itself, get the input schema Anthropic documents; a server tool (web search, web fetch, code execution,
-tool search, computer, memory, browser, MCP toolsets: run on Anthropic's side, or with a schema not written here)
-is left out. A change that names no known tool is refused, naming the field. Pure; the input is never modified.
+request's ``tools``, then the beta ``tool_addition`` / ``tool_removal`` changes of the history and the tools its
+``tool_reference`` blocks load, applied in order (the tool set at the end of the conversation is the one the answer
+may call). A custom tool keeps its schema; the Anthropic-defined client tools ``bash_*`` and ``text_editor_*``,
+which the client runs but whose schema Anthropic keeps to itself, get the input schema Anthropic documents; a
+server tool (web search, web fetch, code execution, tool search, computer, memory, browser, MCP toolsets: run on
+Anthropic's side, or with a schema not written here) is left out. What is left out, or offered earlier than
+asked, is said in ``notes`` (one sentence per kind). A change that names no known tool is refused, naming the
+field. Pure; the input is never modified.
 
-Ignored, as they only steer Anthropic's service: ``cache_control``, ``defer_loading`` (every tool is offered from
-the start; tool search's ``tool_reference`` results only name them), ``strict``, ``eager_input_streaming``,
+``defer_loading: true`` (tool search): Anthropic keeps such a tool out of the model's context until a tool search
+returns a ``tool_reference`` to it, which loads it; so here it is offered only once a ``tool_reference`` in the
+history (a ``tool_result``'s, as Claude Code's own ``ToolSearch`` returns them, or a server tool search's result)
+has named it. Claude Code's ``DeferredToolPlaceholder`` (deferred, never to be called) is thus never offered, and
+when every tool is deferred the request has none. One exception: when the request offers Anthropic's server tool
+search (``tool_search_tool_regex_*`` / ``_bm25_*``), which nothing here runs, its deferred tools are offered from
+the start, as they could not be loaded otherwise.
+
+Ignored, as they only steer Anthropic's service: ``cache_control``, ``strict``, ``eager_input_streaming``,
 ``allowed_callers``, ``max_characters``. ``input_examples`` are appended to the description, where the model
 reads them, as Anthropic shows them to it.
 """
@@ -22,9 +31,15 @@ from typing import Any, Mapping
 from ..validation import BadRequest
 from .blocks import Changes
 
-__all__ = ["SERVER_TOOL_NOTE", "function_of", "offered_tools"]
+__all__ = ["SERVER_TOOL_NOTE", "DEFERRED_NOTE", "SEARCHED_NOTE", "function_of", "offered_tools"]
 
 SERVER_TOOL_NOTE = "Anthropic server tools (web search, code execution...) have no equivalent here and are left out"
+DEFERRED_NOTE = ("deferred tools (defer_loading: true) not offered to the model, as no tool_reference in the "
+                 "conversation has loaded them")
+SEARCHED_NOTE = ("deferred tools (defer_loading: true) offered from the start, as the server tool search that "
+                 "would load them is not run here")
+_SERVER_SEARCH = ("tool_search_tool_regex", "tool_search_tool_bm25")
+_LISTED = 20  # names listed in a note
 
 _BASH = {"type": "object", "properties": {
     "command": {"type": "string", "description": "The bash command to run."},
@@ -87,27 +102,49 @@ def _named(tool: Mapping[str, Any], at: str) -> str:
     return name
 
 
-def offered_tools(tools: Any, changes: Changes) -> list[dict[str, Any]]:
-    """The request's ``tools`` with the history's tool changes applied, as OpenAI function tools."""
+def _listed(note: str, names: list[str]) -> str:
+    """``note: a, b, c`` with at most ``_LISTED`` names, each printable ASCII (a note goes in a header)."""
+    shown = [n if n.isascii() and n.isprintable() else ascii(n) for n in names[:_LISTED]]
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return f"{note}: {', '.join(shown)}{more}"
+
+
+def offered_tools(tools: Any, changes: Changes, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The request's ``tools`` with the history's tool changes applied, as OpenAI function tools; ``notes``
+    gets a sentence for the server tools and the deferred tools left out (or offered because of a server
+    search)."""
     if tools is not None and not isinstance(tools, list):
         raise BadRequest("tools must be a list", param="tools")
+    searched = any(isinstance(t, dict) and str(t.get("type")).startswith(_SERVER_SEARCH) for t in tools or ())
     offered: dict[str, dict[str, Any]] = {}
+    deferred: dict[str, dict[str, Any]] = {}  # deferred and not loaded (yet)
     known: dict[str, dict[str, Any] | None] = {}  # every tool defined so far (None: a server tool)
+    server: list[str] = []
+
+    def define(tool: Mapping[str, Any], function: dict[str, Any] | None) -> None:
+        name = tool["name"]
+        known[name] = function
+        if function is None:
+            server.append(name)
+        elif tool.get("defer_loading") is True and not searched:
+            offered.pop(name, None)
+            deferred[name] = function
+        else:
+            deferred.pop(name, None)
+            offered[name] = function
+
     for i, tool in enumerate(tools or ()):
-        function = function_of(tool, f"tools[{i}]")
-        known[tool["name"]] = function
-        if function is not None:
-            offered[tool["name"]] = function
+        define(tool, function_of(tool, f"tools[{i}]"))
     for kind, ref, at in changes:
         ref_kind = ref.get("type")
+        if kind == "tool_reference":  # a tool search's result: the tool it names is loaded
+            if ref["tool_name"] in deferred:
+                offered[ref["tool_name"]] = deferred.pop(ref["tool_name"])
+            continue
         if ref_kind in ("mcp_tool_reference", "mcp_toolset_reference"):
             continue  # MCP servers are Anthropic's to connect to: their tools are not offered here
         if kind == "tool_addition" and ref_kind == "tool_definition":
-            function = function_of(ref.get("definition"), f"{at}.tool.definition")
-            name = ref["definition"]["name"]
-            known[name] = function
-            if function is not None:
-                offered[name] = function
+            define(ref.get("definition") or {}, function_of(ref.get("definition"), f"{at}.tool.definition"))
             continue
         if ref_kind != "tool_reference":
             raise BadRequest(f"{at}.tool must be a tool_reference{' or tool_definition' * (kind == 'tool_addition')}",
@@ -118,6 +155,18 @@ def offered_tools(tools: Any, changes: Changes) -> list[dict[str, Any]]:
                              param=f"{at}.tool.name")
         if kind == "tool_removal":
             offered.pop(name, None)
+            deferred.pop(name, None)
+        elif name in deferred:
+            offered[name] = deferred.pop(name)
         elif (function := known[name]) is not None:
             offered[name] = function
+    if notes is not None:
+        if server:
+            notes.append(_listed(SERVER_TOOL_NOTE, list(dict.fromkeys(server))))
+        if deferred:
+            notes.append(_listed(DEFERRED_NOTE, list(deferred)))
+        if searched:
+            early = [t["name"] for t in tools or () if t.get("defer_loading") is True and t["name"] in offered]
+            if early:
+                notes.append(_listed(SEARCHED_NOTE, early))
     return list(offered.values())

@@ -15,9 +15,15 @@ Mapping (fields not listed are ignored: they tune OpenAI's own service, e.g. ``s
   ``namespace``, as Codex routes them); a ``tool_search`` the client runs (``execution: "client"``) -> a
   function ``tool_search`` whose calls go back as ``tool_search_call`` items, and the tools its outputs found
   (``tool_search_output`` items) are offered from then on;
+  a function the request defers (``defer_loading: true``: OpenAI shows the model its name and description only,
+  until a tool search loads it) is held back until a ``tool_search_output`` holds it, and the client-run
+  ``tool_search`` function's description lists what it can load (the function's name and description, or for a
+  namespace, the namespace's); beside a ``tool_search`` OpenAI's servers run (which nothing here runs, and
+  without which they could never be loaded) deferred functions are offered from the start; either way, noted;
   hosted tools (web search, file search, computer use, code interpreter, MCP...) run on OpenAI's side only: left
   out, with a note; ``tool_choice`` auto / none / required / a function / a custom tool / ``allowed_tools``
-  (the tools narrowed to the allowed ones); forcing a hosted tool -> 400;
+  (the tools narrowed to the allowed ones); forcing a hosted tool -> 400; with no function left, ``tool_choice``
+  is not sent;
 - ``max_output_tokens`` -> ``max_tokens``; ``temperature``, ``top_p``, ``parallel_tool_calls``;
   ``user`` / ``safety_identifier`` -> ``user``; ``text.format`` ``json_schema`` / ``json_object`` ->
   ``response_format``; ``reasoning.effort`` -> ``reasoning_effort`` (vLLM and SGLang hand it to the chat
@@ -39,6 +45,11 @@ __all__ = ["ResponsesRequest", "to_chat_request", "CLIENT_TOOLS"]
 
 CLIENT_TOOLS = ("function", "custom")  # tool types the client runs itself (and tool_search, when it says so)
 TOOL_SEARCH = "tool_search"  # the function a client-run tool_search is offered as
+HELD_NOTE = "deferred functions (defer_loading: true) held back until a tool_search_output loads them"
+EARLY_NOTE = ("deferred functions (defer_loading: true) offered from the start, as the hosted tool_search that "
+              "would load them is not run here")
+_LISTED = 20  # names listed in a note
+_SEARCHABLE = 64  # entries listed in a client-run tool_search's description
 _SEARCH_PARAMETERS = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 _CHOICES = ("auto", "none", "required")
@@ -102,11 +113,22 @@ def _function(tool: Mapping[str, Any], where: str, namespace: str | None,
     return {"type": "function", "function": {**function, "name": name}}
 
 
+Held = list[tuple[dict[str, Any], str]]  # (a deferred function as a chat tool, what a search can find it by)
+
+
+def _searchable(tool: Mapping[str, Any], namespace: Mapping[str, Any] | None) -> str:
+    """What OpenAI shows the model of a deferred function: its name and description (a namespace's, inside one)."""
+    shown = namespace if namespace is not None else tool
+    text = shown.get("description")
+    first = text.strip().splitlines()[0][:200] if isinstance(text, str) and text.strip() else ""
+    return f"{shown.get('name')}: {first}" if first else str(shown.get("name"))
+
+
 def _tools(tools: Any, notes: list[str], where: str = "tools", offered: dict[str, Offered] | None = None,
-           found: bool = False) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
+           found: bool = False, held: Held | None = None) -> tuple[list[dict[str, Any]], dict[str, Offered]]:
     """(chat tools, the client's tool behind each); a note for each hosted tool left out. A ``namespace`` tool's
     functions are offered as ``namespace__name``; a ``tool_search`` the client runs, as a function
-    ``tool_search``."""
+    ``tool_search``. A deferred function goes to ``held`` instead (when given, and not ``found`` by a search)."""
     if not isinstance(tools, list):
         raise BadRequest(f"{where} must be a list", param=where)
     out: list[dict[str, Any]] = []
@@ -122,11 +144,19 @@ def _tools(tools: Any, notes: list[str], where: str = "tools", offered: dict[str
                 raise BadRequest(f"{at}: a namespace needs a 'name' and a list of 'tools'", param=at)
             for j, member in enumerate(inner):
                 if isinstance(member, dict) and member.get("type") in CLIENT_TOOLS:
-                    out.append(_function(member, f"{at}.tools[{j}]", tool["name"], offered, found))
+                    function = _function(member, f"{at}.tools[{j}]", tool["name"], offered, found)
+                    if held is not None and member.get("defer_loading") is True:
+                        held.append((function, _searchable(member, tool)))
+                    else:
+                        out.append(function)
                 else:
                     raise BadRequest(f"{at}.tools[{j}] must be a function or custom tool", param=f"{at}.tools[{j}]")
         elif kind in CLIENT_TOOLS:
-            out.append(_function(tool, at, None, offered, found))
+            function = _function(tool, at, None, offered, found)
+            if held is not None and tool.get("defer_loading") is True:
+                held.append((function, _searchable(tool, None)))
+            else:
+                out.append(function)
         elif kind == "tool_search" and tool.get("execution") == "client":
             search = {"name": TOOL_SEARCH, "description": tool.get("description"), "type": kind,
                       "parameters": tool.get("parameters") or _SEARCH_PARAMETERS}
@@ -135,6 +165,38 @@ def _tools(tools: Any, notes: list[str], where: str = "tools", offered: dict[str
             notes.append(f"{at}: a {kind} tool has no chat-completions form (OpenAI's servers run it, or its calls "
                          "are items of their own), so it was left out")
     return out, offered
+
+
+def _listed(note: str, names: list[str]) -> str:
+    """``note: a, b, c`` with at most ``_LISTED`` names, each printable ASCII (a note goes in a header)."""
+    shown = [n if n.isascii() and n.isprintable() else ascii(n) for n in names[:_LISTED]]
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return f"{note}: {', '.join(shown)}{more}"
+
+
+def _deferred(tools: list[dict[str, Any]], held: Held, body_tools: Any, notes: list[str]) -> list[dict[str, Any]]:
+    """The tools to offer, given the deferred functions ``held`` back (those a search found are in ``tools``)."""
+    names = {t["function"]["name"] for t in tools}
+    waiting = [(t, label) for t, label in held if t["function"]["name"] not in names]
+    if not waiting:
+        return tools
+    searches = [t for t in body_tools if isinstance(t, dict) and t.get("type") == "tool_search"]
+    client_run = any(t.get("execution") == "client" for t in searches)
+    if searches and not client_run:
+        notes.append(_listed(EARLY_NOTE, [t["function"]["name"] for t, _ in waiting]))
+        return tools + [t for t, _ in waiting]
+    notes.append(_listed(HELD_NOTE, [t["function"]["name"] for t, _ in waiting]))
+    out = []
+    for tool in tools:
+        if client_run and tool["function"]["name"] == TOOL_SEARCH:
+            labels = list(dict.fromkeys(label for _, label in waiting))
+            more = [f"- and {len(labels) - _SEARCHABLE} more"] if len(labels) > _SEARCHABLE else []
+            listing = "\n".join([f"- {label}" for label in labels[:_SEARCHABLE]] + more)
+            text = tool["function"].get("description") or ""
+            tool = {**tool, "function": {**tool["function"], "description": f"{text}\n\nTools this search can load "
+                                         f"(each can be called once a search has loaded it):\n{listing}".lstrip()}}
+        out.append(tool)
+    return out
 
 
 def _named(choice: Mapping[str, Any], where: str) -> str:
@@ -268,10 +330,12 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[dict[str, Any]] 
         chat["user"] = user
     offered: dict[str, Offered] = {}
     tools: list[dict[str, Any]] = []
+    held: Held = []  # deferred functions, offered once a search has loaded them
     if body.get("tools") is not None:
-        tools, offered = _tools(body["tools"], notes)
+        tools, offered = _tools(body["tools"], notes, held=held)
     for where, found in given.found_tools:  # what a client-run tool_search found: offered from then on
         tools += _tools(found, notes, where, offered, found=True)[0]
+    tools = _deferred(tools, held, body.get("tools") or (), notes)
     if tools:
         chat["tools"] = list({t["function"]["name"]: t for t in tools}.values())
     if body.get("tool_choice") is not None:
@@ -279,6 +343,8 @@ def to_chat_request(body: Mapping[str, Any], previous: Sequence[dict[str, Any]] 
         if "tools" not in chat and chat.get("tool_choice") not in ("none", "auto"):
             raise BadRequest("tool_choice asks for a tool call, but no function or custom tools were given",
                              param="tool_choice")
+    if "tools" not in chat:  # auto and none mean the same then, and OpenAI refuses either without tools
+        chat.pop("tool_choice", None)
     if body.get("text") is not None:
         _text_format(body["text"], chat)
     reasoning = body.get("reasoning")
