@@ -1,7 +1,10 @@
-"""The wheel ships every package: pyproject lists packages explicitly, so a new one must be added there."""
+"""The wheel ships every package (pyproject lists packages explicitly, so a new one must be added there), and an
+extra carries what its command imports."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -20,3 +23,13 @@ def test_every_declared_grammar_is_a_packaged_file() -> None:
 
     for dialect in DIALECTS.values():
         assert (ROOT / "grammars" / f"{dialect.grammar}.lark").is_file(), dialect.name
+
+
+def test_the_conformance_command_needs_no_pytest() -> None:
+    """``pip install '.[conformance]'`` installs canitoolcall, not pytest: ``streamparse conformance`` must not import
+    canitoolcall's pytest plugin (it did, and failed in a fresh venv with ModuleNotFoundError: pytest)."""
+    code = ("import sys; sys.modules['pytest'] = None  # import pytest now raises ImportError\n"
+            "from streamparse.cli import main; raise SystemExit(main(['conformance', '--family', 'llama']))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "llama" in run.stdout and "pass or soft pass:" in run.stdout

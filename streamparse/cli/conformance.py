@@ -1,7 +1,9 @@
 """``streamparse conformance``: the canitoolcall suite replayed through streamparse, counted as the suite counts.
 
 Invariant: a thin front on ``harness.conformance`` (the operator's per-model table, the layers); it prints what the
-suite's own checks decided and changes nothing. Needs the ``conformance`` extra (``pip install canitoolcall``).
+suite's own checks decided and changes nothing. Needs the ``conformance`` extra and nothing more
+(``pip install '.[conformance]'``: canitoolcall, whose pytest plugin is never imported, so pytest is not
+needed).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def run_conformance(args: argparse.Namespace, out: TextIO) -> int:
 
         from ..harness.conformance import run
     except ImportError as exc:
-        raise CliError(f"needs canitoolcall ({exc.name}): pip install 'canitoolcall==0.1.1'") from None
+        raise CliError(f"needs the conformance extra (missing: {exc.name}): pip install 'canitoolcall==0.1.1'") \
+            from None
     known = sorted(load_families())
     unknown = [f for f in args.family or () if f not in known]
     if unknown:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Diagnostic
@@ -222,12 +223,13 @@ def run(layer: str = "library", families: Sequence[str] | None = None,
     from canitoolcall.checks import case_status, run_checks
     from canitoolcall.fixtures import load_fixtures
     from canitoolcall.results import CaseResult, Observation, Status
-
-    from canitoolcall.pytest_plugin import family_for
+    # The suite runner's lookup, not its pytest plugin's: the plugin imports pytest, which the extra lacks.
+    from canitoolcall.runner import family_for
 
     results = []
+    read: dict[Path, Family | None] = {}  # each family.json read once
     for fixture in load_fixtures(None, families=list(families) if families else None):
-        family = family_for(fixture)
+        family = family_for(fixture, read)
         setup = setup_for(fixture, family)
         if setup is None:
             results.append(CaseResult(fixture.id, fixture.family, Status.UNSUPPORTED, reason="no dialect for the model"))
