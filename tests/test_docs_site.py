@@ -99,3 +99,29 @@ def test_wide_tables_and_code_stay_in_the_column(site: Path) -> None:
     assert "overflow-x: auto" in css and 'href="../stylesheets/extra.css"' in page(site, "dialects")
     # A long chain of markers in a cell may wrap before each marker (<wbr>), since names never break inside.
     assert "&lt;|tool_calls_section_begin|&gt;<wbr />&lt;|tool_call_begin|&gt;" in page(site, "dialects")
+
+
+def test_the_copy_button_keeps_a_strip_of_its_own(site: Path) -> None:
+    """Material's copy button sits over a code block's top right corner, about 2.6em (of the code's font) from its
+    right edge. The block keeps that strip for it with a right border in its own colour, outside the part that
+    scrolls, so a long line is cut off before the button instead of running under it."""
+    css = (site / "stylesheets" / "extra.css").read_text()
+    rules = re.findall(r"\.md-typeset pre > code \{([^}]*)\}", css)
+    assert len(rules) == 1, rules
+    (rule,) = rules
+    assert "overflow-x: auto" in rule
+    border = re.search(r"border-right: ([\d.]+)em solid var\(--md-code-bg-color\)", rule)
+    assert border and float(border.group(1)) >= 2.7, rule
+
+
+def test_the_diagram_reads_at_the_columns_width(site: Path) -> None:
+    """flow.svg is drawn by hand after flow.mmd: every line of the outline is a line of its text, and at the
+    docs' 700 px column (1280 px window) it shrinks to no less than 93%, its text to no less than 14 px."""
+    svg = (site / "images" / "flow.svg").read_text()
+    outline = (site / "images" / "flow.mmd").read_text()
+    lines = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    words = [w for label in re.findall(r'"([^"]+)"', outline) for w in label.split("<br/>")]
+    assert len(words) == 20 and sorted(words) == sorted(lines)
+    width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))  # type: ignore[union-attr]
+    sizes = [float(s) for s in re.findall(r"font-size: ([\d.]+)px", svg)]
+    assert width <= 750 and sizes and min(sizes) >= 15
