@@ -11,7 +11,8 @@ Raw-text values (``ValueTags``: Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM): markup 
 the value's. There only the value's closer, the item's closer and the block's end are read, and each stays
 tentative until what follows it (after whitespace) is known: a value's closer is real when the next parameter,
 the item's closer or the block's end follows; an item's closer when the next item, the block's end or the end of
-the stream follows; a block's end met inside a value only when the stream ends after it, and so a block's end after
+the stream follows, or (its values closed) more than ``MAX_GAP`` whitespace, which ends the block there without
+its end (whitespace after a complete call waits no longer than a held tail); a block's end met inside a value only when the stream ends after it, and so a block's end after
 an item's closer read inside a value that never closed (``unclosed``: the missing-closer repair waits for the end
 of the stream, as a later value closer would make both the value's text). Anything else makes it
 the value's text. So the item is never closed, nor a call emitted, while a later character could still prove the

@@ -288,6 +288,10 @@ class RawValueScan:
         assert values is not None
         m = NON_WS.search(text, i, end)
         k = m.start() if m else end
+        if st == _AFTER_ITEM and not self.unclosed and self.ws_after + k - i > MAX_GAP:
+            cut = i + MAX_GAP + 1 - self.ws_after  # (positional: where the budget ends, whatever the chunking)
+            self.pending += text[i:cut]
+            return self._settled_by_gap(cut)
         self.ws_after += k - i
         if st == _AFTER_VALUE:
             b.write(text[i:k])  # the item's text whatever follows
@@ -357,6 +361,16 @@ class RawValueScan:
             self.pending = self.closer + self.pending
         b.write(self.pending)
         self.pending = ""
+
+    def _settled_by_gap(self, k: int) -> int:
+        """More than ``MAX_GAP`` whitespace after an item's closer (its values closed): the call is complete, as
+        the end of the stream would make it, and the block ends there without its closer; the whitespace is
+        text after it (so whitespace after a complete call waits no longer than any held tail)."""
+        self._at_end_of_stream()
+        if not self.b.done:
+            self.b.end("", self.pending)
+            self.pending = ""
+        return k
 
     def _at_end_of_stream(self) -> None:
         """The stream ended after a tentative closer and whitespace: that closer was real."""

@@ -426,3 +426,37 @@ def test_an_out_of_range_xml_value_stays_a_string() -> None:
     text = f"<tool_call>\n<function=count>\n<parameter=n>\n{_HUGE}\n</parameter>\n<parameter=x>\n1e999\n</parameter>\n</function>\n</tool_call>"
     (call,) = sp.parse(text, schema_tool).tool_calls
     assert json.loads(call.arguments) == {"n": _HUGE, "x": "1e999"}
+
+
+# --------------------------------------------------------------------------- whitespace after a complete call
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "seed_oss", "minimax_m2", "claude_xml", "deepseek_v32", "kimi_k3"])
+def test_whitespace_after_a_complete_tagged_call_waits_no_longer_than_a_held_tail(dialect: str) -> None:
+    """A call complete inside its block (values and item closed: Qwen3's ``</function>``, ``</invoke>``...), then
+    20,000 newlines and no block end: the call leaves once the whitespace passes the gap budget (64), and from
+    then on every newline leaves as it comes; streamed in any pieces, the same as the whole text."""
+    from streamparse.core.gaps import MAX_GAP
+    from streamparse.dialects.render import render
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    rendered = render(dialect, "get_weather", {"city": "Paris"})
+    call, block_end = rendered.rsplit("\n", 1)  # the block's end on its own last line
+    parser = sp.StreamParser(tools, dialects=[dialect])
+    assert not [e for e in parser.feed(call) if isinstance(e, sp.ToolCall)]  # what follows the item closer decides
+    released, longest_wait, call_at = 0, 0, None
+    for n in range(1, 20_001):
+        events = parser.feed("\n")
+        released += sum(e.text.count("\n") for e in events if isinstance(e, sp.TextDelta))
+        if call_at is None and any(isinstance(e, sp.ToolCall) for e in events):
+            call_at = n
+        longest_wait = max(longest_wait, n - released)
+    assert call_at == MAX_GAP + 1 and longest_wait <= MAX_GAP and released == 20_000
+    for ending in ("", block_end, "Done.", "\n" + rendered):
+        for gap in (MAX_GAP, MAX_GAP + 1, 3 * MAX_GAP, 20_000):
+            text = call + "\n" * gap + ending
+            result = sp.parse(text, tools, dialects=[dialect])
+            whole = (result.content, [(c.name, json.loads(c.arguments)) for c in result.tool_calls])
+            assert whole[1][0] == ("get_weather", {"city": "Paris"})
+            for size in (1, 3, 64, 65):
+                assert summary(feed_chunks(text, size, tools, dialects=[dialect])) == whole, (ending, gap, size)
