@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from ..core.events import Diagnostic
 
-__all__ = ["DIAGNOSTICS_HEADER", "COMMENT_PREFIX", "HEADER_LIMIT", "MESSAGE_LIMIT", "DETAIL_LIMIT", "wire_diagnostic",
+__all__ = ["listed_names", "LISTED_NAMES", "DIAGNOSTICS_HEADER", "COMMENT_PREFIX", "HEADER_LIMIT", "MESSAGE_LIMIT", "DETAIL_LIMIT", "wire_diagnostic",
            "comment_text", "header_value"]
 
 DIAGNOSTICS_HEADER = "x-streamparse-diagnostics"
@@ -28,6 +28,16 @@ COMMENT_PREFIX = "streamparse diagnostic "
 HEADER_LIMIT = 4096
 MESSAGE_LIMIT = 300
 DETAIL_LIMIT = 300
+
+
+LISTED_NAMES = 20  # names a note lists at most
+
+
+def listed_names(note: str, names: list[str]) -> str:
+    """``note: a, b, c`` with at most ``LISTED_NAMES`` names, each printable ASCII (a note goes in a header)."""
+    shown = [n if n.isascii() and n.isprintable() else ascii(n) for n in names[:LISTED_NAMES]]
+    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+    return f"{note}: {', '.join(shown)}{more}"
 
 
 def _cut(text: str, limit: int) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ..diagnostics import listed_names
 from ..validation import BadRequest
 from .blocks import Changes
 
@@ -39,7 +40,6 @@ DEFERRED_NOTE = ("deferred tools (defer_loading: true) not offered to the model,
 SEARCHED_NOTE = ("deferred tools (defer_loading: true) offered from the start, as the server tool search that "
                  "would load them is not run here")
 _SERVER_SEARCH = ("tool_search_tool_regex", "tool_search_tool_bm25")
-_LISTED = 20  # names listed in a note
 
 _BASH = {"type": "object", "properties": {
     "command": {"type": "string", "description": "The bash command to run."},
@@ -102,13 +102,6 @@ def _named(tool: Mapping[str, Any], at: str) -> str:
     return name
 
 
-def _listed(note: str, names: list[str]) -> str:
-    """``note: a, b, c`` with at most ``_LISTED`` names, each printable ASCII (a note goes in a header)."""
-    shown = [n if n.isascii() and n.isprintable() else ascii(n) for n in names[:_LISTED]]
-    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
-    return f"{note}: {', '.join(shown)}{more}"
-
-
 def offered_tools(tools: Any, changes: Changes, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """The request's ``tools`` with the history's tool changes applied, as OpenAI function tools; ``notes``
     gets a sentence for the server tools and the deferred tools left out (or offered because of a server
@@ -162,11 +155,11 @@ def offered_tools(tools: Any, changes: Changes, notes: list[str] | None = None) 
             offered[name] = function
     if notes is not None:
         if server:
-            notes.append(_listed(SERVER_TOOL_NOTE, list(dict.fromkeys(server))))
+            notes.append(listed_names(SERVER_TOOL_NOTE, list(dict.fromkeys(server))))
         if deferred:
-            notes.append(_listed(DEFERRED_NOTE, list(deferred)))
+            notes.append(listed_names(DEFERRED_NOTE, list(deferred)))
         if searched:
             early = [t["name"] for t in tools or () if t.get("defer_loading") is True and t["name"] in offered]
             if early:
-                notes.append(_listed(SEARCHED_NOTE, early))
+                notes.append(listed_names(SEARCHED_NOTE, early))
     return list(offered.values())

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..diagnostics import listed_names
 from ..validation import BadRequest
 from .items import ItemLookup, chat_messages
 from .vocab import CUSTOM_INPUT, Offered, chat_name
@@ -48,7 +49,6 @@ TOOL_SEARCH = "tool_search"  # the function a client-run tool_search is offered 
 HELD_NOTE = "deferred functions (defer_loading: true) held back until a tool_search_output loads them"
 EARLY_NOTE = ("deferred functions (defer_loading: true) offered from the start, as the hosted tool_search that "
               "would load them is not run here")
-_LISTED = 20  # names listed in a note
 _SEARCHABLE = 64  # entries listed in a client-run tool_search's description
 _SEARCH_PARAMETERS = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 _EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -167,13 +167,6 @@ def _tools(tools: Any, notes: list[str], where: str = "tools", offered: dict[str
     return out, offered
 
 
-def _listed(note: str, names: list[str]) -> str:
-    """``note: a, b, c`` with at most ``_LISTED`` names, each printable ASCII (a note goes in a header)."""
-    shown = [n if n.isascii() and n.isprintable() else ascii(n) for n in names[:_LISTED]]
-    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
-    return f"{note}: {', '.join(shown)}{more}"
-
-
 def _deferred(tools: list[dict[str, Any]], held: Held, body_tools: Any, notes: list[str]) -> list[dict[str, Any]]:
     """The tools to offer, given the deferred functions ``held`` back (those a search found are in ``tools``)."""
     names = {t["function"]["name"] for t in tools}
@@ -183,9 +176,9 @@ def _deferred(tools: list[dict[str, Any]], held: Held, body_tools: Any, notes: l
     searches = [t for t in body_tools if isinstance(t, dict) and t.get("type") == "tool_search"]
     client_run = any(t.get("execution") == "client" for t in searches)
     if searches and not client_run:
-        notes.append(_listed(EARLY_NOTE, [t["function"]["name"] for t, _ in waiting]))
+        notes.append(listed_names(EARLY_NOTE, [t["function"]["name"] for t, _ in waiting]))
         return tools + [t for t, _ in waiting]
-    notes.append(_listed(HELD_NOTE, [t["function"]["name"] for t, _ in waiting]))
+    notes.append(listed_names(HELD_NOTE, [t["function"]["name"] for t, _ in waiting]))
     out = []
     for tool in tools:
         if client_run and tool["function"]["name"] == TOOL_SEARCH:
