@@ -16,6 +16,9 @@ whose reader has seen its last event (``ended``): closing it first reads what is
 coding's last chunk, at most ``TAIL_BYTES`` within ``TAIL_SECONDS``), so its connection goes back to the pool
 instead of being closed (a client that stops at ``[DONE]`` used to cost a new upstream connection per request).
 A response this cannot read directly (HTTP/2, a test transport, another httpcore) keeps its own stream, unchanged.
+Each wait for more of the body lasts at most the request's read timeout (its ``timeout`` extension) until
+``limit_waits`` sets another (the proxy's answer has begun: ``read_timeout`` instead of ``first_byte_timeout``);
+a stream this does not read keeps httpx's read timeout throughout.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ except ImportError:  # pragma: no cover - another httpx/httpcore: the body is re
     _map_errors = None  # type: ignore[assignment]
     _H11Connection = None  # type: ignore[assignment,misc]
 
-__all__ = ["coalesce", "dechunk", "ended", "pieces", "MAX_PIECE"]
+__all__ = ["coalesce", "dechunk", "ended", "limit_waits", "pieces", "MAX_PIECE"]
 
 MAX_PIECE = 32 * 1024  # more than this already received is handed over in several pieces (none waits)
 # What closing an ended body still reads for its connection's sake; past either, the connection is closed as before.
@@ -63,6 +66,12 @@ class _Arrived(httpx.AsyncByteStream):
         body = self._chunked(parser) if _chunked_from_start(parser) else self._events(parser)
         self._body = body
         return body
+
+    def limit(self, timeout: float | None) -> None:
+        """Each wait from now on lasts at most ``timeout`` seconds."""
+        self._timeout = timeout
+        if self._wire is not None:
+            self._wire.limit(timeout)
 
     async def _read(self) -> bytes:
         if self._wire is not None:
@@ -161,6 +170,14 @@ async def _read_tail(body: AsyncIterator[bytes]) -> None:
             return
 
 
+def limit_waits(resp: httpx.Response, timeout: float | None) -> None:
+    """From now on, each wait for more of ``resp``'s body lasts at most ``timeout`` seconds (a body this module
+    does not read keeps httpx's read timeout)."""
+    stream = resp.stream
+    if type(stream) is _Arrived:
+        stream.limit(timeout)
+
+
 def ended(resp: httpx.Response) -> None:
     """``resp``'s reader has seen the last event of its body (``[DONE]``): when it is closed, read what is left
     (a few bytes: the end of the chunked coding), so its connection can serve another request."""
@@ -231,6 +248,13 @@ class _Wire:
         if len(data) >= self.HIGH:
             transport.pause_reading()  # resumed by the next wait
         return data
+
+    def limit(self, timeout: float | None) -> None:
+        """A new limit per wait: the timer set for the old one goes (a wait under way is timed anew from its start)."""
+        self.timeout = timeout
+        self.close()
+        if self.waiting_since is not None and timeout is not None:
+            self.timer = asyncio.get_running_loop().call_at(self.waiting_since + timeout, self._check)
 
     def _check(self) -> None:
         """The timer: a wait that has lasted ``timeout`` ends; one that began later gets the rest of its time."""

@@ -1,4 +1,5 @@
-"""Which serving engine a backend's ``constrain`` aims at: the one it names, or (``auto``) the one probed.
+"""Which serving engine a backend's ``constrain`` aims at: the one it names, or (``auto``) the one probed; and
+whether a backend is llama.cpp's server (``llamacpp``), whose prompt progress the proxy then asks for.
 
 ``auto`` asks the upstream, once, in this order:
 
@@ -7,11 +8,15 @@
 - ``GET <base>/models``: each entry's ``owned_by`` is ``llamacpp``, ``vllm`` or ``sglang`` on those servers;
 - ``GET <server root>/get_server_info``: SGLang's server arguments (``model_path``, ``tp_size``).
 
+A backend is known to be llama.cpp's server when its ``constrain`` says so (``llamacpp``), when ``auto`` found it,
+or once any of its chat answers came with llama-server's ``Server: llama.cpp`` header (``saw``: no request of its
+own, so a backend is never probed for this alone; its first request goes without progress).
+
 Invariants: a probe never outlives ``PROBE_TIMEOUT`` per request, and its failure is a state, never an
 exception; an upstream that answered is probed once per process (per worker), what was found (an engine,
 or none: no constraint) is remembered for the backend and logged once; an upstream that could not be reached
 is asked again ``RETRY_AFTER`` seconds later, and its requests go unconstrained until then. Only one probe
-per backend runs at a time.
+per backend runs at a time. A backend is called llama.cpp only on one of the three signs above.
 """
 
 from __future__ import annotations
@@ -68,6 +73,20 @@ class Engines:
         self.found: dict[str, Engine | None] = {}  # backend name -> what its probe found
         self._unreachable: dict[str, float] = {}  # backend name -> when its probe last failed
         self._locks: dict[str, anyio.Lock] = {}
+        self._llamacpp: set[str] = set()  # backends whose answers said ``Server: llama.cpp``
+
+    def llamacpp(self, backend: Backend) -> bool:
+        """Is ``backend`` known to be llama.cpp's server (configured, probed or seen)?"""
+        return (backend.name in self._llamacpp or backend.constrain == "llamacpp"
+                or self.found.get(backend.name) == "llamacpp")
+
+    def saw(self, backend: Backend, headers: Mapping[str, str]) -> None:
+        """An answer from ``backend`` came with these headers: llama-server names itself in ``Server``."""
+        if backend.name not in self._llamacpp and any(  # (a server in front of it may add its own name)
+                name.strip().lower().startswith("llama.cpp") for name in headers.get("server", "").split(",")):
+            self._llamacpp.add(backend.name)
+            log.info("backend %r is llama.cpp's server (its Server header): streamed requests ask for its prompt "
+                     "progress", backend.name)
 
     async def engine(self, backend: Backend, headers: Mapping[str, str] | None = None) -> Engine | None:
         """The engine to constrain for on ``backend`` (None: no constraint). ``headers``: what a probe sends

@@ -15,6 +15,7 @@ import asyncio
 import codecs
 import json
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
 import anyio
@@ -25,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
-from .coalesce import coalesce, pieces as body_pieces
+from .coalesce import coalesce, limit_waits, pieces as body_pieces
 from .config import Backend
 from .access_log import record_of
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
@@ -36,6 +37,7 @@ from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
 from .redaction import StreamRedactor
 from .replies import CLIENT_GONE, Replies
+from .rewrite import UpstreamEvents
 from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
                        only_comments)
 
@@ -122,7 +124,7 @@ class Upstream:
     def build(self, backend: Backend, method: str, url: str, request: Request,
               headers: Mapping[str, str] | None = None, **body: Any) -> httpx.Request:
         """The upstream request; ``headers``: the client headers to forward, if not the request's own."""
-        wait = min(backend.read_timeout, backend.total_timeout)  # the longest silence httpx allows
+        wait = min(backend.first_byte_timeout, backend.total_timeout)  # the longest wait for the head (and body)
         timeout = httpx.Timeout(wait, connect=backend.connect_timeout, pool=backend.connect_timeout)
         forwarded = forward_headers(request.headers if headers is None else headers, backend,
                                     keep_credentials=self.keep_credentials)
@@ -136,13 +138,15 @@ class Upstream:
         try:
             with anyio.fail_after(backend.total_timeout):
                 resp = await self.client.send(req, stream=True)
-        except TimeoutError:
+        except (TimeoutError, httpx.ReadTimeout):  # no head within total_timeout, or within first_byte_timeout
             slot.release()
             raise UpstreamTimeout(clock.why()) from None
         except BaseException:
             slot.release()
             raise
         coalesce(resp)  # events that arrived together are read (and sent on) together
+        # Once the answer has begun, a wait for more of it lasts read_timeout, not first_byte_timeout.
+        clock.on_answer = partial(limit_waits, resp, min(backend.read_timeout, backend.total_timeout))
         return resp, slot, clock
 
     async def exchange(self, request: Request, backends: Sequence[Backend], attempt: Attempts,
@@ -285,15 +289,22 @@ class Upstream:
             clock.data()
         return b"".join(parts)
 
+    def _unfit(self, message: str, redact: MaskedSSE | StreamRedactor) -> bytes:
+        """The end of a relayed stream whose upstream sent an event that cannot go on (the rewriter's error)."""
+        return redact.close() + encode_items([error_item(self.redactor.text(message))])
+
     async def relay(self, resp: httpx.Response, clock: Clock, *, sse: bool, json_body: bool = False,
-                    meter: StreamMeter | None = None) -> AsyncIterator[bytes]:
+                    meter: StreamMeter | None = None, events: UpstreamEvents | None = None) -> AsyncIterator[bytes]:
         """The upstream body unchanged (but redacted), within the deadlines; for SSE, a timeout
         ends the stream with an error event, otherwise the body is cut short (the client sees it).
         SSE is text: invalid UTF-8 in it becomes U+FFFD, as on every other path.
 
-        With secrets to keep, what the client will decode is masked: SSE event by event (``MaskedSSE``),
-        a JSON body whole (read up to ``max_response_bytes``), anything else as bytes. Past the drain
-        deadline an SSE relay ends with an error event and ``[DONE]`` (the event it was in closed first)."""
+        With ``events`` (a chat answer relayed untouched), SSE goes on whole events at a time, checked and
+        cleared of the prompt progress the proxy asked for (``UpstreamEvents``): an event that is not JSON ends
+        the stream with an error event, as on the rewritten path. Without it (any other path), bytes go on as
+        they come. With secrets to keep, what the client will decode is masked: SSE event by event
+        (``MaskedSSE``), a JSON body whole (read up to ``max_response_bytes``), anything else as bytes. Past the
+        drain deadline an SSE relay ends with an error event and ``[DONE]`` (the event it was in closed first)."""
         if self.redactor and json_body and not sse:
             yield mask_json_bytes(self.redactor, await self.read_all(resp, clock, self.max_response_bytes))
             return
@@ -313,17 +324,33 @@ class Upstream:
                     guard.reading = False
                 if raw is None:
                     break
-                if not (sse and only_comments(raw)):
+                piece = text.decode(raw).encode() if text else raw
+                if events is not None:
+                    piece = events.feed(piece)
+                    if events.data:
+                        clock.data()
+                    elif events.life:
+                        clock.life()
+                elif not (sse and only_comments(raw)):
                     clock.data()
-                out = redact.feed(text.decode(raw).encode() if text else raw)
+                out = redact.feed(piece)
                 if out:
                     boundary = out.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
                     if meter is not None and not meter.first_sent:
                         meter.sent()
                 yield out
+                if events is not None and events.failed is not None:
+                    yield self._unfit(events.failed, redact)
+                    return
             else:
                 raise _Stopped
-            yield redact.feed(text.decode(b"", final=True).encode()) + redact.close() if text else redact.close()
+            rest = text.decode(b"", final=True).encode() if text else b""
+            if events is not None:
+                rest = events.feed(rest) + events.close() if rest else events.close()
+                if events.failed is not None:
+                    yield redact.feed(rest) + self._unfit(events.failed, redact)
+                    return
+            yield redact.feed(rest) + redact.close() if rest else redact.close()
         except (UpstreamTimeout, httpx.HTTPError) as exc:
             if not sse:
                 raise

@@ -6,7 +6,12 @@ flows down one path: **plan** (``plan``: the upstream body, tool prompting, the 
 -> **respond** (the client's ``front``: OpenAI or Anthropic, stream or JSON).
 
 With ``constrain`` (and ``tool_prompt``), the plan carries a decoding constraint for the backend's engine
-(``engines``); the ``x-streamparse-constraint`` header says what became of it.
+(``engines``); the ``x-streamparse-constraint`` header says what became of it. A streamed request to a backend
+known to be llama.cpp's server asks for its prompt progress (``plan``), which keeps the first-byte wait alive and
+never reaches the client (``rewrite``); once the upstream's head has come (llama.cpp sends it with its first
+progress event), the client's stream gets its keep-alive pings while the answer has not begun (``sse_out``).
+An answer that needs no parsing goes on as it came (OpenAI front), once checked as the rewritten path would read
+it: a whole body must be a JSON object (else a 502), each streamed event's data JSON (else an error event).
 
 Invariants: what the client reads is masked as it will decode it (``masking``), streamed or whole;
 a request whose ``tool_choice`` demands a call never ends in a silent ``stop``
@@ -41,7 +46,7 @@ from .metrics import STARTED, StreamMeter
 from .masking import MaskingWire, mask_json_bytes, mask_value
 from .plan import ChatPlan, plan_chat
 from .replies import CLIENT_GONE
-from .rewrite import UnusableResponse, decode_completion, rewrite_sse, upstream_text
+from .rewrite import UnusableResponse, UpstreamEvents, check_completion, decode_completion, rewrite_sse, upstream_text
 from .sse_out import Keepalive, SSEResponse
 from .upstream import CREDENTIALS, Clock, Failure, Slot, forward_headers, upstream_url
 
@@ -132,7 +137,7 @@ class ChatPipeline:
         if backend.constrain != "off":
             engine = await self.engines.engine(backend, self._credentials(request, headers, backend))
         try:
-            plan = plan_chat(payload, backend, engine)
+            plan = plan_chat(payload, backend, engine, progress=self.engines.llamacpp(backend))
         except ValueError as exc:  # a request the prompt cannot be written for
             return self.replies.refuse(BadRequest(str(exc)), front)
         if engine is not None and plan.constraint is None:
@@ -143,12 +148,14 @@ class ChatPipeline:
         record = record_of(request.scope)
 
         async def answer(resp: httpx.Response, slot: Slot, clock: Clock) -> Response:
+            self.engines.saw(backend, resp.headers)
             if stream and resp.headers.get("content-type", "").startswith("text/event-stream"):
                 meter = upstream.metrics.stream(front.name, request.scope.get(STARTED), backend.name, record)
                 return upstream.cleanup(self.stream_response(resp, clock, payload, plan, front, meter), resp, slot)
             try:
                 raw = await upstream.read_whole(resp, slot, clock, backend)
                 if not stream and plan.relayable and front.relay_unparsed:
+                    await check_completion(raw)  # as the rewritten path would read it: a JSON object
                     return Response(_utf8(mask_json_bytes(upstream.redactor, raw)), status_code=resp.status_code,
                                     media_type="application/json")
                 completion = await decode_completion(raw, payload, plan)
@@ -197,8 +204,10 @@ class ChatPipeline:
     def stream_response(self, resp: httpx.Response, clock: Clock, payload: Mapping[str, Any], plan: ChatPlan,
                         front: Front, meter: StreamMeter | None = None) -> Response:
         """The upstream stream, rewritten (or relayed, when nothing needs parsing), as the client's stream."""
+        limit = self.config.max_event_bytes
         if plan.relayable and front.relay_unparsed:
-            body = self.upstream.relay(resp, clock, sse=True, meter=meter)
+            events = UpstreamEvents(check=True, progress=plan.progress, limit=limit)
+            body = self.upstream.relay(resp, clock, sse=True, meter=meter, events=events)
         else:
             redactor = self.upstream.redactor
             inner = front.wire()
@@ -208,7 +217,8 @@ class ChatPipeline:
                                           max_event_chars=self.config.max_event_bytes,
                                           on_events=meter.events if meter is not None else None,
                                           **plan.rewriter_options(payload))
-            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter)
+            progress = UpstreamEvents(check=False, progress=True, limit=limit) if plan.progress else None
+            body = rewrite_sse(resp, clock, rewriter, self.upstream.redactor, self.upstream.drain, meter, progress)
             return SSEResponse(body, ping=SSE_PING_SECONDS, keepalive=keepalive)
         return SSEResponse(body, ping=SSE_PING_SECONDS)
 

@@ -11,6 +11,9 @@ request as it would have been planned without one. A backend with ``system_messa
 Whether the answer starts inside reasoning (a template that opens ``<think>`` in the prompt) is decided here too,
 from the backend's ``reasoning_start`` and what the request asked for (``opens_reasoning``); such an answer is
 read even when nothing else is to be parsed, so its reasoning is split out on every front.
+A streamed request to a backend known to be llama.cpp's server (``progress``: ``engines.Engines.llamacpp``) asks
+for its prompt progress (``"return_progress": true``), unless the client set that field itself; the plan says so
+(``progress``), and the answer's progress events are then life signs, never the client's (``rewrite``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class ChatPlan:
     why_unconstrained: str | None = None  # why a backend with ``constrain`` got none for this request
     reasoning_open: bool = False  # the prompt opened reasoning: the answer starts in it (``opens_reasoning``)
     response_open: bool = False  # the prompt opened a response channel instead (``response_start``)
+    progress: bool = False  # the upstream request asks llama.cpp for its prompt progress (taken out of the answer)
 
     @property
     def relayable(self) -> bool:
@@ -73,9 +77,11 @@ class ChatPlan:
         return {"request": request, **self.options, **opened}
 
 
-def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | None = None) -> ChatPlan:
+def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | None = None, *,
+              progress: bool = False) -> ChatPlan:
     """The upstream request and parsing for ``payload`` on ``backend``; with ``engine`` (what the backend's
-    ``constrain`` names, or what ``auto`` found) and ``tool_prompt``, decoding constrained to the prompted calls.
+    ``constrain`` names, or what ``auto`` found) and ``tool_prompt``, decoding constrained to the prompted calls;
+    with ``progress`` (the backend is llama.cpp's server), a streamed request asks for its prompt progress.
 
     Raises ValueError (``PromptError``) for a request the tool prompt cannot be written for.
     """
@@ -101,8 +107,11 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | Non
         upstream.pop("stream_options", None)
         upstream["stream"] = False
     reasoning_open = opens_reasoning(payload, backend.reasoning_start)
+    asks = progress and upstream.get("stream") is True and "return_progress" not in upstream
+    if asks:
+        upstream["return_progress"] = True
     plan = ChatPlan(upstream, tools, options, unmet, retry, reasoning_open=reasoning_open,
-                    response_open=backend.response_start and not reasoning_open)
+                    response_open=backend.response_start and not reasoning_open, progress=asks)
     if engine is not None and backend.tool_prompt:
         _constrain(plan, payload, backend.tool_prompt, choice, engine)
     return plan

@@ -8,14 +8,15 @@ Invariants:
   receives them when the proxy has keys of its own (the client's key is then the proxy's);
 - at most ``max_connections`` requests per backend are in flight; one more is
   refused at once (503) rather than queued behind a full pool;
-- a wait for the upstream ends at ``read_timeout`` after the last *data*
-  (keep-alive comments do not count) or at ``total_timeout``, whichever is first.
+- a wait for the upstream ends at ``total_timeout``, and before that: until its answer's first data (the
+  response head included) at ``first_byte_timeout`` after the request, or after its last sign of life (llama.cpp's
+  prompt progress); from then on at ``read_timeout`` after the last *data*. Keep-alive comments count as neither.
 """
 
 from __future__ import annotations
 
 import time
-from typing import AsyncIterator, Mapping
+from typing import AsyncIterator, Callable, Mapping
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -147,41 +148,69 @@ class Slot:
 
 
 class UpstreamTimeout(Exception):
-    """The upstream sent no data for ``read_timeout`` seconds, or ran past ``total_timeout``."""
+    """The upstream's answer did not begin within ``first_byte_timeout``, it sent no data for ``read_timeout``
+    seconds after that, or it ran past ``total_timeout``."""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
 class Clock:
-    """The deadlines of one upstream request."""
+    """The deadlines of one upstream request: ``first_byte_timeout`` until its answer begins (its first data),
+    ``read_timeout`` between its data after that, ``total_timeout`` for all of it."""
 
-    __slots__ = ("read_timeout", "started", "last_data", "total_deadline")
+    __slots__ = ("first_byte_timeout", "read_timeout", "wait", "started", "last_data", "total_deadline", "answering",
+                 "on_answer")
 
     def __init__(self, backend: Backend):
+        self.first_byte_timeout = backend.first_byte_timeout
         self.read_timeout = backend.read_timeout
+        self.wait = backend.first_byte_timeout  # the longest silence allowed now
         self.started = self.last_data = time.monotonic()
         self.total_deadline = self.started + backend.total_timeout
+        self.answering = False  # the answer's first data has arrived
+        self.on_answer: Callable[[], None] | None = None  # told once, when it does (``Upstream.open``)
 
     def data(self) -> None:
-        """Data arrived: the read timeout starts again."""
+        """Data arrived: the read timeout starts again (the first data ends the first-byte wait)."""
+        self.last_data = time.monotonic()
+        if not self.answering:
+            self.answering = True
+            self.wait = self.read_timeout
+            if self.on_answer is not None:
+                self.on_answer()
+
+    def life(self) -> None:
+        """A sign of life that is not the answer (llama.cpp's prompt progress): the wait starts again, as long as
+        it was (before the answer: ``first_byte_timeout``)."""
         self.last_data = time.monotonic()
 
     def budget(self) -> float:
-        return min(self.last_data + self.read_timeout, self.total_deadline) - time.monotonic()
+        return min(self.last_data + self.wait, self.total_deadline) - time.monotonic()
 
     def why(self) -> str:
+        """Which deadline has passed, in words."""
         now = time.monotonic()
         if now >= self.total_deadline:
-            return f"the upstream ran past total_timeout ({now - self.started:.0f} s)"
-        return f"the upstream sent no data for {now - self.last_data:.0f} s (read_timeout)"
+            return f"the upstream ran past total_timeout ({_seconds(now - self.started)} s)"
+        silent = _seconds(now - self.last_data)
+        if self.answering:
+            return f"the upstream sent no data for {silent} s (read_timeout = {_seconds(self.read_timeout)} s)"
+        since = "since its last prompt progress" if self.last_data > self.started else "after the request"
+        return (f"the upstream's answer had not begun {silent} s {since} "
+                f"(first_byte_timeout = {_seconds(self.first_byte_timeout)} s)")
 
 
 async def next_piece(pieces: AsyncIterator[bytes], clock: Clock) -> bytes | None:
     """The next piece of an upstream body (None at its end), or UpstreamTimeout once a deadline has passed.
 
-    No timer per piece (that costs more than the rest of the relay): httpx's own
-    read timeout, set to ``min(read_timeout, total_timeout)``, ends a silent wait,
-    and the deadlines are checked as each piece arrives, so an upstream that sends
-    only pings is cut at the first ping past its deadline. ``rewrite.rewrite_sse`` keeps an inlined copy of
-    this step in its read loop (one coroutine less per read): a change here belongs there too.
+    No timer per piece (that costs more than the rest of the relay): the body's own read timeout ends a
+    silent wait (httpx's, set to ``min(first_byte_timeout, total_timeout)`` for the response head and the
+    first wait of the body; ``coalesce.limit_waits`` shortens it to ``min(read_timeout, total_timeout)`` once
+    the answer has begun: ``Clock.on_answer``), and the deadlines are checked as each piece arrives, so an
+    upstream that sends only pings is cut at the first ping past its deadline. ``rewrite.rewrite_sse`` keeps an
+    inlined copy of this step in its read loop (one coroutine less per read): a change here belongs there too.
     """
     try:
         piece = await pieces.__anext__()

@@ -114,7 +114,7 @@ def test_a_stream_that_breaks_after_its_first_byte_is_not_retried() -> None:
 def test_a_timeout_before_the_answer_begins_is_skipped() -> None:
     log, spare = FaultLog(), RecordingModel("from the fallback")
     with ServerThread(faulty_upstream(log)) as slow, ServerThread(spare.app()) as good:
-        config = ProxyConfig([Backend("slow", slow.url + "/v1", default=True, fallback=["good"], read_timeout=0.3),
+        config = ProxyConfig([Backend("slow", slow.url + "/v1", default=True, fallback=["good"], first_byte_timeout=0.3),
                               Backend("good", good.url + "/v1")])
         with ServerThread(create_app(config)) as proxy:
             r = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "hang", "messages": ASK}, timeout=30)
