@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from .auth import presented_key
 from .config import Backend
 from ..wire.validation import BadRequest
 
@@ -81,11 +82,10 @@ def upstream_url(backend: Backend, rest: str, query: str = "") -> str:
 
 
 def client_key(headers: Mapping[str, str]) -> str | None:
-    """The key a client presents: ``Authorization: Bearer KEY`` first, else ``x-api-key`` (as ``auth`` reads it)."""
-    scheme, _, token = headers.get("authorization", "").strip().partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return headers.get("x-api-key", "").strip() or None
+    """The key a client presents, read as ``auth`` reads it (``presented_key``)."""
+    key = presented_key((name.encode("latin-1", "replace"), value.encode("latin-1", "replace"))
+                        for name, value in headers.items())
+    return key.decode("latin-1") if key is not None else None
 
 
 def backend_key(headers: Mapping[str, str], backend: Backend) -> str | None:

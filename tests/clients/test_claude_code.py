@@ -9,7 +9,7 @@ token unique to the run) and print the final answer. Once with a native-tools ba
 Opt-in: ``python -m pytest -m agent_cli tests/clients/test_claude_code.py``. It installs the package with npm into
 a cache directory (``$STREAMPARSE_AGENT_CACHE``, else ``~/.cache/streamparse-agents``; the package spec from
 ``$STREAMPARSE_CLAUDE_CODE``, default the latest release) and skips, saying why, without node and npm or when the
-install fails and nothing is cached. Tested with 2.1.197.
+install fails and nothing is cached. Tested with 2.1.337 (issue 40 tried 2.1.332).
 """
 
 from __future__ import annotations
