@@ -97,9 +97,11 @@ class OpenAIRoutes:
             return self.replies.refuse(exc)
         except ClientDisconnect:
             return Response(status_code=CLIENT_GONE)
-        why = refused_relay("/v1" + rest, self.config.backend_for(None), self.keys)
-        if why is not None:
-            return self.replies.error(403, why, type_="permission_error", code="relay_refused")
+        chain = self.config.chain(self.config.backend_for(None))
+        allowed = [b for b in chain if refused_relay(request.method, "/v1" + rest, b, self.keys) is None]
+        if not allowed:
+            why = refused_relay(request.method, "/v1" + rest, chain[0], self.keys)
+            return self.replies.error(403, str(why), type_="permission_error", code="relay_refused")
         upstream = self.upstream
 
         async def attempt(backend: Backend) -> Attempt:
@@ -117,7 +119,7 @@ class OpenAIRoutes:
                                  content=body)
             return Attempt(backend, req, answer)
 
-        return await upstream.exchange(request, self.config.chain(self.config.backend_for(None)), attempt)
+        return await upstream.exchange(request, allowed, attempt)
 
 
 async def healthz(request: Request) -> Response:

@@ -86,6 +86,7 @@ client_api_keys_env = "LOCAL_CLIENT_KEYS"  # or give each proxy key its own back
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from dataclasses import dataclass, field, fields
@@ -114,7 +115,16 @@ LOG_FORMATS = ("text", "json")  # [server] log_format
 
 @functools.lru_cache(maxsize=16)
 def _key_pairs(raw: str) -> dict[str, str] | None:
-    """``A=X,B=Y`` -> ``{"A": "X", "B": "Y"}`` (read once per value); None when it is empty or malformed."""
+    """``A=X,B=Y`` (or a JSON object, for keys that hold ``=`` or ``,``) -> ``{"A": "X", "B": "Y"}`` (read once per
+    value); None when it is empty or malformed."""
+    if raw.lstrip().startswith("{"):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        ok = isinstance(value, dict) and value and all(isinstance(k, str) and k.strip() and isinstance(v, str)
+                                                       and v.strip() for k, v in value.items())
+        return {k.strip(): v.strip() for k, v in value.items()} if ok else None
     pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
     if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
         return None
@@ -163,14 +173,14 @@ class Backend:
 
     def client_api_keys(self) -> dict[str, str]:
         """Each proxy key -> the backend key its requests carry (``client_api_keys_env``: ``PROXYKEY=BACKENDKEY``
-        pairs, comma-separated); empty when the setting is absent. ConfigError when the variable is unset or
-        malformed."""
+        pairs, comma-separated, or a JSON object); empty when the setting is absent. ConfigError when the variable
+        is unset or malformed."""
         if not self.client_api_keys_env:
             return {}
         pairs = _key_pairs(os.environ.get(self.client_api_keys_env, ""))
         if pairs is None:
             raise ConfigError(f"backend {self.name!r}: client_api_keys_env names {self.client_api_keys_env!r}, which "
-                              "must hold PROXYKEY=BACKENDKEY pairs, comma-separated")
+                              "must hold PROXYKEY=BACKENDKEY pairs, comma-separated (or a JSON object)")
         return pairs
 
     def secrets(self) -> list[str]:
@@ -272,7 +282,14 @@ class ProxyConfig:
             if backend.api_key_env and not os.environ.get(backend.api_key_env):
                 raise ConfigError(f"backend {backend.name!r}: api_key_env names {backend.api_key_env!r}, "
                                   "which is not set in the environment")
-            backend.client_api_keys()  # refuses a variable that is unset or not PROXYKEY=BACKENDKEY pairs
+            own = backend.client_api_keys()  # refuses a variable that is unset or not PROXYKEY=BACKENDKEY pairs
+            keys = set(self.proxy_keys())
+            if own and set(own) != keys:
+                raise ConfigError(
+                    f"backend {backend.name!r}: client_api_keys_env must give every proxy key a backend key of its "
+                    f"own, and name no other key ({len(keys - set(own))} proxy key(s) without one, "
+                    f"{len(set(own) - keys)} name(s) that are no proxy key; a key holding '=' or ',' needs the JSON "
+                    "form: {\"PROXYKEY\": \"BACKENDKEY\"})")
         if self.owner_secret_env and not os.environ.get(self.owner_secret_env):
             raise ConfigError(f"[server] owner_secret_env names {self.owner_secret_env!r}, which is not set in the "
                               "environment")

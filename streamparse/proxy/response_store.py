@@ -67,7 +67,8 @@ class Stored:
 class ResponseStore(Protocol):
     """Where answers are kept; each method is bounded in time (else ``StoreUnavailable``)."""
 
-    description: str  # which store, as misses and /readyz name it (no credentials)
+    description: str  # which store, as misses, errors and /readyz name it (never an address or a credential)
+    location: str  # where it is, for the operator's log lines
     shared: bool  # every worker and replica sees the same answers
 
     async def get(self, owner: str, response_id: str, conversation: bool = False) -> Stored | None:
@@ -111,6 +112,7 @@ class MemoryStore:
 
     def __init__(self, size: int, ttl: float, max_chars: int = 256 << 20, clock: Callable[[], float] = time.monotonic):
         self.description = "this process's memory store"
+        self.location = "memory"
         self.size = size
         self.ttl = ttl
         self.max_chars = max_chars

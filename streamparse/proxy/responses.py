@@ -73,7 +73,7 @@ def store_warnings(config: ProxyConfig) -> list[str]:
             await store.ping()
             return None
         except StoreUnavailable as exc:
-            return f"{exc}; chained /v1/responses requests get a 503 until it answers"
+            return f"{exc} ({store.location}); chained /v1/responses requests get a 503 until it answers"
         finally:
             await store.aclose()
 
@@ -124,7 +124,7 @@ class ResponsesFront(OpenAIFront):
         try:
             await self.keeping.store.put(self.keeping.owner, answer)
         except StoreUnavailable as exc:
-            log.warning("responses: answer %s not stored: %s", answer.response_id, exc)
+            log.warning("responses: answer %s not stored: %s (%s)", answer.response_id, exc, self.keeping.store.location)
             self.keeping.metrics.store_error("put")
 
     def wire(self) -> Wire:
@@ -200,6 +200,7 @@ class ResponsesAPI:
 
     def _unavailable(self, exc: StoreUnavailable) -> Response:
         self.metrics.store_error("read")
+        log.warning("responses: %s (%s)", exc, self.store.location)
         return self.replies.error(503, f"the responses store is unavailable: {exc}; send the whole conversation "
                                   "as input, with store: false, to go on without it", type_="server_error",
                                   code="store_unavailable", front=ResponsesFront())

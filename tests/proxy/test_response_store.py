@@ -164,21 +164,23 @@ async def test_the_memory_store_expires_answers() -> None:
     assert len(store) == 1
 
 
-async def test_redis_expiry_is_redis_own_and_a_chain_renews_what_it_continues(redis_server: RedisServer) -> None:
+async def test_redis_expiry_is_redis_own_and_a_conversation_lives_as_long_as_its_newest_answer(
+        redis_server: RedisServer) -> None:
     store = RedisStore(redis_server.url, size=100, ttl=1.0, max_chars=1 << 20, timeout=2)
     try:
         first = answer(0, "hello")
         await store.put("alice", first)
         await anyio.sleep(0.6)
         second = answer(1, "more", previous=first)
-        await store.put("alice", second)  # renews resp_0: the chain is read whole after resp_0's first second
+        await store.put("alice", second)  # its conversation now lives a second from here
         await anyio.sleep(0.6)
         stored = await store.get("alice", "resp_1", conversation=True)
-        assert stored is not None and stored.messages[0]["content"] == "hello"
-        assert await store.items("alice", ["msg_0"])
+        assert stored is not None and stored.messages[0]["content"] == "hello"  # resp_0's turn, kept for resp_1
+        assert await store.get("alice", "resp_0") is None  # an answer itself expires ttl after it was stored
+        assert await store.items("alice", ["msg_0"]) == {} and await store.items("alice", ["msg_1"])
         await anyio.sleep(1.2)
         assert await store.get("alice", "resp_1") is None and await store.items("alice", ["msg_1"]) == {}
-        assert redis_server.command("EXISTS", f"{PREFIX}r:alice:resp_1").startswith(b":0")
+        assert redis_server.command("EXISTS", f"{PREFIX}c:alice:resp_0").startswith(b":0")
     finally:
         await store.aclose()
 
@@ -194,11 +196,53 @@ async def test_redis_keeps_each_turn_once_not_the_whole_chain_per_turn(redis_ser
         stored = await store.get("alice", "resp_39", conversation=True)
         assert stored is not None and len(stored.messages) == 80
         total = int(redis_server.command("GET", f"{PREFIX}chars").split(b"\r\n")[1])
-        one_turn = len(redis_server.command("HGET", f"{PREFIX}r:alice:resp_39", "msgs"))
+        one_turn = len(redis_server.command("HGET", f"{PREFIX}c:alice:resp_0", "m:resp_39"))
         assert total < 40 * 4 * one_turn  # linear in the turns (a copy per turn would be ~20x one turn's msgs each)
-        assert b"q" * 1000 not in redis_server.command("HGET", f"{PREFIX}r:alice:resp_39", "resp")
+        assert b"q" * 1000 not in redis_server.command("HGET", f"{PREFIX}c:alice:resp_0", "r:resp_39")
     finally:
         await store.aclose()
+
+
+async def test_a_conversation_longer_than_the_budget_never_breaks(make_store: Factory) -> None:
+    """More turns than ``size``, or than ``max_chars`` holds: every turn continues the one before, whole; in
+    Redis the conversation starts anew from the turn that would outgrow the budget, holding all of it."""
+    for store in (make_store(size=5), make_store(max_chars=9000)):
+        previous = None
+        for n in range(14):
+            turn = answer(n, f"turn {n}", previous=previous)
+            await store.put("alice", turn)
+            stored = await store.get("alice", turn.response_id, conversation=True)
+            assert stored is not None, n
+            assert [m["content"] for m in stored.messages[::2]] == [f"turn {k}" for k in range(n + 1)]
+            previous = turn
+
+
+async def test_an_answer_whose_earlier_answer_is_gone_is_stored_whole(make_store: Factory) -> None:
+    """The earlier answer was read when the request came, and deleted (or evicted) while the model wrote: the new
+    answer is kept with its whole conversation, and can be continued."""
+    store = make_store()
+    first = answer(0, "hello")
+    await store.put("alice", first)
+    second = answer(1, "more", previous=first)
+    assert await store.delete("alice", "resp_0")
+    await store.put("alice", second)
+    stored = await store.get("alice", "resp_1", conversation=True)
+    assert stored is not None and [m["content"] for m in stored.messages] == ["hello", "answer 0", "more", "answer 1"]
+
+
+async def test_an_item_named_by_two_answers_stays_while_the_newer_is_kept(make_store: Factory) -> None:
+    """The Vercel AI SDK's steps carry the earlier step's items on: the newest answer holding an item keeps it,
+    whatever happens to an older one."""
+    store = make_store(size=2)
+    older = answer(1)
+    await store.put("alice", older)
+    carried = Answer({"id": "resp_2", "output": []}, [older.response["output"][1]], [{"role": "user", "content": "x"}])
+    await store.put("alice", carried)
+    assert await store.delete("alice", "resp_1")
+    assert set(await store.items("alice", ["fc_1", "msg_1"])) == {"fc_1"}
+    await store.put("alice", answer(3))
+    await store.put("alice", answer(4))  # size 2: resp_2 goes, and the item with it
+    assert await store.items("alice", ["fc_1"]) == {}
 
 
 async def test_a_redis_that_is_gone_is_a_prompt_store_error(redis_server: RedisServer) -> None:
@@ -212,7 +256,7 @@ async def test_a_redis_that_is_gone_is_a_prompt_store_error(redis_server: RedisS
                          store.put("alice", answer(1)), store.delete("alice", "resp_0")):
                 with pytest.raises(StoreUnavailable) as info:
                     await call
-                assert "127.0.0.1" in str(info.value)
+                assert "shared Redis store" in str(info.value) and "127.0.0.1" not in str(info.value)
     finally:
         await store.aclose()
 
@@ -232,7 +276,8 @@ async def test_a_redis_that_never_answers_is_cut_at_the_timeout() -> None:
             await store.aclose()
 
 
-def test_a_store_url_keeps_its_password_out_of_messages() -> None:
-    store = RedisStore("redis://:hunter2-secret@127.0.0.1:1/0", 10, 60, 1000, timeout=0.5)
-    assert "hunter2" not in store.description and "127.0.0.1:1" in store.description
+def test_a_store_url_keeps_its_address_out_of_messages_and_its_credentials_out_of_logs() -> None:
+    for url in ("redis://:hunter2-secret@127.0.0.1:1/0", "redis://127.0.0.1:1/0?password=hunter2-secret"):
+        store = RedisStore(url, 10, 60, 1000, timeout=0.5)
+        assert store.description == "the shared Redis store" and store.location == "redis://127.0.0.1:1/0"
 

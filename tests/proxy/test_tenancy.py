@@ -229,3 +229,58 @@ def test_minted_ids_are_secure_and_distinct(proxy: ServerThread, model: Recordin
             prefix, _, digits = one.partition("_")
             assert prefix in ("resp", "msg", "fc", "call") and len(digits) >= 24
             int(digits, 16)  # hex: 96 bits or more from os.urandom
+
+
+def test_a_backend_key_map_must_cover_every_proxy_key(upstream: ServerThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key left out would reach the backend as the shared identity, with every path relayed: refused at start."""
+    from streamparse.proxy.config import ConfigError
+
+    monkeypatch.setenv("STREAMPARSE_API_KEYS", f"{KA},{KB},key-carol-555555")
+    for mapping in (f"{KA}=sk-a,{KB}=sk-b", f"{KA}=sk-a,{KB}=sk-b,key-carol-555555=sk-c,key-dave=sk-d"):
+        monkeypatch.setenv("PER_CLIENT", mapping)
+        with pytest.raises(ConfigError, match="every proxy key"):
+            create_app(ProxyConfig.single(upstream.url + "/v1", {"client_api_keys_env": "PER_CLIENT"}))
+
+
+def test_keys_holding_equals_signs_map_in_the_json_form(upstream: ServerThread, files: Files,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    padded_a, padded_b = "c2stYWxpY2U=", "c2stYm9iYg=="
+    monkeypatch.setenv("PER_CLIENT", json.dumps({padded_a: "sk-backend-a=", padded_b: "sk-backend-b"}))
+    with proxy_for(upstream, monkeypatch, keys=f"{padded_a},{padded_b}", client_api_keys_env="PER_CLIENT") as server:
+        for key in (padded_a, padded_b):
+            with raw(server, key, "bearer") as http:
+                assert http.get("/v1/files").status_code == 200
+    assert [auth for *_, auth in files.seen[-2:]] == ["Bearer sk-backend-a=", "Bearer sk-backend-b"]
+    monkeypatch.setenv("PER_CLIENT", f"{padded_a}=sk-backend-a,{padded_b}=sk-backend-b")  # misread: said at start
+    from streamparse.proxy.config import ConfigError
+    with pytest.raises(ConfigError, match="JSON form"):
+        create_app(ProxyConfig.single(upstream.url + "/v1", {"client_api_keys_env": "PER_CLIENT"}))
+
+
+def test_a_fallback_that_shares_one_identity_never_takes_a_stateful_path(upstream: ServerThread, files: Files,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The primary gives each key its own backend key but is down; its fallback has one shared key: the stateful
+    path is refused, never relayed to the fallback as the shared identity."""
+    from streamparse.proxy.config import Backend
+    from streamparse.proxy.runner import free_port
+
+    monkeypatch.setenv("STREAMPARSE_API_KEYS", f"{KA},{KB}")
+    monkeypatch.setenv("PER_CLIENT", f"{KA}=sk-a,{KB}=sk-b")
+    monkeypatch.setenv("SHARED", "sk-shared-backend")
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    config = ProxyConfig(backends=[
+        Backend("primary", down, default=True, client_api_keys_env="PER_CLIENT", fallback=["spare"]),
+        Backend("spare", upstream.url + "/v1", api_key_env="SHARED")])
+    before = len(files.seen)
+    with ServerThread(create_app(config)) as server, raw(server, KA, "bearer") as http:
+        r = http.get("/v1/files")
+        assert r.status_code == 502  # the primary, the only backend allowed, is down: not relayed to the spare
+        assert http.get("/v1/models").status_code != 403  # (a stateless read may go to the spare)
+    assert len(files.seen) == before
+
+
+def test_models_are_read_but_never_changed_through_a_shared_identity(proxy: ServerThread) -> None:
+    with raw(proxy, KA, "bearer") as http:
+        assert http.delete("/v1/models/ft:some-model").status_code == 403
+        assert http.post("/v1/models/x", json={}).status_code == 403
+        assert http.get("/v1/models").status_code != 403
