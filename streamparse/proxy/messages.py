@@ -34,6 +34,7 @@ from .fronts import AnthropicFront, JSONBody, TranslatingWire
 from .pipeline import DIAGNOSTIC_HEADER, ChatPipeline, set_header
 from .plan import plan_chat
 from .replies import Replies
+from .upstream import client_key
 
 __all__ = ["MessagesAPI", "upstream_headers", "ESTIMATE_HEADER"]
 
@@ -56,10 +57,12 @@ class _NotedFront(AnthropicFront):
 
 
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """An Anthropic client's headers as an OpenAI client would send them."""
+    """An Anthropic client's headers as an OpenAI client would send them: the key it presents (read as ``auth``
+    reads it: a Bearer token first, else ``x-api-key``) as ``Authorization: Bearer``."""
     out = {k: v for k, v in headers.items() if not k.lower().startswith("anthropic-") and k.lower() != "x-api-key"}
-    key = headers.get("x-api-key")
-    if key and not any(k.lower() == "authorization" for k in out):
+    key = client_key(headers)
+    if key:
+        out = {k: v for k, v in out.items() if k.lower() != "authorization"}
         out["authorization"] = f"Bearer {key}"
     return out
 

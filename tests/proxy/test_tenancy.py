@@ -284,3 +284,16 @@ def test_models_are_read_but_never_changed_through_a_shared_identity(proxy: Serv
         assert http.delete("/v1/models/ft:some-model").status_code == 403
         assert http.post("/v1/models/x", json={}).status_code == 403
         assert http.get("/v1/models").status_code != 403
+
+
+def test_the_anthropic_front_carries_the_key_auth_accepted(upstream: ServerThread, model: RecordingModel,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Authorization: Basic …`` beside a valid ``x-api-key``: auth accepts the x-api-key, and the request reaches
+    the backend with that key's own backend key, not the shared one."""
+    monkeypatch.setenv("PER_CLIENT", f"{KA}=sk-backend-alice,{KB}=sk-backend-bob")
+    model.reset("Hello.")
+    with proxy_for(upstream, monkeypatch, client_api_keys_env="PER_CLIENT") as server:
+        r = httpx.post(server.url + "/v1/messages", headers={"authorization": "Basic dXNlcjpwYXNz", "x-api-key": KB},
+                       json={"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 200
+    assert model.headers[-1]["authorization"] == "Bearer sk-backend-bob"
