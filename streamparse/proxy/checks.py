@@ -7,10 +7,12 @@ miss, the word that was probably meant); a URL with credentials is never repeate
 from __future__ import annotations
 
 import difflib
+import functools
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ConfigError", "did_you_mean", "check_upstream", "redact_url"]
+__all__ = ["ConfigError", "did_you_mean", "check_upstream", "redact_url", "check_store_url", "key_pairs", "STORE_SCHEMES"]
 
 
 class ConfigError(ValueError):
@@ -47,3 +49,36 @@ def redact_url(url: str) -> str:
     if "@" in authority:
         authority = "***@" + authority.rsplit("@", 1)[1]
     return f"{scheme}://{authority}{slash}{path}"
+
+
+STORE_SCHEMES = ("redis", "rediss")  # a shared responses_store's URL schemes; "memory" is the other value
+
+
+def check_store_url(value: Any) -> str:
+    """``responses_store``: ``memory``, or a ``redis://`` / ``rediss://`` URL with a host (ConfigError otherwise)."""
+    if value == "memory":
+        return "memory"
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in STORE_SCHEMES or not parts.hostname:
+        shown = redact_url(value.partition("?")[0]) if isinstance(value, str) else value  # (no ?password=)
+        raise ConfigError(f"[server] responses_store must be \"memory\" or a redis:// or rediss:// URL with a host, "
+                          f"not {shown!r}")
+    return str(value)
+
+
+@functools.lru_cache(maxsize=16)
+def key_pairs(raw: str) -> dict[str, str] | None:
+    """``A=X,B=Y`` (or a JSON object, for keys that hold ``=`` or ``,``) -> ``{"A": "X", "B": "Y"}`` (read once per
+    value); None when it is empty or malformed."""
+    if raw.lstrip().startswith("{"):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        ok = isinstance(value, dict) and value and all(isinstance(k, str) and k.strip() and isinstance(v, str)
+                                                       and v.strip() for k, v in value.items())
+        return {k.strip(): v.strip() for k, v in value.items()} if ok else None
+    pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
+    if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
+        return None
+    return {key.strip(): value.strip() for key, _, value in pairs}

@@ -85,8 +85,6 @@ client_api_keys_env = "LOCAL_CLIENT_KEYS"  # or give each proxy key its own back
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import sys
 from dataclasses import dataclass, field, fields
@@ -99,7 +97,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..dialects import REGISTRY, resolve
-from .checks import ConfigError, check_upstream, did_you_mean, redact_url
+from .checks import ConfigError, check_store_url, check_upstream, did_you_mean, key_pairs, redact_url
 from .cors import check_origins
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
@@ -111,24 +109,6 @@ CONSTRAIN_MODES = ("off", "auto", "llamacpp", "vllm", "sglang")  # a backend's `
 SYSTEM_MESSAGE_MODES = ("inline", "fold")  # a backend's ``system_messages``
 REASONING_START_MODES = ("closed", "open", "auto", "asked")  # a backend's ``reasoning_start`` (proxy.plan)
 LOG_FORMATS = ("text", "json")  # [server] log_format
-
-
-@functools.lru_cache(maxsize=16)
-def _key_pairs(raw: str) -> dict[str, str] | None:
-    """``A=X,B=Y`` (or a JSON object, for keys that hold ``=`` or ``,``) -> ``{"A": "X", "B": "Y"}`` (read once per
-    value); None when it is empty or malformed."""
-    if raw.lstrip().startswith("{"):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return None
-        ok = isinstance(value, dict) and value and all(isinstance(k, str) and k.strip() and isinstance(v, str)
-                                                       and v.strip() for k, v in value.items())
-        return {k.strip(): v.strip() for k, v in value.items()} if ok else None
-    pairs = [part.strip().partition("=") for part in raw.split(",") if part.strip()]
-    if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
-        return None
-    return {key.strip(): value.strip() for key, _, value in pairs}
 
 
 @dataclass
@@ -177,7 +157,7 @@ class Backend:
         is unset or malformed."""
         if not self.client_api_keys_env:
             return {}
-        pairs = _key_pairs(os.environ.get(self.client_api_keys_env, ""))
+        pairs = key_pairs(os.environ.get(self.client_api_keys_env, ""))
         if pairs is None:
             raise ConfigError(f"backend {self.name!r}: client_api_keys_env names {self.client_api_keys_env!r}, which "
                               "must hold PROXYKEY=BACKENDKEY pairs, comma-separated (or a JSON object)")
@@ -302,21 +282,6 @@ class ProxyConfig:
         """One default backend at ``upstream``, with ``backend`` settings (checked as a config file's would be)."""
         url = check_upstream(upstream)
         return cls(backends=[_backend("default", {**(backend or {}), "upstream": url, "default": True})], **server)
-
-
-STORE_SCHEMES = ("redis", "rediss")  # a shared responses_store's URL schemes; "memory" is the other value
-
-
-def check_store_url(value: Any) -> str:
-    """``responses_store``: ``memory``, or a ``redis://`` / ``rediss://`` URL with a host (ConfigError otherwise)."""
-    if value == "memory":
-        return "memory"
-    parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in STORE_SCHEMES or not parts.hostname:
-        shown = redact_url(value) if isinstance(value, str) else value
-        raise ConfigError(f"[server] responses_store must be \"memory\" or a redis:// or rediss:// URL with a host, "
-                          f"not {shown!r}")
-    return str(value)
 
 
 def routes(backends: list[Backend]) -> dict[str, Backend]:
