@@ -45,6 +45,15 @@ def answer(n: int, said: str = "", previous: Answer | None = None, text: str = "
 Factory = Callable[..., ResponseStore]
 
 
+async def chain(store: ResponseStore, *said: str) -> list[Answer]:
+    """Turns 0, 1, ... stored for alice, each continuing the one before; the user says ``said[n]``."""
+    turns: list[Answer] = []
+    for n, words in enumerate(said):
+        turns.append(answer(n, words, previous=turns[-1] if turns else None))
+        await store.put("alice", turns[-1])
+    return turns
+
+
 @pytest.fixture(params=["memory", "redis"])
 async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
     made: list[ResponseStore] = []
@@ -71,12 +80,7 @@ async def make_store(request: pytest.FixtureRequest) -> AsyncIterator[Factory]:
 
 async def test_a_chain_reads_back_whole_and_in_order(make_store: Factory) -> None:
     store = make_store()
-    first = answer(0, "hello")
-    await store.put("alice", first)
-    second = answer(1, "more", previous=first)
-    await store.put("alice", second)
-    third = answer(2, "again", previous=second)
-    await store.put("alice", third)
+    *_, third = await chain(store, "hello", "more", "again")
     stored = await store.get("alice", "resp_2", conversation=True)
     assert stored is not None
     assert [m["content"] for m in stored.messages] == ["hello", "answer 0", "more", "answer 1", "again", "answer 2"]
@@ -131,10 +135,7 @@ async def test_storing_an_id_again_replaces_it(make_store: Factory) -> None:
 
 async def test_delete_forgets_the_answer_and_its_items_but_not_what_continued_it(make_store: Factory) -> None:
     store = make_store()
-    first = answer(0, "hello")
-    await store.put("alice", first)
-    second = answer(1, "more", previous=first)
-    await store.put("alice", second)
+    await chain(store, "hello", "more")
     assert await store.delete("alice", "resp_0") is True
     assert await store.get("alice", "resp_0") is None and await store.items("alice", ["msg_0"]) == {}
     assert await store.delete("alice", "resp_0") is False
