@@ -3,8 +3,8 @@
 Run: pytest bench/test_bench_upstream_read.py --benchmark-only -s
 
 Readers: httpx ``aiter_bytes`` (what the proxy did: one piece per transfer chunk, so one per SSE event),
-httpx ``aiter_raw``, httpx ``aiter_bytes`` after ``proxy.coalesce`` (what the proxy does now: all that
-arrived, in one piece), and aiohttp's ``iter_any`` when aiohttp is installed. Each round reads several
+httpx ``aiter_raw``, httpx ``aiter_bytes`` through ``proxy.transport.BackendPools`` (what the proxy does now: all
+that arrived, in one piece), and aiohttp's ``iter_any`` when aiohttp is installed. Each round reads several
 streams at once, unpaced (the upstream outruns the reader) and paced (2 ms per event: one event per read).
 extra_info holds CPU µs per SSE event of this process (every thread, schedstat) and pieces per stream;
 compare readers within one run. (httpx's ``aiter_bytes(chunk_size=N)`` is left out: it holds bytes back until N
@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from streamparse.harness.proxycost import cpu_ns
-from streamparse.proxy.coalesce import coalesce
+from streamparse.proxy.transport import BackendPools
 from streamparse.proxy.runner import free_port, port_open, started_process
 
 PAYLOAD = {"model": "long", "stream": True, "messages": [{"role": "user", "content": "go"}]}
@@ -64,13 +64,12 @@ def _httpx(mode: str) -> Reader:
     async def read(url: str, streams: int) -> tuple[int, int, int]:
         counts = [0, 0]
         limits = httpx.Limits(max_connections=streams)
-        async with httpx.AsyncClient(timeout=60, limits=limits) as client:  # (its TLS context costs ~20 ms)
+        transport = BackendPools([(url, streams)]) if mode == "coalesced" else None
+        async with httpx.AsyncClient(timeout=60, limits=limits, transport=transport) as client:  # (TLS: ~20 ms)
             before = cpu_ns([os.getpid()])
 
             async def one() -> None:
                 async with client.stream("POST", url, json=PAYLOAD) as resp:
-                    if mode == "coalesced":
-                        assert coalesce(resp)
                     await _count(resp.aiter_raw() if mode == "raw" else resp.aiter_bytes(), counts)
 
             return await _all(one, streams, counts, before)

@@ -20,9 +20,9 @@ import json
 import time
 from typing import Any
 
-import httpcore
+import httpx
 
-from ..proxy.coalesce import dechunk
+from ..proxy.chunked import dechunk
 from ..wire.sse import SSEDecoder
 from .examples import EXAMPLE_TOOLS
 from .replay import _finish, completion_chunks, example_script, sse_frames
@@ -127,7 +127,7 @@ def decode_answer(raw: bytes) -> dict[str, Any]:
     chunks = 0
     try:
         data = b"".join(dechunk(body))
-    except httpcore.RemoteProtocolError as exc:
+    except httpx.RemoteProtocolError as exc:
         raise ValueError(f"not a whole chunked body: {exc}") from None
     for event in SSEDecoder().feed(data):
         if event.data is None or event.data == "[DONE]":

@@ -26,18 +26,18 @@ from starlette.types import Receive, Scope, Send
 
 from ..wire.sse import dumps, encode_items, error_item
 from ..wire.validation import BadRequest
-from .coalesce import coalesce, limit_waits, pieces as body_pieces
+from .body import limit_waits, pieces as body_pieces
 from .config import Backend
 from .access_log import record_of
 from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .fallback import failure_reason, skipped, status_reason
 from .metrics import Metrics, StreamMeter
-from .pools import BackendPools
 from .fronts import OPENAI, Front
 from .masking import MaskedSSE, mask_json_bytes, mask_value
 from .redaction import StreamRedactor
 from .replies import CLIENT_GONE, Replies
 from .rewrite import UpstreamEvents
+from .transport import BackendPools
 from .upstream import (Clock, Failure, Slot, Slots, UpstreamTimeout, forward_headers, next_piece, not_found_hint,
                        only_comments)
 
@@ -144,7 +144,6 @@ class Upstream:
         except BaseException:
             slot.release()
             raise
-        coalesce(resp)  # events that arrived together are read (and sent on) together
         # Once the answer has begun, a wait for more of it lasts read_timeout, not first_byte_timeout.
         clock.on_answer = partial(limit_waits, resp, min(backend.read_timeout, backend.total_timeout))
         return resp, slot, clock

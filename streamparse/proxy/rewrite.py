@@ -34,7 +34,7 @@ from .drain import DRAIN_CODE, DRAIN_MESSAGE, Drain
 from .metrics import StreamMeter
 from .plan import ChatPlan
 from .redaction import Redactor
-from .coalesce import ended, pieces as body_pieces
+from .body import ended, pieces as body_pieces
 from .upstream import Clock, UpstreamTimeout
 
 __all__ = ["UnusableResponse", "decode_completion", "check_completion", "rewrite_sse", "drained_end", "upstream_text",

@@ -207,7 +207,7 @@ async def next_piece(pieces: AsyncIterator[bytes], clock: Clock) -> bytes | None
 
     No timer per piece (that costs more than the rest of the relay): the body's own read timeout ends a
     silent wait (httpx's, set to ``min(first_byte_timeout, total_timeout)`` for the response head and the
-    first wait of the body; ``coalesce.limit_waits`` shortens it to ``min(read_timeout, total_timeout)`` once
+    first wait of the body; ``body.limit_waits`` shortens it to ``min(read_timeout, total_timeout)`` once
     the answer has begun: ``Clock.on_answer``), and the deadlines are checked as each piece arrives, so an
     upstream that sends only pings is cut at the first ping past its deadline. ``rewrite.rewrite_sse`` keeps an
     inlined copy of this step in its read loop (one coroutine less per read): a change here belongs there too.

@@ -16,7 +16,7 @@ from streamparse.harness.leanload import (decode_answer, lean_payload, lean_roun
                                           serve_lean_upstream)
 from streamparse.harness.loadtest import run_workers
 from streamparse.harness.replay import create_replay_app
-from streamparse.proxy.coalesce import dechunk
+from streamparse.proxy.chunked import dechunk
 from streamparse.proxy.runner import free_port, port_open
 
 

@@ -1,5 +1,5 @@
-"""``coalesce.pieces``: an upstream body read straight from its coalesced stream gives the pieces, the bytes
-and the errors ``aiter_bytes`` gives; a body httpx must decode (gzip) is read by httpx."""
+"""``body.pieces``: an upstream body read straight from its ``Body`` gives the pieces, the bytes and the errors
+``aiter_bytes`` gives; a body httpx must decode (gzip) is read by httpx."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from helpers import RawServer
-from streamparse.proxy.coalesce import _Arrived, coalesce, pieces
+from streamparse.proxy.body import pieces
+from streamparse.proxy.transport import BackendPools
 
 Answer = Callable[[asyncio.StreamWriter], Awaitable[None]]
 EVENTS = b"".join(b'data: {"n": %d}\n\n' % n for n in range(40))
@@ -26,20 +27,19 @@ def chunked(*parts: bytes, end: bool = True) -> bytes:
 
 async def fetch(answer: Answer, *, direct: bool, requests: int = 1) -> tuple[list[list[bytes]], Any, int, bool]:
     """Each request's pieces (``pieces`` or ``aiter_bytes``), the error that ended the last, the connections
-    the server saw, and whether the last body was read from the coalesced stream."""
+    the server saw, and whether ``pieces`` read the last body without httpx's generators (not ``aiter_bytes``)."""
     results: list[list[bytes]] = []
     error: Any = None
     arrived = False
     async with RawServer(answer) as server:
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(transport=BackendPools([(server.url, 2)])) as client:
             for _ in range(requests):
                 got: list[bytes] = []
                 results.append(got)
                 with anyio.fail_after(10):
                     async with client.stream("GET", server.url) as resp:
-                        assert coalesce(resp)
-                        arrived = type(resp.stream) is _Arrived
                         body = pieces(resp) if direct else resp.aiter_bytes()
+                        arrived = body.__qualname__.startswith("Body.")  # type: ignore[attr-defined]
                         try:
                             async for piece in body:
                                 got.append(piece)

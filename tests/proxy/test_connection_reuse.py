@@ -1,7 +1,7 @@
 """Upstream connections are kept across requests: a body whose reader stopped at its last event (``[DONE]``) is
-read to its end when closed (``coalesce.ended``), within ``TAIL_BYTES`` and ``TAIL_SECONDS``; the pool polls an
-idle connection's socket only when it reuses it; the proxy, streaming calls out of an upstream, keeps its
-upstream connection for the next request."""
+read to its end when closed (``body.ended``), within ``TAIL_BYTES`` and ``TAIL_SECONDS``; a burst reuses the idle
+connections of the last one; the proxy, streaming calls out of an upstream, keeps its upstream connection for the
+next request, and a stream that fails or is cut closes it."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from typing import Any, Awaitable, Callable
 import anyio
 import httpx
 import pytest
-from httpcore._async.connection import AsyncHTTPConnection
 from openai import OpenAI
 
 from helpers import TOOLS, RawServer
 from streamparse.harness.replay import create_replay_app
 from streamparse.proxy.app import create_app
-from streamparse.proxy.coalesce import TAIL_BYTES, TAIL_SECONDS, coalesce, ended, pieces
+from streamparse.proxy.body import TAIL_BYTES, TAIL_SECONDS, ended, pieces
 from streamparse.proxy.config import ProxyConfig
-from streamparse.proxy.pools import BackendPools
+from streamparse.proxy.transport import BackendPools
 from streamparse.proxy.runner import ServerThread
 from upstreams import script
 
@@ -48,7 +47,6 @@ async def until_done(answer: Answer, *, mark: bool, requests: int = 2) -> tuple[
             for _ in range(requests):
                 with anyio.fail_after(10):
                     resp = await client.send(client.build_request("GET", server.url), stream=True)
-                    assert coalesce(resp)
                     got = b""
                     async for piece in pieces(resp):
                         got += piece
@@ -108,17 +106,10 @@ def test_a_tail_that_does_not_end_soon_and_small_is_dropped_with_its_connection(
     assert slowest < TAIL_SECONDS + 2  # a close waits at most about TAIL_SECONDS (generous on a loaded machine)
 
 
-def test_a_burst_polls_an_idle_socket_only_when_it_reuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpcore asks every idle connection's socket on every request (a poll each): a burst of n requests on n
-    idle connections made n * n / 2 polls. Here each reuse asks its own connection, once."""
-    polls = 0
-    has_expired = AsyncHTTPConnection.has_expired
-
-    def counted(self: AsyncHTTPConnection) -> bool:
-        nonlocal polls
-        polls += 1
-        return has_expired(self)
-
+def test_a_burst_reuses_every_idle_connection_of_the_last_one() -> None:
+    """httpcore asked every idle connection's socket on every request (a poll each: n * n / 2 for a burst of n)
+    and gave the first idle one to every request of a burst. Here a connection learns of its server's close from
+    the loop, and each request of the second burst takes an idle connection of its own."""
     async def main() -> int:
         async def answer(out: asyncio.StreamWriter) -> None:
             await asyncio.sleep(0.05)
@@ -130,16 +121,13 @@ def test_a_burst_polls_an_idle_socket_only_when_it_reuses_it(monkeypatch: pytest
                 async def one() -> None:
                     assert (await client.get(server.url)).content == LAST
 
-                for burst in range(2):
+                for _ in range(2):
                     async with anyio.create_task_group() as tg:
                         for _ in range(30):
                             tg.start_soon(one)
-                    if burst == 0:
-                        monkeypatch.setattr(AsyncHTTPConnection, "has_expired", counted)
         return server.connections
 
     assert anyio.run(main) == 30  # the second burst reused every connection
-    assert 30 <= polls <= 30 + 5  # one ask per reuse (httpcore's own assignment: hundreds)
 
 
 @pytest.fixture(scope="module")
@@ -172,51 +160,17 @@ def test_the_proxy_streaming_calls_keeps_its_upstream_connection(upstream_ports:
     assert len(ports) == 3 and len(set(ports)) == 1  # three requests upstream, one connection
 
 
-def test_an_idle_connection_given_to_a_request_is_not_closed_as_expired_before_it_is_sent() -> None:
-    """A burst that meets the keep-alive expiry: a request was given an idle connection, and before it is sent
-    another request's sweep finds that connection idle past its expiry. httpcore closed it under the request
-    (a ReadError, a 502 to the client); here it goes out, and only connections no request holds are closed."""
-    from httpcore import Origin, Request
-    from httpcore._async.connection_pool import AsyncPoolRequest
-    from httpcore._async.http11 import AsyncHTTP11Connection, HTTPConnectionState
-
-    transport = BackendPools([("http://127.0.0.1:9/v1", 4)]).pool_for(httpx.URL("http://127.0.0.1:9/"))
-    pool = transport._pool
-    origin = Origin(b"http", b"127.0.0.1", 9)
-
-    def expired_idle() -> AsyncHTTPConnection:
-        connection = AsyncHTTPConnection(origin=origin)
-        connection._connection = AsyncHTTP11Connection(origin=origin, stream=None)  # type: ignore[arg-type]
-        connection._connection._state = HTTPConnectionState.IDLE
-        connection._connection._expire_at = 0.0  # long past
-        return connection
-
-    async def sweep() -> None:  # (a pool request's event needs a running loop)
-        held, free = expired_idle(), expired_idle()
-        pool._connections[:] = [held, free]
-        given = AsyncPoolRequest(Request("GET", "http://127.0.0.1:9/"))
-        given.assign_to_connection(held)
-        pool._requests[:] = [given]
-        closing = pool._assign_requests_to_connections()
-        assert closing == [free] and pool._connections == [held]
-
-    anyio.run(sweep)
-
-
 def test_a_close_cancelled_while_it_reads_the_tail_still_frees_the_connection() -> None:
     async def main() -> None:
         async with RawServer(never_ends) as server:
-            async with httpx.AsyncClient(transport=BackendPools([(server.url, 1)])) as client:
+            async with httpx.AsyncClient(transport=BackendPools([(server.url, 1)])) as client:  # a pool of one
                 resp = await client.send(client.build_request("GET", server.url), stream=True)
-                assert coalesce(resp)
                 async for piece in pieces(resp):
                     if piece.endswith(LAST):
                         break
                 ended(resp)
                 with anyio.move_on_after(0.05):  # cancelled before TAIL_SECONDS: the tail never came
                     await resp.aclose()
-                pool = BackendPools.pool_for(client._transport, httpx.URL(server.url))._pool  # type: ignore[arg-type]
-                assert pool._requests == []
                 with anyio.fail_after(10):  # the one connection of the pool is free again
                     late = await client.send(client.build_request("GET", server.url), stream=True)
                     await late.aclose()
@@ -227,9 +181,9 @@ def test_a_close_cancelled_while_it_reads_the_tail_still_frees_the_connection() 
 def test_a_stream_that_fails_closes_its_upstream_connection_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the upstream's own [DONE] lets the proxy read a body's tail; a stream that fails (here: an event that is
     not JSON, the upstream still writing) closes its upstream connection at once, so the backend stops."""
-    import streamparse.proxy.coalesce as coalesce_mod
+    import streamparse.proxy.body as body_mod
 
-    monkeypatch.setattr(coalesce_mod, "TAIL_SECONDS", 30.0)  # (were the tail read, the close would wait this long)
+    monkeypatch.setattr(body_mod, "TAIL_SECONDS", 30.0)  # (were the tail read, the close would wait this long)
 
     async def broken(out: asyncio.StreamWriter) -> None:
         event = b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n'

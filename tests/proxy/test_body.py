@@ -1,5 +1,6 @@
-"""The upstream body read as it arrives (``proxy.coalesce``): what arrived together comes out as one piece,
-nothing waits for bytes still on their way, and the bytes and errors are those httpx gives without it."""
+"""The upstream body read as it arrives (``proxy.body``, through ``transport.BackendPools``): what arrived together
+comes out as one piece, nothing waits for bytes still on their way, and the bytes and errors are those httpx's own
+transport gives."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import httpx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from streamparse.proxy.coalesce import MAX_PIECE, _Chunks, coalesce
+from streamparse.proxy.body import MAX_PIECE, limit_waits, pieces as body_pieces
+from streamparse.proxy.chunked import Chunks
+from streamparse.proxy.transport import BackendPools
 
 Writer = Callable[[asyncio.StreamWriter, "Server"], Awaitable[None]]
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -57,27 +60,25 @@ class Server:
 
 async def read(writer: Writer, *, coalesced: bool = True, requests: int = 1,
                on_piece: Callable[[Server, list[bytes]], None] | None = None) -> tuple[list[list[bytes]], Any, Server]:
-    """Each request's pieces (as the proxy reads them: ``aiter_bytes``), the exception that ended the last one
-    (or None), and the server."""
+    """Each request's pieces (``aiter_bytes``: through ``BackendPools``, or with ``coalesced`` False httpx's own
+    transport), the exception that ended the last one (or None), and the server."""
     server = Server(writer)
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     results: list[list[bytes]] = []
     error: Any = None
     try:
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(transport=BackendPools([]) if coalesced else None) as client:
             for _ in range(requests):
-                pieces: list[bytes] = []
-                results.append(pieces)
+                got: list[bytes] = []
+                results.append(got)
                 with anyio.fail_after(10):  # a reader that waited for more than had arrived would hang here
                     async with client.stream("GET", f"http://127.0.0.1:{port}/") as resp:
-                        if coalesced:
-                            assert coalesce(resp)
                         try:
                             async for piece in resp.aiter_bytes():
-                                pieces.append(piece)
+                                got.append(piece)
                                 if on_piece:
-                                    on_piece(server, pieces)
+                                    on_piece(server, got)
                         except httpx.HTTPError as exc:
                             error = exc
         with anyio.fail_after(10):  # the client closed its connections: each handler sees the end and returns
@@ -102,7 +103,7 @@ def test_events_that_arrive_together_come_out_as_one_piece_and_the_connection_is
     assert server.connections == 1  # the body was read to its end: the connection went back to the pool
 
 
-def test_without_coalescing_httpx_gives_one_piece_per_transfer_chunk() -> None:
+def test_httpx_own_transport_gives_one_piece_per_transfer_chunk() -> None:
     async def plain() -> tuple[list[list[bytes]], Any, Server]:
         return await read(together, coalesced=False)
 
@@ -157,18 +158,18 @@ def test_a_body_cut_short_ends_with_the_error_httpx_raises_after_the_bytes_that_
     assert isinstance(error, httpx.RemoteProtocolError)
 
 
-def test_a_response_from_another_transport_keeps_its_own_stream() -> None:
-    async def main() -> tuple[bool, bytes]:
+def test_a_response_from_another_transport_is_read_by_httpx() -> None:
+    async def main() -> bytes:
         transport = httpx.MockTransport(lambda request: httpx.Response(200, content=b"data: x\n\n"))
         async with httpx.AsyncClient(transport=transport) as client:
             async with client.stream("GET", "http://upstream/") as resp:
-                installed = coalesce(resp)
-                return installed, b"".join([p async for p in resp.aiter_bytes()])
+                limit_waits(resp, 1.0)  # (nothing to limit: a no-op)
+                return b"".join([p async for p in body_pieces(resp)])
 
-    assert anyio.run(main) == (False, b"data: x\n\n")
+    assert anyio.run(main) == b"data: x\n\n"
 
 
-# The chunked transfer coding, decoded by the reader itself (h11 only sees an empty terminal chunk).
+# The chunked transfer coding, decoded by ``chunked.Chunks`` (h11 only sees an empty terminal chunk).
 
 
 
@@ -178,7 +179,7 @@ def encode_chunked(parts: list[bytes], *, extension: bytes = b"", trailer: bytes
 
 def decode_in_pieces(wire: bytes, cuts: list[int]) -> tuple[bytes, bool, bytes]:
     """``wire`` fed in pieces cut at ``cuts``: (the data, whether the end was seen, what was left unread)."""
-    chunks, buf, out = _Chunks(), bytearray(), []
+    chunks, buf, out = Chunks(), bytearray(), []
     points = sorted({c % (len(wire) + 1) for c in cuts} | {0, len(wire)})
     for start, end in zip(points, points[1:]):
         buf += wire[start:end]
@@ -202,10 +203,8 @@ def test_a_chunked_body_decodes_the_same_however_its_bytes_arrive(parts: list[by
 @pytest.mark.parametrize("wire", [b"zz\r\nab\r\n0\r\n\r\n", b"+2\r\nab\r\n0\r\n\r\n", b"1_0\r\n", b"\r\n",
                                   b"2\r\nabXY0\r\n\r\n", b"2" * 5000])
 def test_a_malformed_chunk_header_or_footer_is_a_protocol_error(wire: bytes) -> None:
-    import httpcore
-
-    chunks, buf = _Chunks(), bytearray(wire)
-    with pytest.raises(httpcore.RemoteProtocolError):
+    chunks, buf = Chunks(), bytearray(wire)
+    with pytest.raises(httpx.RemoteProtocolError):
         data = chunks.feed(buf)  # data before the fault comes first; the error with the next call
         assert data == [b"ab"]
         chunks.feed(buf)
@@ -233,31 +232,31 @@ def test_a_content_length_body_is_read_through_h11_and_keeps_the_connection() ->
     assert first[0].startswith(event(0)) and len(first) < 6 and server.connections == 1
 
 
-# The socket read directly: no timer per read, but a wait still ends at the read timeout.
+# No timer per read, but a wait still ends at the read timeout (and at the one ``limit_waits`` sets).
 
-async def read_with_timeout(writer: Writer, timeout: float) -> tuple[list[bytes], Any, bool]:
+async def read_with_timeout(writer: Writer, timeout: float, later: float | None = None) -> tuple[list[bytes], Any]:
+    """The pieces and the error that ended the body; with ``later``, each wait after the first piece lasts that."""
     server = Server(writer)
     listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     pieces: list[bytes] = []
     error: Any = None
-    direct = False
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5)) as client:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5), transport=BackendPools([])) as client:
             with anyio.fail_after(20):
                 async with client.stream("GET", f"http://127.0.0.1:{port}/") as resp:
-                    assert coalesce(resp)
                     try:
                         async for piece in resp.aiter_bytes():
                             pieces.append(piece)
+                            if later is not None:
+                                limit_waits(resp, later)
                     except httpx.HTTPError as exc:
                         error = exc
-                    direct = getattr(resp.stream, "_wire", None) is not None
         with anyio.fail_after(10):
             await asyncio.gather(*server.handlers)
     finally:
         listener.close()
-    return pieces, error, direct
+    return pieces, error
 
 
 @pytest.mark.parametrize("loop", LOOPS)
@@ -266,9 +265,8 @@ def test_a_silent_upstream_ends_with_httpx_read_timeout_after_what_it_sent(loop:
         out.write(HEAD + chunk(event(1)))  # and nothing more, until the client leaves
         await out.drain()
 
-    pieces, error, direct = anyio.run(read_with_timeout, silent, 0.3, backend_options=loop_options(loop))
-    assert direct  # read from the socket, not through httpcore's timed read
-    assert pieces == [event(1)]
+    got, error = anyio.run(read_with_timeout, silent, 0.3, backend_options=loop_options(loop))
+    assert got == [event(1)]
     assert isinstance(error, httpx.ReadTimeout)
 
 
@@ -283,6 +281,18 @@ def test_a_stream_longer_than_the_read_timeout_is_not_cut_while_its_events_keep_
         out.write(b"0\r\n\r\n")
         await out.drain()
 
-    pieces, error, direct = anyio.run(read_with_timeout, steady, 0.5, backend_options=loop_options(loop))
-    assert direct and error is None
-    assert b"".join(pieces) == b"".join(event(n) for n in range(30))
+    got, error = anyio.run(read_with_timeout, steady, 0.5, backend_options=loop_options(loop))
+    assert error is None
+    assert b"".join(got) == b"".join(event(n) for n in range(30))
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_limit_waits_shortens_every_later_wait(loop: dict[str, bool]) -> None:
+    """The proxy's answer has begun: a wait lasts ``read_timeout`` (here 0.3 s), not the head's 30 s."""
+    async def silent(out: asyncio.StreamWriter, server: Server) -> None:
+        out.write(HEAD + chunk(event(1)))
+        await out.drain()
+
+    got, error = anyio.run(read_with_timeout, silent, 30.0, 0.3, backend_options=loop_options(loop))
+    assert got == [event(1)]
+    assert isinstance(error, httpx.ReadTimeout)  # (within the 20 s the reader is given, not after 30 s)
