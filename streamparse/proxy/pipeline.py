@@ -8,8 +8,9 @@ flows down one path: **plan** (``plan``: the upstream body, tool prompting, the 
 With ``constrain`` (and ``tool_prompt``), the plan carries a decoding constraint for the backend's engine
 (``engines``); the ``x-streamparse-constraint`` header says what became of it. A streamed request to a backend
 known to be llama.cpp's server asks for its prompt progress (``plan``), which keeps the first-byte wait alive and
-never reaches the client (``rewrite``); once the upstream's head has come (llama.cpp sends it with its first
-progress event), the client's stream gets its keep-alive pings while the answer has not begun (``sse_out``).
+never reaches the client (``rewrite``); once the upstream's head has come (recent llama.cpp builds send it at
+once, older ones with the first progress event), the client's stream gets its keep-alive pings while the answer
+has not begun (``sse_out``).
 An answer that needs no parsing goes on as it came (OpenAI front), once checked as the rewritten path would read
 it: a whole body must be a JSON object (else a 502), each streamed event's data JSON (else an error event).
 
