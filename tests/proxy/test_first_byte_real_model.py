@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
@@ -39,6 +37,7 @@ from streamparse.proxy import pipeline
 from streamparse.proxy.app import create_app
 from streamparse.proxy.config import Backend, ProxyConfig
 from streamparse.proxy.runner import ServerThread, free_port, started_process
+from llama_server import answers, gguf_model, llama_binary
 
 pytestmark = pytest.mark.realmodel
 
@@ -52,35 +51,19 @@ ASK = [{"role": "user", "content": PROMPT}]
 BODY: dict[str, Any] = {"max_tokens": 8, "temperature": 0, "seed": 7, "cache_prompt": False}  # read all of it
 
 
-def _binary() -> str:
-    path = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
-    if not path or not os.access(path, os.X_OK):
-        pytest.skip("no llama.cpp server: set LLAMA_SERVER to a llama-server binary (or put llama-server on PATH)")
-    return path
 
 
-def _model() -> Path:
-    path = os.environ.get("STREAMPARSE_GGUF")
-    if not path or not Path(path).is_file():
-        pytest.skip("no model: set STREAMPARSE_GGUF to qwen2.5-coder-0.5b-instruct-q4_k_m.gguf "
-                    "(see test_real_model_tools.py)")
-    return Path(path)
 
 
-def _ok(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[str]:
-    binary, model = _binary(), _model()
+    binary, model = llama_binary(), gguf_model()
     port = free_port()
     cmd = [binary, "-m", str(model), "--jinja", "-t", "2", "-tb", "2", "-c", str(CONTEXT), "-b", str(BATCH),
            "-ub", str(BATCH), "-np", "1", "--host", "127.0.0.1", "--port", str(port), "--no-webui"]
-    with started_process(cmd, lambda: _ok(f"http://127.0.0.1:{port}/health"), timeout=300,
+    with started_process(cmd, lambda: answers(f"http://127.0.0.1:{port}/health"), timeout=300,
                          env={**os.environ, "OMP_NUM_THREADS": "2"}):
         yield f"http://127.0.0.1:{port}"
 

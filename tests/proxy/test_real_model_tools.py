@@ -50,7 +50,6 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -68,6 +67,7 @@ import streamparse
 from streamparse.prompting.requests import PROMPT_DIALECTS, prompt_request
 from streamparse.wire.completion import rewrite_completion
 from streamparse.proxy.runner import ServerThread, free_port, started_process
+from llama_server import answers, gguf_model, llama_binary
 
 pytestmark = pytest.mark.realmodel
 
@@ -150,34 +150,19 @@ OUTCOMES = ("ok", "wrong_tool", "wrong_args", "no_call", "several_calls", "spuri
 
 # --------------------------------------------------------------------------- servers
 
-def _binary() -> str:
-    path = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
-    if not path or not os.access(path, os.X_OK):
-        pytest.skip("no llama.cpp server: set LLAMA_SERVER to a llama-server binary (or put llama-server on PATH)")
-    return path
 
 
-def _model() -> Path:
-    path = os.environ.get("STREAMPARSE_GGUF")
-    if not path or not Path(path).is_file():
-        pytest.skip("no model: set STREAMPARSE_GGUF to qwen2.5-coder-0.5b-instruct-q4_k_m.gguf (see this module's docstring)")
-    return Path(path)
 
 
-def _ok(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
-    binary, model = _binary(), _model()
+    binary, model = llama_binary(), gguf_model()
     port = free_port()
     cmd = [binary, "-m", str(model), "--jinja", "-t", "1", "-tb", "1", "-c", str(CONTEXT), "-np", "1",
            "--seed", str(SEED), "--host", "127.0.0.1", "--port", str(port), "--no-webui"]
-    with started_process(cmd, lambda: _ok(f"http://127.0.0.1:{port}/health"), timeout=300,
+    with started_process(cmd, lambda: answers(f"http://127.0.0.1:{port}/health"), timeout=300,
                          env={**os.environ, "OMP_NUM_THREADS": "1"}):
         yield f"http://127.0.0.1:{port}/v1"
 
@@ -225,7 +210,7 @@ def proxy_factory(llama_server: str) -> Iterator[Any]:
                    "--port", str(port), "--log-level", "warning"]
             if dialect:
                 cmd += ["--tool-prompt", dialect]
-            return started_process(cmd, lambda: _ok(f"http://127.0.0.1:{port}/healthz"), timeout=60), \
+            return started_process(cmd, lambda: answers(f"http://127.0.0.1:{port}/healthz"), timeout=60), \
                 f"http://127.0.0.1:{port}/v1"
 
         yield relay, serve
