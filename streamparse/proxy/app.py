@@ -98,10 +98,10 @@ class OpenAIRoutes:
         except ClientDisconnect:
             return Response(status_code=CLIENT_GONE)
         chain = self.config.chain(self.config.backend_for(None))
-        allowed = [b for b in chain if refused_relay(request.method, "/v1" + rest, b, self.keys) is None]
+        refusals = [refused_relay(request.method, "/v1" + rest, b, self.keys) for b in chain]
+        allowed = [b for b, why in zip(chain, refusals) if why is None]
         if not allowed:
-            why = refused_relay(request.method, "/v1" + rest, chain[0], self.keys)
-            return self.replies.error(403, str(why), type_="permission_error", code="relay_refused")
+            return self.replies.error(403, str(refusals[0]), type_="permission_error", code="relay_refused")
         upstream = self.upstream
 
         async def attempt(backend: Backend) -> Attempt:
@@ -148,7 +148,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
     openai_routes = OpenAIRoutes(config, upstream, chat, len(keys))
     messages = MessagesAPI(config, replies, chat)
     store = open_store(config)
-    responses = ResponsesAPI(config, replies, chat, store, Owners.from_environment(keys, config.owner_secret_env))
+    responses = ResponsesAPI(replies, chat, store, Owners.from_environment(keys, config.owner_secret_env))
     RedactingFilter(redactor).install("streamparse.server", "uvicorn.error", "uvicorn.access", ACCESS_LOGGER)
 
     @contextlib.asynccontextmanager

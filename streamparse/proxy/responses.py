@@ -180,8 +180,7 @@ class ResponsesAPI:
     """``/v1/responses``: ``POST`` translates in, then the shared chat pipeline; ``GET`` and ``DELETE`` read
     the store."""
 
-    def __init__(self, config: ProxyConfig, replies: Replies, chat: ChatPipeline, store: ResponseStore,
-                 owners: Owners):
+    def __init__(self, replies: Replies, chat: ChatPipeline, store: ResponseStore, owners: Owners):
         self.replies = replies
         self.chat = chat
         self.store = store
@@ -197,6 +196,11 @@ class ResponsesAPI:
         return (f"{what} is not in {where} for this API key (each proxy process keeps its own: with --workers or "
                 "several replicas, run them with --responses-store redis://… so they share one; answers expire, "
                 "and answers asked with store: false are not kept)")
+
+    def _refuse(self, status: int, message: str, param: str | None, code: str | None = None) -> Response:
+        """An ``invalid_request_error`` in the Responses shape."""
+        return self.replies.error(status, message, type_="invalid_request_error", code=code, param=param,
+                                  front=ResponsesFront())
 
     def _unavailable(self, exc: StoreUnavailable) -> Response:
         self.metrics.store_error("read")
@@ -223,9 +227,8 @@ class ResponsesAPI:
         missing = next((item_id for item_id in named if item_id not in found), None)
         if missing is not None:
             at = f"input[{named[missing]}]"
-            return self.replies.error(400, self._miss(f"{at}: item_reference {shown_id(missing)}") + "; send the "
-                                      "item itself", type_="invalid_request_error", code="item_not_found",
-                                      param=at, front=ResponsesFront())
+            return self._refuse(400, self._miss(f"{at}: item_reference {shown_id(missing)}") + "; send the item "
+                                "itself", at, "item_not_found")
         earlier = previous.messages if previous is not None else []
         try:
             read = to_chat_request(body, earlier, found.get)
@@ -251,50 +254,45 @@ class ResponsesAPI:
         stored = await self.store.get(owner, previous_id, conversation=True) if isinstance(previous_id, str) else None
         if stored is not None:
             return stored
-        return self.replies.error(400, self._miss(f"previous_response_id {shown_id(previous_id)}") + "; send the "
-                                  "whole conversation as input instead", type_="invalid_request_error",
-                                  code="previous_response_not_found", param="previous_response_id",
-                                  front=ResponsesFront())
+        return self._refuse(400, self._miss(f"previous_response_id {shown_id(previous_id)}") + "; send the whole "
+                            "conversation as input instead", "previous_response_id", "previous_response_not_found")
 
-    def _not_found(self, response_id: str) -> Response:
-        return self.replies.error(404, self._miss(f"response {shown_id(response_id)}"), type_="invalid_request_error",
-                                  param="response_id", front=ResponsesFront())
-
-    async def retrieve(self, request: Request) -> Response:
-        """``GET /v1/responses/{id}``: the stored response object."""
+    async def _stored(self, request: Request) -> Stored | Response:
+        """The caller's stored answer the path names; else the 404 of a miss, or the 503 of a store that failed."""
         response_id = request.path_params["response_id"]
-        if request.query_params.get("stream") in ("true", "1"):
-            return self.replies.error(400, "stream: replaying a stored response as events is not supported here; "
-                                      "ask without stream", type_="invalid_request_error", param="stream",
-                                      front=ResponsesFront())
         try:
             stored = await self.store.get(self.owners.of(request.scope["headers"]), response_id)
         except StoreUnavailable as exc:
             return self._unavailable(exc)
-        return JSONBody(stored.response) if stored is not None else self._not_found(response_id)
+        return stored if stored is not None else self._not_found(response_id)
+
+    def _not_found(self, response_id: str) -> Response:
+        return self._refuse(404, self._miss(f"response {shown_id(response_id)}"), "response_id")
+
+    async def retrieve(self, request: Request) -> Response:
+        """``GET /v1/responses/{id}``: the stored response object."""
+        if request.query_params.get("stream") in ("true", "1"):
+            return self._refuse(400, "stream: replaying a stored response as events is not supported here; ask "
+                                "without stream", "stream")
+        stored = await self._stored(request)
+        return JSONBody(stored.response) if isinstance(stored, Stored) else stored
 
     async def input_items(self, request: Request) -> Response:
         """``GET /v1/responses/{id}/input_items``: a page of the request's input items (``limit``, ``order``,
         ``after``, ``before``), as OpenAI's API lists them."""
-        response_id = request.path_params["response_id"]
         query = request.query_params
         try:
             limit = int(query.get("limit", "20"))
         except ValueError:
             limit = 0
         if not 1 <= limit <= _LIST_LIMIT:
-            return self.replies.error(400, f"limit must be an integer from 1 to {_LIST_LIMIT}",
-                                      type_="invalid_request_error", param="limit", front=ResponsesFront())
+            return self._refuse(400, f"limit must be an integer from 1 to {_LIST_LIMIT}", "limit")
         order = query.get("order", "desc")
         if order not in ("asc", "desc"):
-            return self.replies.error(400, "order must be 'asc' or 'desc'", type_="invalid_request_error",
-                                      param="order", front=ResponsesFront())
-        try:
-            stored = await self.store.get(self.owners.of(request.scope["headers"]), response_id)
-        except StoreUnavailable as exc:
-            return self._unavailable(exc)
-        if stored is None:
-            return self._not_found(response_id)
+            return self._refuse(400, "order must be 'asc' or 'desc'", "order")
+        stored = await self._stored(request)
+        if not isinstance(stored, Stored):
+            return stored
         items = stored.input_items if order == "asc" else stored.input_items[::-1]
         ids = [item.get("id") for item in items]
         start = ids.index(query["after"]) + 1 if query.get("after") in ids else 0

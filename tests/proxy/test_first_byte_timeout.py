@@ -157,17 +157,21 @@ def test_an_answer_that_begins_after_read_timeout_is_not_cut(slow: tuple[Slow, S
         assert whole.choices[0].message.content == ("Let me look. " if tools else "".join(ANSWER))
 
 
+def _cut(client: OpenAI, mode: str, tools: bool) -> tuple[openai.APIError, float]:
+    """A streamed request that must fail: its error, and the seconds it took."""
+    start = time.monotonic()
+    with pytest.raises(openai.APIError) as info:
+        _streamed(client, mode, tools)
+    return info.value, time.monotonic() - start
+
+
 @pytest.mark.parametrize("tools", [False, True], ids=["relayed", "rewritten"])
 def test_a_stream_that_stalls_after_its_first_byte_is_cut_at_read_timeout(slow: tuple[Slow, ServerThread],
                                                                           tools: bool) -> None:
     _, up = slow
     with _proxy(up, read_timeout=0.3, first_byte_timeout=5) as px:
-        client = OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0)
-        start = time.monotonic()
-        with pytest.raises(openai.APIError) as info:
-            _streamed(client, "stall", tools)
-        took = time.monotonic() - start
-    message = str(info.value.message)
+        error, took = _cut(OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0), "stall", tools)
+    message = str(error.message)
     assert "read_timeout = 0.3 s" in message and "first_byte_timeout" not in message, message
     assert 0.3 <= took < 3  # read_timeout, not first_byte_timeout, once the answer has begun
 
@@ -178,16 +182,13 @@ def test_an_upstream_that_never_answers_is_cut_at_first_byte_timeout(slow: tuple
     _, up = slow
     with _proxy(up, read_timeout=0.3, first_byte_timeout=1) as px:
         client = OpenAI(base_url=px.url + "/v1", api_key="k", max_retries=0)
-        start = time.monotonic()
-        with pytest.raises(openai.APIError) as info:
-            _streamed(client, mode, tools=False)
-        took = time.monotonic() - start
+        error, took = _cut(client, mode, tools=False)
         if mode == "silent":  # no response head: a 504 before anything is streamed, streamed or not
-            assert isinstance(info.value, openai.APIStatusError) and info.value.status_code == 504
+            assert isinstance(error, openai.APIStatusError) and error.status_code == 504
             with pytest.raises(openai.APIStatusError) as whole:
                 client.chat.completions.create(model=mode, messages=ASK)
             assert whole.value.status_code == 504 and "first_byte_timeout = 1.0 s" in str(whole.value.message)
-    message = str(info.value.message)
+    message = str(error.message)
     assert "first_byte_timeout = 1.0 s" in message and "read_timeout" not in message, message
     assert 1 <= took < 4
 
