@@ -51,6 +51,7 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
                              ("--system-messages", "system_messages", args.system_messages),
                              ("--reasoning-start", "reasoning_start", args.reasoning_start),
                              ("--response-start", "response_start", args.response_start or None),
+                             ("--chat-template", "chat_template", args.chat_template),
                              ("--dialect", "dialects", args.dialect)):
         if value is None:
             continue
@@ -200,6 +201,11 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--response-start", action="store_true",
                    help="when an answer does not start in reasoning, the chat template opened a response channel "
                         "instead (Kimi K3 with thinking off): the answer starts inside it")
+    s.add_argument("--chat-template", default=None, metavar="PATH|auto|off",
+                   help="the model's chat template, which tells its tool-call format, whether answers start in "
+                        "reasoning, and its stop tokens: auto (the default) asks the upstream (llama.cpp /props, "
+                        "vLLM /tokenizer_info, Ollama /api/show, ...); or a .jinja file, a model folder or a GGUF "
+                        "file; off: none. --dialect, --reasoning-start and --response-start still win")
     s.add_argument("--system-messages", choices=("inline", "fold"), default=None,
                    help="system messages after the first (Claude Code sends one): each in its place (inline, the "
                         "default), or folded into the leading one, for chat templates that take only one (fold)")

@@ -9,10 +9,12 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ConfigError", "did_you_mean", "check_upstream", "redact_url", "check_store_url", "key_pairs", "STORE_SCHEMES"]
+__all__ = ["ConfigError", "did_you_mean", "check_upstream", "redact_url", "check_store_url", "key_pairs", "STORE_SCHEMES",
+           "check_chat_template", "CHAT_TEMPLATE_MODES"]
 
 
 class ConfigError(ValueError):
@@ -82,3 +84,22 @@ def key_pairs(raw: str) -> dict[str, str] | None:
     if not pairs or any(not sep or not key.strip() or not value.strip() for key, sep, value in pairs):
         return None
     return {key.strip(): value.strip() for key, _, value in pairs}
+
+
+CHAT_TEMPLATE_MODES = ("auto", "off")  # a backend's ``chat_template``, besides a path
+
+
+def check_chat_template(value: Any, where: str) -> str:
+    """``chat_template``: ``auto``, ``off``, or the path of a file or folder that exists (``~`` expanded); the file
+    itself is read when the proxy starts (``proxy.chat_templates``). ConfigError otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: chat_template must be \"auto\", \"off\" or the path of a .jinja file, a model "
+                          f"folder or a GGUF file, not {value!r}")
+    if value in CHAT_TEMPLATE_MODES:
+        return value
+    path = os.path.expanduser(value)
+    if not os.path.exists(path):
+        hint = did_you_mean([value], CHAT_TEMPLATE_MODES) if os.sep not in value else ""
+        raise ConfigError(f"{where}: chat_template {value!r} is neither \"auto\", \"off\" nor a file or folder "
+                          f"that exists{hint}")
+    return path

@@ -58,6 +58,11 @@ reasoning_start = "closed"               # the chat template opens <think> in th
                                          # reasoning out itself (docs/proxy.md lists the models)
 response_start = false                   # when the answer does not start in reasoning, the template opened a
                                          # response channel instead (Kimi K3 with thinking off): it starts there
+chat_template = "auto"                   # the model's chat template, which tells the format, whether answers start
+                                         # in reasoning and the stop tokens: "auto" asks the backend (llama.cpp
+                                         # /props, vLLM /tokenizer_info, Ollama /api/show, ...); or a path: a .jinja
+                                         # file, a model folder, a GGUF file; "off": none. dialect(s),
+                                         # reasoning_start and response_start, when written, win (docs/proxy.md)
 system_messages = "inline"               # system messages after the first (Claude Code sends them): "inline" sends
                                          # each in its place; "fold" joins them into the leading one, for chat
                                          # templates that accept only one system message at the start
@@ -97,7 +102,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..dialects import REGISTRY, resolve
-from .checks import ConfigError, check_store_url, check_upstream, did_you_mean, key_pairs, redact_url
+from .checks import ConfigError, check_chat_template, check_store_url, check_upstream, did_you_mean, key_pairs, redact_url
 from .cors import check_origins
 
 __all__ = ["Backend", "ProxyConfig", "ConfigError", "load_config", "check_upstream", "KEYS_ENV", "KEY_ENV",
@@ -140,6 +145,8 @@ class Backend:
     total_timeout: float = 3600.0
     relay_paths: list[str] = field(default_factory=list)
     client_api_keys_env: str | None = None
+    chat_template: str = "auto"
+    written: frozenset[str] = field(default=frozenset(), compare=False)  # the settings a config or flag wrote
 
     @property
     def api_key(self) -> str | None:
@@ -326,11 +333,12 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
         if "dialects" in raw or not isinstance(raw["dialect"], str):
             raise ConfigError(f"backend {name!r}: 'dialect' is one name, and goes without 'dialects'")
         raw["dialects"] = [raw.pop("dialect")]
-    known = set(Backend.__dataclass_fields__) - {"name"}
+    known = set(Backend.__dataclass_fields__) - {"name", "written"}
     unknown = set(raw) - known
     if unknown:
         raise ConfigError(f"backend {name!r}: unknown key(s) {sorted(unknown)}{did_you_mean(unknown, known)}; "
                           f"known: {sorted(known)}")
+    written = frozenset(raw)
     raw["upstream"] = check_upstream(raw.get("upstream"), f"backend {name!r}: 'upstream'")
     for key in _NUMBERS & set(raw):
         value = raw[key]
@@ -358,6 +366,8 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
             unknown_names = [d for d in dialects if d not in names]
             raise ConfigError(f"backend {name!r}: unknown dialect(s) {unknown_names}"
                               f"{did_you_mean(unknown_names, names)}; known: {names}") from None
+    if "chat_template" in raw:
+        raw["chat_template"] = check_chat_template(raw["chat_template"], f"backend {name!r}")
     if "tool_prompt" in raw:
         raw["tool_prompt"] = _prompt_dialect(name, raw["tool_prompt"])
     if "constrain" in raw:
@@ -367,7 +377,7 @@ def _backend(name: str, raw: Mapping[str, Any]) -> Backend:
             value = raw[key]
             hint = did_you_mean([value], modes) if isinstance(value, str) else ""
             raise ConfigError(f"backend {name!r}: {key} must be one of {list(modes)}, not {value!r}{hint}")
-    return Backend(name=name, **raw)
+    return Backend(name=name, written=written, **raw)
 
 
 def _check_constrain(backend: str, value: Any, tool_prompt: str | None) -> None:

@@ -84,22 +84,23 @@ def read_template_source(path: str | os.PathLike[str]) -> TemplateSource:
 # -- Hugging Face model folders ---------------------------------------------------------------------------------------
 
 def model_folder(name: str) -> Path | None:
-    """Where the files of the model called ``name`` are on this machine: ``name`` itself when it is a folder or a
-    file, else a Hugging Face id (``org/model``) in the local hub cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or
-    ``~/.cache/huggingface/hub``): its ``refs/main`` snapshot, else its newest one. None when there is none."""
+    """Where the files of the model called ``name`` are on this machine: ``name`` itself when it is an absolute path
+    (or ``~/...``) that exists, else a Hugging Face id (``org/model``) in the local hub cache (``$HF_HUB_CACHE``,
+    ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub``): its ``refs/main`` snapshot, else its newest one. A relative
+    name is never looked up in the working directory (a model called ``docs`` is not the folder ``docs``). None when
+    there is none."""
     if not name or len(name) > 4096 or "\x00" in name:
         return None
     try:
         here = Path(name).expanduser()
-        if here.exists():
-            return here
-    except (OSError, ValueError):
+        if here.is_absolute():
+            return here if here.exists() else None
+    except (OSError, ValueError, RuntimeError):
         return None
-    parts = name.strip("/").split("/")
-    if len(parts) != 2 or not all(parts) or any(p in (".", "..") for p in parts):
+    parts = name.split("/")
+    if len(parts) != 2 or not all(parts) or any(p in (".", "..") or "\\" in p for p in parts):
         return None
-    repo = _hub_cache() / ("models--" + "--".join(parts))
-    return _snapshot(repo)
+    return _snapshot(_hub_cache() / ("models--" + "--".join(parts)))
 
 
 def _hub_cache() -> Path:
