@@ -289,6 +289,11 @@ def test_model_folder_finds_a_hub_cache_snapshot(tmp_path: Path, templates: Path
     assert model_folder("Qwen/absent") is None and model_folder("not-an-id") is None and model_folder("") is None
     assert model_folder("../etc") is None and model_folder("a/../b") is None
     assert model_folder(str(templates)) == templates
+    # A relative name is a model's name, never a folder of the working directory.
+    monkeypatch.chdir(tmp_path)
+    _folder(tmp_path / "Qwen" / "local", {"tokenizer_config.json": {"chat_template": qwen}})
+    _folder(tmp_path / "docs", {"tokenizer_config.json": {"chat_template": qwen}})
+    assert model_folder("Qwen/local") is None and model_folder("docs") is None
 
 
 @pytest.mark.parametrize("name, content, said", [
