@@ -2,6 +2,8 @@
 
 `StreamParser` takes text deltas and returns events (`TextDelta`, `ReasoningDelta`, `ToolCall`,
 `Diagnostic`, ...); `parse`, `aparse` and `iparse` run it over a whole text or an iterable of deltas.
+Given the model's chat template (`chat_template=`), they read the format and the start state from it
+(`read_template` says what it decided: a `TemplateSetup`).
 It does no I/O: the adapters for the wire formats are `streamparse.openai`, `streamparse.anthropic`
 and `streamparse.responses`, and `streamparse.asgi` wraps an ASGI app.
 """
@@ -21,7 +23,9 @@ from ._lazy import lazy_submodules
 from . import dialects
 from .core import (Diagnostic, Event, ParseResult, ReasoningDelta, StreamParser, TextDelta, ToolCall, ToolCallDelta,
                    ToolCallStart, aparse, iparse, parse)
+from .core.chat_template import read_template
 from .dialects import ALIASES, DIALECTS, Dialect
+from .templates import TemplateSetup
 
 __all__ = [
     "ALIASES",
@@ -40,6 +44,8 @@ __all__ = [
     "aparse",
     "iparse",
     "parse",
+    "read_template",
+    "TemplateSetup",
 ]
 __version__ = "0.1.0"
 

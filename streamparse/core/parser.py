@@ -25,7 +25,7 @@ from .block import Block
 from .after import AfterReader
 from .bodies import BracketBody
 from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
-from ..dialects.spec import PYTHON, TAGGED, Span
+from ..dialects.spec import PYTHON, TAGGED, Dialect, Span
 from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
 from .fastpaths import FastPaths
 from .live import LiveCall
@@ -34,6 +34,7 @@ from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, Found, HeadMatch, match_head, table_for
 from .tag_body import TagBody, ValueTagBody
 from .whole import fresh_whole, whole_events
+from .chat_template import answer_opening, decide_setup
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -56,23 +57,38 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
     ``start_in_reasoning`` / ``start_in_response``: the chat template's generation prompt opened reasoning
     (``<think>``) or a response channel (Kimi K3's ``<|open|>response<|sep|>``), so the answer starts inside it
     and its closer, never written before, ends it.
+
+    ``chat_template`` (the model's Jinja chat template, as text), with ``chat_template_kwargs`` (what the request
+    passes to it): the format, the start state and the generation prompt are read from it
+    (``core.chat_template.read_template``, cached per template and kwargs). ``generation_prompt``: the text the
+    rendered prompt ended with, when known; it wins over rendering, and its last line, when it begins a marker of
+    the dialects read (functionary's ``>>>``), is read as the answer's beginning. ``dialects``,
+    ``start_in_reasoning`` and ``start_in_response`` given here win over what the template says.
     """
 
     def __init__(
         self,
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
-        dialects: Iterable[str] | None = None,
+        dialects: Iterable[str | Dialect] | None = None,
         max_block_chars: int = MAX_BLOCK_CHARS,
         max_calls: int = MAX_CALLS,
-        start_in_reasoning: bool = False,
-        start_in_response: bool = False,
+        start_in_reasoning: bool | None = None,
+        start_in_response: bool | None = None,
         id_factory: Callable[[], str] = new_call_id,
         stream_arguments: bool = False,
         calls_in_reasoning: bool = False,
+        chat_template: str | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+        generation_prompt: str | None = None,
     ) -> None:
         # Fewer than 30 attribute names on every path (tests/core/test_parser_attributes.py): CPython's shared-key
         # limit, past which each self._x read in feed() gets slower. Derived values are read from self._table.
+        opening = ""
+        if chat_template is not None or generation_prompt is not None:
+            setup = decide_setup(tools, chat_template, chat_template_kwargs, generation_prompt, dialects,
+                                 start_in_reasoning, start_in_response)
+            dialects, start_in_reasoning, start_in_response, generation_prompt = setup
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
         self._table = table_for(self._schemas, dialects)
         self._prose_gate = self._table.prose_gate.search
@@ -97,6 +113,10 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         self._resume = _TEXT
         self._look = ""  # a look past a mid-line "[" cut by the last text's end (mid_line.py)
         ItemCalls.__init__(self)
+        if generation_prompt:
+            opening = answer_opening(generation_prompt, self._table)
+            if opening:
+                self.feed(opening)  # the prompt's, so never text of the answer: what it releases is dropped
 
     # ------------------------------------------------------------------ public API
 

@@ -210,18 +210,37 @@ def _alternation(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(p for p in parts if p), ASCII_NOCASE)
 
 
+Enabled = Union[str, Dialect]  # a dialect by its canonical name, or a declaration given as it is (a derived one)
+
+
 @functools.lru_cache(maxsize=256)
-def _marker_set(names: tuple[str, ...], has_tools: bool, pinned: bool) -> MarkerSet:
+def _marker_set(names: tuple[Enabled, ...], has_tools: bool, pinned: bool) -> MarkerSet:
     ungated = pinned and not has_tools
-    dialects = [DIALECTS[n] for n in names if has_tools or ungated or not DIALECTS[n].needs_tools]
-    spans = [s for s in SPANS if not s.dialect or s.dialect in names]
+    declared = [DIALECTS[n] if isinstance(n, str) else n for n in names]
+    dialects = [d for d in declared if has_tools or ungated or not d.needs_tools]
+    named = {d.name for d in declared}
+    spans = [s for s in SPANS if not s.dialect or s.dialect in named]
     return MarkerSet(dialects, spans, has_tools, pinned)
 
 
-def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str] | None = None) -> MarkerTable:
-    """A parser's table: the dialects named (every one detected by default) and its declared tools' names;
-    one dialect named is pinned. (By default, found by the tool names alone: hashing the 38 dialect names of
-    ``marker_table``'s key cost more than the rest of the lookup.)"""
+def _enabled(dialects: Iterable[str | Dialect]) -> tuple[Enabled, ...]:
+    """Canonical names for the names and aliases given (``resolve``), declarations kept as they are, in order."""
+    given = [dialects] if isinstance(dialects, (str, Dialect)) else list(dialects)
+    if not any(isinstance(d, Dialect) for d in given):
+        return tuple(resolve(given))
+    out: list[Enabled] = []
+    for d in given:
+        for one in ([d] if isinstance(d, Dialect) else resolve([d])):
+            if one not in out:
+                out.append(one)
+    return tuple(out)
+
+
+def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str | Dialect] | None = None) -> MarkerTable:
+    """A parser's table: the dialects named (every one detected by default; a ``Dialect`` given as it is, such as
+    one derived from a chat template) and its declared tools' names; one dialect named is pinned. (By default,
+    found by the tool names alone: hashing the 38 dialect names of ``marker_table``'s key cost more than the rest
+    of the lookup.)"""
     if dialects is None:
         key = tuple(schemas or ())
         table = _AUTO_TABLES.get(key)
@@ -230,7 +249,7 @@ def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str] | No
                 _AUTO_TABLES.clear()
             table = _AUTO_TABLES[key] = marker_table(REGISTRY.auto, key, False)
         return table
-    names = tuple(resolve(dialects))
+    names = _enabled(dialects)
     return marker_table(names, tuple(schemas or ()), len(names) == 1)
 
 
@@ -238,7 +257,7 @@ _AUTO_TABLES: dict[tuple[str, ...], MarkerTable] = {}  # tool names -> marker_ta
 
 
 @functools.lru_cache(maxsize=64)
-def marker_table(names: tuple[str, ...], tools: tuple[str, ...], pinned: bool = False) -> MarkerTable:
+def marker_table(names: tuple[Enabled, ...], tools: tuple[str, ...], pinned: bool = False) -> MarkerTable:
     """The table for these enabled dialects and tool names. The compiled part is shared by every tool list
     (``_marker_set``); what a tool list adds is its names, so a new list costs a few dict operations.
 

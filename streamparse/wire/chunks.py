@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ..core.events import Diagnostic, Event, ReasoningDelta, TextDelta, ToolCall, ToolCallDelta, ToolCallStart
+from ..core.chat_template import resolved_start
 from ..core.parser import StreamParser
 from .diagnostics import wire_diagnostic
 from .plain_runs import with_text
@@ -40,8 +41,9 @@ class _Choice:
 
     def __init__(self, tools: Tools, options: Mapping[str, Any]):
         self.parser = StreamParser(tools, **options)
-        # started inside reasoning and no content read yet: what a parser started afresh without it takes
-        self.opened: tuple[Tools, Mapping[str, Any]] | None = (tools, options) if options.get("start_in_reasoning") \
+        # started inside reasoning (as said, or as the chat template or generation prompt says) and no content read
+        # yet: what a parser started afresh without it takes
+        self.opened: tuple[Tools, Mapping[str, Any]] | None = (tools, options) if resolved_start(options, tools) \
             else None
         self.next_index = 0  # next tool_calls index to hand out
         self.ours = 0  # calls this choice got from the parser

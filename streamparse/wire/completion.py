@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..core.events import Diagnostic, Event, ReasoningDelta, ToolCall
+from ..core.chat_template import resolved_start
 from .chunks import _Choice, _tool_call_dict, engine_split
 from .diagnostics import header_value, wire_diagnostic
 from .shapes import JSONObject, Tools, _is_object, _json_object, should_parse, tools_from
@@ -95,7 +96,7 @@ def _rewrite_choice(choice: dict[str, Any], message: dict[str, Any], tools: Tool
     """Parse one message's content in place; return its layout and the parser's events."""
     head = {k: v for k, v in message.items() if k not in ("content", "tool_calls") and v is not None}
     native = message["tool_calls"] if isinstance(message.get("tool_calls"), list) else []
-    if options.get("start_in_reasoning") and engine_split(message):  # the engine closed the prompt's reasoning
+    if engine_split(message) and resolved_start(options, tools):  # the engine closed the prompt's reasoning
         options = {**options, "start_in_reasoning": False}
     state = _Choice(tools, options)
     state.next_index = len(native)  # parsed calls are numbered after the native ones

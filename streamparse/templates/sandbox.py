@@ -1,0 +1,317 @@
+"""Chat templates rendered as transformers renders them, in jinja2's immutable sandbox, with a bounded cost.
+
+Invariant: a render either returns its text or raises ``TemplateError``, within its ``Limits``: at most
+``steps`` steps (loop iterations, macro and function calls, filters, outputs), ``seconds`` of wall time (checked
+at every step) and ``chars`` characters made (every output, captured or not, and every value a call, a filter,
+a concatenation or an operator makes). Everything a template runs goes through the sandbox: no attribute
+beginning with ``_``, no change to a list or dict, no I/O; ``lipsum`` (a text generator) is not offered.
+No thread and no signal: the steps are counted by calls compiled into the template (each loop iteration, each
+macro call), so a loop that prints nothing and calls nothing is bounded too.
+
+The environment is transformers' (``apply_chat_template``): ``trim_blocks``, ``lstrip_blocks``, loop controls,
+the ``{% generation %}`` block, ``tojson`` without HTML escaping (``ensure_ascii``, ``indent``, ``separators``,
+``sort_keys``), ``raise_exception`` and ``strftime_now``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Iterator, Mapping
+
+from jinja2 import Environment, nodes
+from jinja2.exceptions import TemplateError as JinjaTemplateError
+from jinja2.ext import Extension
+from jinja2.parser import Parser
+from jinja2.runtime import Context, Undefined
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
+from jinja2.visitor import NodeTransformer
+
+__all__ = ["Limits", "LIMITS", "TemplateError", "render", "compile_template"]
+
+
+class TemplateError(Exception):
+    """A template that could not be compiled or rendered within its limits (the reason is the message)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one render may cost."""
+
+    steps: int = 1_000_000
+    seconds: float = 2.0
+    chars: int = 2_000_000
+
+
+LIMITS = Limits()
+
+_TICK, _CONCAT = "__streamparse_step", "__streamparse_concat"
+_WIDE = re.compile(r"\d{7,}")  # a width or precision of a million or more, in a format string
+_PADDING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+
+
+class _Budget:
+    """One render's remaining allowance (held in a context variable while the render runs)."""
+
+    __slots__ = ("steps", "deadline", "chars", "now")
+
+    def __init__(self, limits: Limits, now: datetime | None):
+        self.steps = limits.steps
+        self.deadline = time.monotonic() + limits.seconds
+        self.chars = limits.chars
+        self.now = now
+
+    def step(self, chars: int = 0) -> None:
+        self.steps -= 1
+        self.chars -= chars
+        if self.steps < 0:
+            raise TemplateError("the template ran past its step budget")
+        if self.chars < 0:
+            raise TemplateError("the template made more text than its size budget")
+        if time.monotonic() > self.deadline:
+            raise TemplateError("the template ran past its time budget")
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("streamparse_template_budget", default=None)
+
+
+def _budget() -> _Budget:
+    budget = _BUDGET.get()
+    if budget is None:
+        raise TemplateError("a template's functions run only inside render()")
+    return budget
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, (str, list, tuple, dict)) else 0
+
+
+def _checked(value: Any) -> Any:
+    """A value a call made: counted against the size budget (a huge one ends the render)."""
+    size = _size(value)
+    if size:
+        budget = _budget()
+        if size > budget.chars:
+            raise TemplateError("the template made a value larger than its size budget")
+    return value
+
+
+def _step(chars: int = 0) -> str:
+    _budget().step(chars)
+    return ""
+
+
+def _concat(*parts: Any) -> str:
+    texts = [str(p) for p in parts]
+    return _checked("".join(texts)) if sum(map(len, texts)) <= _budget().chars else _too_large()
+
+
+def _too_large() -> str:
+    raise TemplateError("the template made a value larger than its size budget")
+
+
+def _refuse_blowup(name: str, target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """Refuse, before it runs, a call whose result would be far larger than its inputs."""
+    budget = _budget()
+    numbers = [a for a in (*args, *kwargs.values()) if isinstance(a, int) and not isinstance(a, bool)]
+    if name in _PADDING and any(n > budget.chars for n in numbers):
+        _too_large()
+    if name in ("format", "format_map") and isinstance(target, str) and _WIDE.search(target):
+        _too_large()
+    if name == "replace" and isinstance(target, str) and len(args) >= 2:
+        old, new = str(args[0]), str(args[1])
+        grows = len(new) - len(old)
+        if grows > 0 and len(target) + (target.count(old) if old else len(target) + 1) * grows > budget.chars:
+            _too_large()
+
+
+def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
+            sort_keys: bool = False) -> str:
+    """transformers' ``tojson``: JSON without HTML escaping; as llama.cpp's minja writes them, an iterator (what
+    ``map`` gives) is a list and an undefined value is null."""
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent,
+                      separators=tuple(separators) if separators else None, sort_keys=sort_keys, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Undefined):
+        return None
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _raise_exception(message: Any) -> None:
+    raise JinjaTemplateError(str(message))
+
+
+def _strftime_now(fmt: str) -> str:
+    now = _budget().now or datetime.now()
+    return now.strftime(fmt)
+
+
+class _Generation(Extension):
+    """transformers' ``{% generation %}…{% endgeneration %}``: marks the assistant's part; rendered as is."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("render_block"), [], [], body).set_lineno(lineno)
+
+    def render_block(self, caller: Callable[[], str]) -> str:
+        return caller()
+
+
+def _literal_chars(body: list[nodes.Node]) -> int:
+    """Characters of literal text a body writes each time it runs (nested loops and macros count their own)."""
+    total = 0
+    stack: list[nodes.Node] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nodes.TemplateData):
+            total += len(node.data)
+        elif not isinstance(node, (nodes.For, nodes.Macro, nodes.CallBlock)):
+            stack.extend(node.iter_child_nodes())
+    return total
+
+
+class _Bounded(NodeTransformer):
+    """Compiles a step into every loop iteration and every macro or call-block body (weighted by the literal text
+    it writes), and every ``~`` concatenation into a size-checked call."""
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Call(nodes.Name(_CONCAT, "load"), list(node.nodes), [], None, None, lineno=node.lineno)
+
+    def _stepped(self, node: nodes.For | nodes.Macro | nodes.CallBlock) -> nodes.Node:
+        self.generic_visit(node)
+        weight = nodes.Const(_literal_chars(node.body))
+        node.body.insert(0, nodes.ExprStmt(nodes.Call(nodes.Name(_TICK, "load"), [weight], [], None, None),
+                                           lineno=node.lineno))
+        return node
+
+    visit_For = visit_Macro = visit_CallBlock = _stepped
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """jinja2's immutable sandbox, each call, filter and operator counted and size-checked. ``mutable``: lists and
+    dicts the template holds may be changed (``append``, ``update``...), as llama.cpp's minja allows; the
+    template only ever holds copies."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def __init__(self, *, mutable: bool, **options: Any):
+        super().__init__(**options)
+        self.mutable = mutable
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if self.mutable:
+            return SandboxedEnvironment.is_safe_attribute(self, obj, attr, value)
+        return super().is_safe_attribute(obj, attr, value)
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        _budget().step()
+        if operator == "*" and isinstance(right, int) and _size(left) * right > _budget().chars:
+            _too_large()
+        if operator == "*" and isinstance(left, int) and _size(right) * left > _budget().chars:
+            _too_large()
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > 4096 and abs(left) > 1:
+            _too_large()
+        if operator == "%" and isinstance(left, str) and _WIDE.search(left):
+            _too_large()
+        return _checked(super().call_binop(context, operator, left, right))
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (jinja's form)
+        if __obj is _step:
+            return _step(*args)
+        _budget().step()
+        name = getattr(__obj, "__name__", "")
+        target = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)
+        _refuse_blowup(name, target, args, kwargs)
+        return _checked(super().call(__context, __obj, *args, **kwargs))
+
+
+def _counted_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter that counts a step, refuses a blow-up and checks its result's size (jinja's pass_* marks kept)."""
+
+    @functools.wraps(func)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        _budget().step()
+        values = [a for a in args if not isinstance(a, (Context, Environment))]
+        if name in ("center", "indent", "wordwrap", "truncate") and any(
+                isinstance(a, int) and a > _budget().chars for a in (*values, *kwargs.values())):
+            _too_large()
+        if name == "replace" and len(values) >= 3 and isinstance(values[0], str):
+            _refuse_blowup("replace", values[0], tuple(values[1:]), {})
+        if name == "format" and values and isinstance(values[0], str) and _WIDE.search(values[0]):
+            _too_large()
+        return _checked(func(*args, **kwargs))
+
+    return counted
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ … }}`` output: its characters are counted (captured outputs too)."""
+    text = value if isinstance(value, str) else str(value) if value is not None else ""
+    _budget().step(len(text))
+    return value
+
+
+def _environment(mutable: bool) -> _Sandbox:
+    env = _Sandbox(mutable=mutable, trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols", _Generation],
+                   finalize=_finalize)
+    env.filters["tojson"] = _tojson
+    env.filters = {name: _counted_filter(name, f) for name, f in env.filters.items()}  # type: ignore[assignment]
+    env.globals.pop("lipsum", None)
+    env.globals.update({"raise_exception": _raise_exception, "strftime_now": _strftime_now,
+                        _TICK: _step, _CONCAT: _concat})
+    return env
+
+
+_ENVIRONMENTS = {False: _environment(False), True: _environment(True)}
+
+
+@functools.lru_cache(maxsize=32)
+def compile_template(source: str, mutable: bool = False) -> Any:
+    """The template compiled once (bounded: steps compiled in), or TemplateError saying why it does not compile."""
+    if not isinstance(source, str):
+        raise TemplateError(f"a chat template is text, not {type(source).__name__}")
+    env = _ENVIRONMENTS[mutable]
+    try:
+        tree = _Bounded().visit(env.parse(source))
+        return env.from_string(tree)
+    except JinjaTemplateError as exc:
+        raise TemplateError(f"the template does not compile: {exc}") from None
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        raise TemplateError(f"the template does not compile: {type(exc).__name__}") from None
+
+
+def render(source: str, context: Mapping[str, Any], *, limits: Limits = LIMITS, now: datetime | None = None,
+           mutable: bool = False) -> str:
+    """``source`` rendered with ``context`` (messages, tools, add_generation_prompt, the kwargs...), within
+    ``limits``; ``now`` is what ``strftime_now`` reads (default: the clock); ``mutable``: the template may change
+    the lists it holds (see ``_Sandbox``). Raises TemplateError."""
+    template = compile_template(source, mutable)
+    budget = _Budget(limits, now)
+    token = _BUDGET.set(budget)
+    try:
+        pieces = []
+        for piece in template.generate(**context):
+            budget.step(len(piece))
+            pieces.append(piece)
+        return "".join(pieces)
+    except TemplateError:
+        raise
+    except JinjaTemplateError as exc:
+        raise TemplateError(f"the template raised: {exc}") from None
+    except Exception as exc:  # untrusted code: any failure is the template's (RecursionError, TypeError, ...)
+        raise TemplateError(f"the template failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+    finally:
+        _BUDGET.reset(token)
