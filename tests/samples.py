@@ -144,6 +144,27 @@ def cohere_action(i: int, name: str, args: Args) -> dict[str, Any]:
     return {"tool_call_id": str(i), "tool_name": name, "parameters": args}
 
 
+def minicpm5_value(v: Any) -> str:
+    """MiniCPM5's template: a string holding <, & or a newline goes in CDATA; other values as JSON."""
+    text = v if isinstance(v, str) else js(v)
+    return f"<![CDATA[{text}]]>" if isinstance(v, str) and any(c in v for c in "<&\n") else text
+
+
+def solar_open(calls: list[tuple[str, Args]]) -> str:
+    return "<|tool_calls|>" + "".join(f"<|tool_call:begin|>call_{i}<|tool_call:name|>{n}<|tool_call:args|>{js(a)}"
+                                      "<|tool_call:end|>" for i, (n, a) in enumerate(calls)) + "<|calls|>"
+
+
+def atem(calls: list[tuple[str, Args]]) -> str:
+    """Muse Glimmer: one message per call, <|eom|> between them (the turn's <|eot|> after the last is a stop token
+    servers strip: the tests with drop spans have their own cases)."""
+    def one(n: str, a: Args) -> str:
+        params = "".join(f'<atem:parameter name="{k}">{_xml_value(v)}</atem:parameter>\n' for k, v in a.items())
+        return (f"<|start|>assistant to={n}<|message|><atem:function_calls>\n<atem:invoke name=\"{n}\">\n{params}"
+                "</atem:invoke>\n</atem:function_calls>")
+    return "<|eom|>".join(one(n, a) for n, a in calls)
+
+
 def call_obj(name: str, args: Args) -> dict[str, Any]:
     return {"name": name, "arguments": args}
 
@@ -212,6 +233,16 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "internlm": lambda n, a: "<|action_start|><|plugin|>\n" + js({"name": n, "parameters": a}) + "<|action_end|>",
     "gigachat3": lambda n, a: "<|message_sep|>function call<|role_sep|>\n" + js({"name": n, "arguments": a}),
     "gigachat3_inline": lambda n, a: "<|function_call|>" + js({"name": n, "arguments": a}),
+    # issue 42: written as each model's own chat template writes one call (llama.cpp models/templates/)
+    "minicpm5": lambda n, a: f'<function name="{n}">' + "".join(
+        f'<param name="{k}">{minicpm5_value(v)}</param>' for k, v in a.items()) + "</function>",
+    "hy3": lambda n, a: f"<tool_calls:opensource>\n<tool_call:opensource>{n}<tool_sep:opensource>\n" + "".join(
+        f"<arg_key:opensource>{k}</arg_key:opensource>\n<arg_value:opensource>{_xml_value(v)}</arg_value:opensource>\n"
+        for k, v in a.items()) + "</tool_call:opensource>\n</tool_calls:opensource>",
+    "solar_open": lambda n, a: solar_open([(n, a)]),
+    "solar_open_unwrapped": lambda n, a: f"<|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>{n}<|tool_call:args|>{js(a)}"
+                                         "<|tool_call:end|>",
+    "atem": lambda n, a: atem([(n, a)]),
 }
 
 # Several calls in ONE block, for the dialects whose block can hold more than one call.
@@ -262,6 +293,8 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "olmo3": olmo3,
     "kimi_k3": kimi_k3,
     "apertus": lambda cs: "<|tools_prefix|>" + js([{n: a} for n, a in cs]) + "<|tools_suffix|>",
+    "solar_open": lambda cs: solar_open(cs),
+    "atem": lambda cs: atem(cs),
 }
 
 ARGUMENTS: dict[str, tuple[str, Args]] = {

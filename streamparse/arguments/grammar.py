@@ -3,7 +3,7 @@
 Each grammar is built once per process (LALR tables are the costly part) and
 then shared: Lark parsers are reusable and hold no per-parse state.
 
-Invariant: a grammar file is read and compiled at most once per process; callers get the shared
+Invariant: a grammar is read and compiled at most once per process; callers get the shared
 parser and never mutate it.
 """
 
@@ -15,7 +15,21 @@ from importlib import resources
 from lark import Lark
 
 
+_DEFINED: dict[str, str] = {}  # grammars a declaration writes (a family's, derived from its markup), by name
+
+
+def define_grammar(name: str, text: str) -> None:
+    """Make ``text`` the grammar called ``name`` (a declaration that derives its grammar, at import)."""
+    if _DEFINED.get(name, text) != text:
+        raise ValueError(f"grammar {name!r} is defined twice, differently")
+    _DEFINED[name] = text
+
+
 def grammar_text(name: str) -> str:
+    """A grammar's text: the one a declaration defined, else ``grammars/<name>.lark``."""
+    defined = _DEFINED.get(name)
+    if defined is not None:
+        return defined
     return resources.files("streamparse.grammars").joinpath(f"{name}.lark").read_text(encoding="utf-8")
 
 

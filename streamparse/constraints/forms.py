@@ -33,6 +33,9 @@ UNSUPPORTED: dict[str, str] = {
     "kimi_k3": "XTML arguments typed by their type= attribute: no grammar written for them yet",
     "claude_xml": "values in <parameter name=…> tags: no grammar written for them yet",
     "llama31_builtin": "keyword arguments after TOOL.call(: no grammar written for them yet",
+    "minicpm5": "values in <param name=…> tags (CDATA around some): no grammar written for them yet",
+    "atem": "values in <atem:parameter name=…> tags: no grammar written for them yet",
+    "hy3": "values between <arg_key:opensource>/<arg_value:opensource> tags: no grammar written for them yet",
     "tool_use": "the name's closing tag precedes the arguments (<name>…</name>): not yet checked against "
                 "llguidance's lexer, which misreads a '</' in free reasoning before </think>",
 }

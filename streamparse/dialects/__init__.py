@@ -26,11 +26,13 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 from __future__ import annotations
 
 from ..arguments.grammar import load_grammar
-from .decoders import deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, json_calls, kimi_calls, minimax_calls, pythonic_calls, qwen3_calls
+from .decoders import (deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, hy3_calls, json_calls, kimi_calls,
+                       pythonic_calls, solar_open_calls)
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, olmo3_calls)
-from .decoders_wild import claude_xml_calls, llama31_builtin_calls, tool_use_calls
+from .decoders_wild import llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
+from .xml_family import XmlCall, xml_dialect
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
 
@@ -38,16 +40,65 @@ _TOOLCALL, _TOOLCALL_END = "<tool_call>", "</tool_call>"
 _DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 _DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 _JSON_START = (peek("[{"),)
-_QWEN3_STREAM = TagParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>\n<]*)>", "</parameter>", "</function>")
-_QWEN3_VALUES = ValueTags(("<parameter=",), "</parameter>", ("<parameter=",))
-_MINIMAX_PARAM = ("<parameter ", "<parameter\t", "<parameter\n", "<parameter\r")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 
 
 _DSML_END = ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>")
-_INVOKE = '<invoke name="'
-_INVOKE_STREAM = TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                           r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>")
+
+# The XML-parameter family (xml_family): each member's markup is written once, here.
+_QWEN3 = XmlCall("function", "parameter", value_lines=True)
+_INVOKE = XmlCall("invoke", "parameter", attribute="name")
+_QWEN3_SOURCE = """Qwen3-Coder tool call (also Seed-OSS inside <seed:tool_call>):
+  <tool_call>
+  <function=NAME>
+  <parameter=KEY>
+  VALUE
+  </parameter>
+  </function>
+  </tool_call>
+A value is raw text (it may hold <, >, & and newlines). It ends at *its* </parameter>: the one followed by
+whitespace and then the next <parameter=…> or the end of the function, so a value may itself hold
+<parameter=…>…</parameter> lines. No %ignore: whitespace inside a value is data.
+Source: Qwen3-Coder chat template (qwen3coder_tool_parser.py in Qwen's repo); vLLM
+tool_parsers/qwen3coder_tool_parser.py; SGLang function_call/qwen3_coder_detector.py."""
+_MINIMAX_SOURCE = """MiniMax-M2: invoke elements inside <minimax:tool_call>; values raw text typed by the schema.
+  <minimax:tool_call>
+  <invoke name="get_weather">
+  <parameter name="city">Seattle</parameter>
+  </invoke>
+  </minimax:tool_call>
+Source: MiniMaxAI/MiniMax-M2 chat_template.jinja; vLLM tool_parsers/minimax_m2_tool_parser.py;
+SGLang function_call/minimax_m2.py. Same value rule as Qwen3-Coder."""
+_CLAUDE_SOURCE = """Claude-style XML calls, as Claude's prompt-based tool use taught them and as models distilled from
+Claude write them: invoke elements inside <function_calls> (several per wrapper), or one bare <invoke>.
+Values are raw text typed by the tool's schema (lists and objects written as JSON).
+  <function_calls>
+  <invoke name="get_weather">
+  <parameter name="city">Paris</parameter>
+  </invoke>
+  </function_calls>
+Source: Claude's prompt-format tool use (as public guides write it, e.g. github.com/George-RD/ai_knowledge
+tool-use.md); text tool parsers for Claude-distilled models that read bare invokes, e.g. github.com/leolilley/ryeos
+text_tool_parser.py. The same invoke/parameter shape and value rule as MiniMax-M2."""
+_MINICPM5 = XmlCall("function", "param", attribute="name", cdata=True)
+_ATEM = XmlCall("atem:invoke", "atem:parameter", attribute="name")
+_ATEM_SOURCE = """Muse Glimmer's ATEM: each call its own message to the function, a Claude-style invoke in atem: tags.
+  <|start|>assistant to=get_weather<|message|><atem:function_calls>
+  <atem:invoke name="get_weather">
+  <atem:parameter name="city">Paris</atem:parameter>
+  </atem:invoke>
+  </atem:function_calls><|eot|>
+Strings as written, lists and objects as JSON (typed by the tool's schema).
+Source: muse-glimmer chat template (llama.cpp models/templates/muse-glimmer.jinja, common/parsers/muse-glimmer.cpp);
+vLLM tool_parsers/muse_glimmer_tool_parser.py."""
+_HY = ":opensource"
+_SOLAR_CALL, _SOLAR_CALL_END = "<|tool_call:begin|>", "<|tool_call:end|>"
+_MINICPM5_SOURCE = """MiniCPM5: bare function elements, one per call, values inline (CDATA around a value holding <, & or a
+newline).
+  <function name="get_weather"><param name="city">Paris</param><param name="note"><![CDATA[a
+b]]></param></function>
+Source: openbmb/MiniCPM5-1B chat template (llama.cpp models/templates/openbmb-MiniCPM5-1B.jinja, which also
+teaches the format in its system prompt)."""
 
 
 def _json_tag(opener: str, *, start: str = "[{") -> Opener:
@@ -64,13 +115,9 @@ _DECLARATIONS = (
     Dialect("hermes", (_json_tag(_TOOLCALL),), JSON, json_calls, "hermes", end=(_TOOLCALL_END,), several=True, separators=",",
             aliases=("tool_call_json", "qwen25", "qwen", "granite4"),
             doc='<tool_call>{"name", "arguments"|"parameters"|"input"}</tool_call>; arrays and several objects too'),
-    Dialect("qwen3_coder", (Opener(_TOOLCALL, head=(ws(),), look=(lit("<function="),)),
-                            Opener("<function=", keep=10, end=(), look=(name(), lit(">"), ws(), lit("<parameter=", "</function>")))),
-            TAGGED, qwen3_calls, "qwen3_coder", end=(_TOOLCALL_END,), closers=(_TOOLCALL_END,),
-            item=("<function=", "</function>"), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True,
-            aliases=("qwen3_xml", "step3p5"),
-            stream=_QWEN3_STREAM, values=_QWEN3_VALUES,
-            doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
+    xml_dialect("qwen3_coder", _QWEN3, wrapper=(_TOOLCALL, _TOOLCALL_END), bare=True, closers=(_TOOLCALL_END,),
+                aliases=("qwen3_xml", "step3p5"), source=_QWEN3_SOURCE,
+                doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
             "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, value_layout=False,
             stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", bare_name=True),
@@ -124,23 +171,28 @@ _DECLARATIONS = (
             TAGGED, kimi_calls, "kimi_k2", end=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
             item=("<|tool_call_begin|>", "<|tool_call_end|>"), json_strings=True,
             doc="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…"),
+    # (before openai: both open on <|start|>assistant to=, and ATEM's head, which reads on to its wrapper, decides)
+    xml_dialect("atem", _ATEM, wrapper=("<atem:function_calls>", "</atem:function_calls>"),
+                framed=tuple(Opener(o, head=(name(), lit("<|message|>"), ws(), lit("<atem:function_calls>"), ws()),
+                                    look=(lit("<atem:invoke"),), line_start=not o.startswith("<"))
+                             for o in ("<|start|>assistant to=", "to=")),  # (the first message: right after the prompt)
+                aliases=("muse_glimmer", "glimmer"), source=_ATEM_SOURCE,
+                doc='<|start|>assistant to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">'
+                    '<atem:parameter name="K">V</atem:parameter></atem:invoke></atem:function_calls><|eot|> (Muse Glimmer)'),
     Dialect("openai", (Opener("<|channel|>commentary to=", look=(name(),)), Opener("<|start|>assistant to=", look=(name(),)),
                        Opener("<|channel|>analysis to=", look=(name(),)),  # the recipient written in the analysis channel
                        Opener("to=functions.", keep=10, line_start=True)),
             # <|end|> also ends a call (vLLM's test): the model ended the message instead of calling
             TAGGED, harmony_calls, "openai", end=("<|call|>", "<|end|>"), eos_ends=True, json_strings=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
             doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
-    Dialect("seed_oss", (Opener("<seed:tool_call>", head=(ws(),), look=(lit("<function="),)),), TAGGED, qwen3_calls,
-            "seed_oss", end=("</seed:tool_call>",), item=("<function=", "</function>"),
-            nest=("<seed:tool_call>", "</seed:tool_call>"), text_values=True, stream=_QWEN3_STREAM, values=_QWEN3_VALUES,
-            doc="<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>"),
-    Dialect("minimax_m2", (Opener("<minimax:tool_call>", head=(ws(),), look=(lit("<invoke"),)),), TAGGED, minimax_calls,
-            "minimax_m2", end=("</minimax:tool_call>",), item=("<invoke", "</invoke>"),
-            nest=("<minimax:tool_call>", "</minimax:tool_call>"), text_values=True, aliases=("minimax-m2",),
-            stream=TagParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                             r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", "</parameter>", "</invoke>"),
-            values=ValueTags(_MINIMAX_PARAM, "</parameter>", _MINIMAX_PARAM),
-            doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
+    xml_dialect("seed_oss", _QWEN3, wrapper=("<seed:tool_call>", "</seed:tool_call>"),
+                source="ByteDance Seed-OSS: Qwen3-Coder's calls inside <seed:tool_call>; reasoning in <seed:think>.\n"
+                       "Source: ByteDance-Seed/Seed-OSS-36B-Instruct chat_template.jinja; "
+                       "vLLM tool_parsers/seed_oss_tool_parser.py.",
+                doc="<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>"),
+    xml_dialect("minimax_m2", _INVOKE, wrapper=("<minimax:tool_call>", "</minimax:tool_call>"), aliases=("minimax-m2",),
+                source=_MINIMAX_SOURCE,
+                doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
     Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", closers=("<|/tool_call|>",),
             doc="<|tool_call|>[{…}], optionally closed by <|/tool_call|> (Phi-4-mini's template writes it so)"),
     Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",), several=True,
@@ -192,14 +244,10 @@ _DECLARATIONS = (
             doc='<|open|>tools<|sep|><|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="string"<|sep|>V'
                 "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"),
     # ---- issue 30 §4: formats seen in the wild (sources in each grammar's header)
-    Dialect("claude_xml", (Opener("<function_calls>", head=(ws(),), look=(lit("<invoke"),)),  # olmo3's opener: a name follows
-                           Opener(_INVOKE, keep=len(_INVOKE), end=(),  # a bare invoke (Claude-distilled models)
-                                  look=(name(), lit('">'), ws(), lit("<parameter", "</invoke>")))),
-            TAGGED, claude_xml_calls, "claude_xml", end=("</function_calls>",), item=("<invoke", "</invoke>"),
-            nest=("<function_calls>", "</function_calls>"), text_values=True, aliases=("claude", "invoke_xml"),
-            stream=_INVOKE_STREAM, values=ValueTags(_MINIMAX_PARAM, "</parameter>", _MINIMAX_PARAM),
-            doc='<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls> '
-                "(several invokes per wrapper), or a bare <invoke name=\"NAME\">…</invoke>"),
+    xml_dialect("claude_xml", _INVOKE, wrapper=("<function_calls>", "</function_calls>"), bare=True,
+                aliases=("claude", "invoke_xml"), source=_CLAUDE_SOURCE,
+                doc='<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls> '
+                    "(several invokes per wrapper), or a bare <invoke name=\"NAME\">…</invoke>"),
     Dialect("tool_use", (Opener("<tool_use>", head=(ws(),), look=(lit("<name>", "<tool_name>"),)),), TAGGED, tool_use_calls,
             "tool_use", end=("</tool_use>",), eos_ends=True, json_strings=True, aliases=("cherry_studio", "tool_use_xml"),
             doc="<tool_use><name>NAME</name><arguments>{…}</arguments></tool_use> (also <tool_name>, and <input>, "
@@ -216,6 +264,20 @@ _DECLARATIONS = (
                              look=(peek("{"),)),),
             JSON, json_calls, "react", named_only=True, aliases=("langchain_react", "react_json"),
             doc="Action: NAME\nAction Input: {…} (LangChain's ReAct; Thought:/Observation: stay text); named only"),
+    # ---- issue 42: formats the chat templates write that no declaration read
+    Dialect("hy3", (Opener(f"<tool_calls{_HY}>", head=(ws(),), look=(lit(f"<tool_call{_HY}>"),)),), TAGGED, hy3_calls, "hy3",
+            end=(f"</tool_calls{_HY}>",), item=(f"<tool_call{_HY}>", f"</tool_call{_HY}>"), text_values=True,
+            value_layout=False, values=ValueTags((f"<arg_value{_HY}>",), f"</arg_value{_HY}>", (f"<arg_key{_HY}>",)),
+            aliases=("hy_v3", "hunyuan_v3"),
+            doc=f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>K</arg_key{_HY}>"
+                f"<arg_value{_HY}>V</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}> (Tencent Hy3)"),
+    Dialect("solar_open", (Opener("<|tool_calls|>", head=(ws(),), look=(lit(_SOLAR_CALL),)),
+                           Opener(_SOLAR_CALL, keep=len(_SOLAR_CALL))),  # the wrapper is optional (Upstage's parser)
+            TAGGED, solar_open_calls, "solar_open", end=("<|calls|>",), item=(_SOLAR_CALL, _SOLAR_CALL_END),
+            eos_ends=True, json_strings=True, aliases=("solar", "solar_open_100b"),
+            doc="<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>…<|calls|>"),
+    xml_dialect("minicpm5", _MINICPM5, wrapper=None, bare=True, stream=False, source=_MINICPM5_SOURCE,
+                doc='<function name="NAME"><param name="K">V</param></function> (CDATA around values holding markup)'),
 )
 
 SPANS: tuple[Span, ...] = (
@@ -233,6 +295,19 @@ SPANS: tuple[Span, ...] = (
     Span("[THINK]", ("[/THINK]",), dialect="mistral_v11"),  # Magistral 2509+, Ministral 3 reasoning
     Span("<|channel>thought", ("<channel|>",), dialect="gemma4"),  # Gemma 4 thinking
     Span(">>>all\n", kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
+    Span(f"<think{_HY}>", (f"</think{_HY}>",), dialect="hy3"),
+    Span(f"<｜hy_eos{_HY}｜>", kind="drop", dialect="hy3"),  # end of turn, when a server leaves it in
+    Span("<|think|>", ("<|end|>",), dialect="solar_open"),  # reasoning is a message of its own
+    Span("<|begin|>assistant", kind="drop", dialect="solar_open"),  # the next message's header
+    Span("<|content|>", kind="drop", dialect="solar_open"),
+    Span("<|flush|>", kind="drop", dialect="solar_open"),  # ends content before calls
+    Span("<|end|>", kind="drop", dialect="solar_open"),  # ends a content message
+    Span("<|start|>assistant to=self<|message|>", ("<|eom|>", "<|eot|>"), dialect="atem"),  # reasoning: to itself
+    Span("to=self<|message|>", ("<|eom|>", "<|eot|>"), dialect="atem"),  # (at a line start: right after the prompt)
+    Span("<|start|>assistant to=user<|message|>", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
+    Span("to=user<|message|>", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
+    Span("<|eom|>", kind="drop", dialect="atem"),  # ends a message another follows (after a call)
+    Span("<|eot|>", kind="drop", dialect="atem"),  # ends the turn, when a server leaves it in
 )
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in _DECLARATIONS}

@@ -4,10 +4,8 @@ Invariant: a decoder sees one complete item (a JSON value, a ``<function=…>`` 
 a ``<tool_call>`` body...) and never the stream. JSON goes through ``json.loads`` first
 and the relaxed-JSON grammar only on failure; the tag dialects are parsed by their
 Lark grammar and a ``Transformer`` with one method per rule. The XML-parameter
-family (Qwen3-Coder, Seed-OSS, MiniMax) has a linear decoder of its own that agrees
-with its grammar on well-formed items (property-tested) and is lenient beyond it.
-Qwen3-Coder, Seed-OSS, MiniMax and GLM items try a ``str.find`` fast path first
-(``fast_tags``): it gives the full decoder's exact result or declines.
+family (Qwen3-Coder, MiniMax, ...) is derived from its markup in ``xml_family``. GLM items try a
+``str.find`` fast path first (``fast_tags``): it gives the full decoder's exact result or declines.
 """
 
 from __future__ import annotations
@@ -24,8 +22,7 @@ from lark.visitors import merge_transformers
 from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
-from .fast_tags import glm_fast, minimax_fast, qwen3_fast
-from .xml_params import XmlParams
+from .fast_tags import glm_fast
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -76,16 +73,6 @@ def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
     return (name, arguments), repaired
 
 
-# --------------------------------------------------------------------------- XML parameters
-
-_PARAM_KEY = r"<parameter=([^>\n<]*)>"
-qwen3_calls = XmlParams(r"\s*<function=([^>\n]*)>", _PARAM_KEY, r"</parameter>", r"</function>", fast=qwen3_fast,
-                        stray=r"\s*<parameter\b")
-minimax_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                          r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",
-                          fast=minimax_fast)
-
-
 # --------------------------------------------------------------------------- grammar-based decoders
 
 class _OpenPair(tuple[str, str]):
@@ -119,6 +106,12 @@ class _TagCalls(Transformer[Token, Any]):
     # deepseek v3: function<｜tool▁sep｜>NAME ```json {…} ```; v3.1: NAME<｜tool▁sep｜>{…}
     def deepseek_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         name, *args = children
+        return _json_arguments(str(name).strip(), str(args[0]) if args else "")
+
+    # solar_open: [ID] <|tool_call:name|> NAME <|tool_call:args|> {json}
+    def solar_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
+        name = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
+        args = [c for c in children if isinstance(c, Token) and c.type == "ARGS"]
         return _json_arguments(str(name).strip(), str(args[0]) if args else "")
 
     # openai (harmony): functions.NAME … <|message|>{json}
@@ -286,35 +279,12 @@ kimi_calls = grammar_decoder("kimi_k2", _TagCalls())
 deepseek_v3_calls = grammar_decoder("deepseek_v3", _TagCalls())
 deepseek_v31_calls = grammar_decoder("deepseek_v31", _TagCalls())
 harmony_calls = grammar_decoder("openai", _TagCalls())
+hy3_calls = grammar_decoder("hy3", _TagCalls())
+solar_open_calls = grammar_decoder("solar_open", _TagCalls())
 pythonic_calls = grammar_decoder("pythonic", PythonCalls())
 
 
-class _XmlTreeCalls(_TagCalls):
-    """Trees of ``qwen3_coder.lark`` / ``minimax_m2.lark`` -> calls, named and keyed as ``XmlParams`` names them."""
-
-    def function(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
-        head, *params = children
-        return (_call_name(str(head)[len("<function=") : -1]), dict(params)), False
-
-    def invoke(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
-        head, *params = children
-        return (_call_name(str(head).split('"')[1]), dict(params)), False
-
-    def param(self, children: list[Any]) -> tuple[str, str]:
-        head = str(children[0])
-        key = head[len("<parameter=") : -1] if head.startswith("<parameter=") else head.split('"')[1]
-        return key.strip(), str(children[1]) if len(children) > 1 else ""
-
-
-def _call_name(raw: str) -> str:
-    if not raw.strip():
-        raise ArgumentError("empty function name")
-    return raw.strip()
-
-
-# The grammars alone, without fast path or leniency: the definitions the fast paths are tested against.
-qwen3_grammar_calls = grammar_decoder("qwen3_coder", _XmlTreeCalls())
-minimax_grammar_calls = grammar_decoder("minimax_m2", _XmlTreeCalls())
+# The grammar alone, without fast path: the definition the fast path is tested against.
 glm_grammar_calls = grammar_decoder("glm45", _TagCalls())
 
 
@@ -333,7 +303,7 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 
 
 __all__ = [
-    "json_calls", "qwen3_calls", "minimax_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
-    "deepseek_v31_calls", "harmony_calls", "pythonic_calls", "XmlParams", "check_json_grammar",
-    "qwen3_grammar_calls", "minimax_grammar_calls", "glm_grammar_calls", "python_list_elements",
+    "json_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
+    "deepseek_v31_calls", "harmony_calls", "hy3_calls", "solar_open_calls", "pythonic_calls", "check_json_grammar",
+    "glm_grammar_calls", "python_list_elements",
 ]

@@ -2,8 +2,7 @@
 raise ArgumentError.
 
 Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and returns only the values
-the model wrote. Claude-style invokes share MiniMax-M2's item shape and so its linear decoder and fast path (they
-agree with ``grammars/claude_xml.lark`` on well-formed items, as MiniMax's do with its grammar); ``<tool_use>``
+the model wrote. Claude-style invokes are the XML-parameter family's (``xml_family``); ``<tool_use>``
 blocks and Llama 3.1's built-in calls are parsed by their Lark grammar and a ``Transformer`` with one method per
 rule, so the grammar is the definition. Functionary v3.2 and ReAct bodies are JSON values read by
 ``decoders.json_calls`` with the name their head gave.
@@ -17,18 +16,9 @@ from typing import Any
 from lark import Token, Transformer, v_args
 
 from ..arguments.schema import ArgumentError, UnparsedArguments, arguments_from_text
-from .decoders import PythonCalls, XmlParams, _XmlTreeCalls, grammar_decoder
-from .fast_tags import minimax_fast
+from .decoders import PythonCalls, grammar_decoder
 
-__all__ = ["claude_xml_calls", "claude_xml_grammar_calls", "tool_use_calls", "llama31_builtin_calls"]
-
-
-# --------------------------------------------------------------------------- Claude-style <invoke>
-
-claude_xml_calls = XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                             r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>",
-                             fast=minimax_fast)
-claude_xml_grammar_calls = grammar_decoder("claude_xml", _XmlTreeCalls())  # the definition the decoder agrees with
+__all__ = ["tool_use_calls", "llama31_builtin_calls"]
 
 
 # --------------------------------------------------------------------------- <tool_use>

@@ -9,7 +9,7 @@ closer, the closing tag and whitespace to the end) and declines everything else:
 tags inside values, missing closers, other letter cases, empty keys, odd
 characters in names. Agreement is property-tested in ``tests/dialects/test_fast_decode.py``.
 
-Why each item is exact (Qwen3-Coder, ``grammars/qwen3_coder.lark``): the grammar
+Why each item is exact (Qwen3-Coder, its grammar in ``xml_family``): the grammar
 ends a value at the first ``</parameter>`` followed by whitespace and then
 ``<parameter=…>`` or ``</function>`` and the end; when the *first* ``</parameter>``
 after a head is followed that way, the first valid closer is that one, so the
@@ -28,7 +28,7 @@ from typing import Optional
 
 from .spec import Calls
 
-__all__ = ["FastXmlItem", "qwen3_fast", "minimax_fast", "glm_fast"]
+__all__ = ["FastXmlItem", "glm_fast"]
 
 Fast = Optional[tuple[Calls, bool]]  # (calls, repaired), or None: not sure, ask the full decoder
 _WS = re.compile(r"\s*")  # the grammars' \s: str.isspace() exactly; one C call however long the run
@@ -98,12 +98,6 @@ class FastXmlItem:
         if text.count("<") != tags and len(self.tags.findall(text)) != tags:
             return None  # a tag-like string inside a name, key or value
         return [(name, params)], False
-
-
-qwen3_fast = FastXmlItem(r"<function=([^>\n]+)>", r"<parameter=([^>\n<]+)>", "</parameter>", "</function>",
-                         r"</?(?:function|parameter)")
-minimax_fast = FastXmlItem(r'<invoke name="([^"\'>]*)">', r'<parameter name="([^"\'>]*)">', "</parameter>",
-                           "</invoke>", r"</?(?:invoke|parameter)")
 
 
 _GLM_NAME = re.compile(r"\s*([^<\s]+)")

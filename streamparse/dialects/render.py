@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Callable
 
-from ..arguments.xml_values import strip_layout
+from . import DIALECTS
 
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
 
@@ -28,13 +28,6 @@ def _js(value: Any) -> str:
 
 def _text_value(value: Any) -> str:
     return value if isinstance(value, str) else _js(value)
-
-
-def _laid_out(value: Any) -> str:
-    """A raw-text value as a tag writes it: as it is when reading strips no layout from it, else between the
-    newlines that reading takes as layout (``"a\n"`` -> ``"\na\n\n"``), so it reads back exactly."""
-    text = _text_value(value)
-    return text if strip_layout(text) == text else f"\n{text}\n"
 
 
 def _json_between(before: str, value: Any, after: str = "", *, complete_at_end: bool = False) -> Rendered:
@@ -54,19 +47,9 @@ def _settled_at_end(text: str) -> Rendered:
     return text, len(text)
 
 
-def _qwen3(name: str, args: dict[str, Any], wrap: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> Rendered:
-    params = "".join(f"<parameter={k}>\n{_text_value(v)}\n</parameter>\n" for k, v in args.items())
-    return _settled_at_end(f"{wrap[0]}\n<function={name}>\n{params}</function>\n{wrap[1]}")
-
-
 def _glm(name: str, args: dict[str, Any]) -> Rendered:
     pairs = "".join(f"\n<arg_key>{k}</arg_key>\n<arg_value>{_text_value(v)}</arg_value>" for k, v in args.items())
     return _closed_at(f"<tool_call>{name}{pairs}\n</tool_call>", "</tool_call>")
-
-
-def _minimax(name: str, args: dict[str, Any]) -> Rendered:
-    params = "".join(f'<parameter name="{k}">{_laid_out(v)}</parameter>\n' for k, v in args.items())
-    return _settled_at_end(f'<minimax:tool_call>\n<invoke name="{name}">\n{params}</invoke>\n</minimax:tool_call>')
 
 
 def _python_literal(value: Any) -> str:
@@ -131,10 +114,29 @@ def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
     return text, len(text)
 
 
-def _claude_xml(name: str, args: dict[str, Any]) -> Rendered:
-    params = "".join(f'<parameter name="{k}">{_laid_out(v)}</parameter>\n' for k, v in args.items())
-    text = f'<function_calls>\n<invoke name="{name}">\n{params}</invoke>\n</function_calls>'
-    return _settled_at_end(text) if args else _closed_at(text, "</invoke>")  # no value: no closer to settle
+def _family(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    """An XML-parameter family member's renderer, from its declared markup and wrapper (``xml_family``). The call
+    completes with the block's end: only what follows a value's closer and the call's closer tells they are not
+    quoted in the value (``core.tag_body``); a bare call with no value completes at its own closer."""
+    declared = DIALECTS[dialect]
+    markup = declared.markup
+    assert markup is not None
+    wrap = (declared.nest or ("", ""))
+
+    def render_call(name: str, args: dict[str, Any]) -> Rendered:
+        text = markup.render(name, args, wrap)
+        return _settled_at_end(text) if args else _closed_at(text, markup.call_close)
+
+    return render_call
+
+
+def _hy3(name: str, args: dict[str, Any]) -> Rendered:
+    """Tencent Hy3: key/value tags with the ``:opensource`` suffix its template writes, non-strings as JSON."""
+    pairs = "".join(f"<arg_key:opensource>{k}</arg_key:opensource>\n<arg_value:opensource>{_text_value(v)}"
+                    "</arg_value:opensource>\n" for k, v in args.items())
+    text = (f"<tool_calls:opensource>\n<tool_call:opensource>{name}<tool_sep:opensource>\n{pairs}</tool_call:opensource>\n"
+            "</tool_calls:opensource>")
+    return _settled_at_end(text) if args else _closed_at(text, "</tool_call:opensource>")
 
 
 def _llama31_builtin(name: str, args: dict[str, Any]) -> Rendered:
@@ -152,7 +154,7 @@ _DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool�
 
 RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "hermes": lambda n, a: _json_between("<tool_call>\n", {"name": n, "arguments": a}, "\n</tool_call>"),
-    "qwen3_coder": _qwen3,
+    "qwen3_coder": _family("qwen3_coder"),
     "glm45": _glm,
     "tools_array": lambda n, a: _json_between("<tools>[", {"name": n, "arguments": a}, "]</tools>"),
     "function_tag": lambda n, a: _json_between("<function>", {"name": n, "parameters": a}, "</function>"),
@@ -172,8 +174,8 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
         "<|tool_call_end|><|tool_calls_section_end|>", "<|tool_call_end|>"),
     "openai": lambda n, a: _json_between(f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>", a,
                                          "<|call|>", complete_at_end=True),
-    "seed_oss": lambda n, a: _qwen3(n, a, ("<seed:tool_call>", "</seed:tool_call>")),
-    "minimax_m2": _minimax,
+    "seed_oss": _family("seed_oss"),
+    "minimax_m2": _family("minimax_m2"),
     "granite": lambda n, a: _json_between("<|tool_call|>[", {"name": n, "arguments": a}, "]"),
     "hunyuan": lambda n, a: _json_between("<tool_calls>[", {"name": n, "arguments": a}, "]</tool_calls>"),
     "phi4_mini": lambda n, a: _json_between("functools[", {"name": n, "arguments": a}, "]"),
@@ -190,7 +192,12 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
     "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
     "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),
-    "claude_xml": _claude_xml,
+    "claude_xml": _family("claude_xml"),
+    "minicpm5": _family("minicpm5"),
+    "atem": _family("atem"),
+    "hy3": _hy3,
+    "solar_open": lambda n, a: _closed_at(f"<|tool_calls|><|tool_call:begin|>0<|tool_call:name|>{n}<|tool_call:args|>"
+                                          f"{_js(a)}<|tool_call:end|><|calls|>", "<|tool_call:end|>"),
     "tool_use": lambda n, a: _closed_at(f"<tool_use>\n<name>{n}</name>\n<arguments>{_js(a)}</arguments>\n</tool_use>",
                                         "</tool_use>"),
     "llama31_builtin": _llama31_builtin,

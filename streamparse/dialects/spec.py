@@ -25,7 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import functools
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+if TYPE_CHECKING:
+    from .xml_family import XmlCall
 
 # Body kinds: which incremental scanner finds the block's end.
 JSON = "json"
@@ -146,6 +149,7 @@ class Dialect:
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""
+    markup: XmlCall | None = None  # an XML-parameter family member: its markup, from which the rest is derived
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from budget import examples
 from streamparse.arguments.grammar import load_grammar
 from streamparse.dialects import DIALECTS, warm_up
 from streamparse.arguments.schema import ArgumentError
-from streamparse.dialects.decoders import check_json_grammar, minimax_calls, pythonic_calls, qwen3_calls
+from streamparse.dialects.decoders import check_json_grammar, pythonic_calls
 from streamparse.dialects.spec import JSON
 from streamparse.dialects.render import RENDERERS, render
 
@@ -46,7 +46,7 @@ JSON_VALUES = st.recursive(
 
 
 def _qwen3_tree_params(tree: Tree) -> tuple[str, dict[str, str]]:
-    function = next(tree.find_data("function"))
+    function = next(tree.find_data("call"))
     head = str(function.children[0])
     params = {}
     for param in function.find_data("param"):
@@ -56,7 +56,7 @@ def _qwen3_tree_params(tree: Tree) -> tuple[str, dict[str, str]]:
 
 
 def _minimax_tree_params(tree: Tree) -> tuple[str, dict[str, str]]:
-    invoke = next(tree.find_data("invoke"))
+    invoke = next(tree.find_data("call"))
     name = str(invoke.children[0]).split('"')[1]
     params = {}
     for param in invoke.find_data("param"):
@@ -80,7 +80,7 @@ def _minimax_item(name: str, params: dict[str, str]) -> str:
 def test_qwen3_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]) -> None:
     item = _qwen3_item(name, params)
     by_grammar = _qwen3_tree_params(load_grammar("qwen3_coder").parse(item))
-    (by_decoder,), _ = qwen3_calls(item, None)
+    (by_decoder,), _ = DIALECTS["qwen3_coder"].decode(item, None)
     assert by_decoder == by_grammar
     assert by_decoder[1] == {k: f"\n{v}\n" for k, v in params.items()}  # raw values: layout is the schema's business
 
@@ -90,16 +90,16 @@ def test_qwen3_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]
 def test_minimax_decoder_agrees_with_the_grammar(name: str, params: dict[str, str]) -> None:
     item = _minimax_item(name, params)
     by_grammar = _minimax_tree_params(load_grammar("minimax_m2").parse(item))
-    (by_decoder,), _ = minimax_calls(item, None)
+    (by_decoder,), _ = DIALECTS["minimax_m2"].decode(item, None)
     assert by_decoder == by_grammar == (name, params)
 
 
-def test_seed_grammar_reads_each_function_with_the_qwen3_grammar() -> None:
+def test_seed_reads_each_function_as_qwen3_does() -> None:
     block = RENDERERS["seed_oss"]("get_weather", {"city": "Paris", "days": 2})[0]
-    tree = load_grammar("seed_oss").parse(block)
-    items = [str(t.children[0]) for t in tree.find_data("item")]
-    assert [_qwen3_tree_params(load_grammar("qwen3_coder").parse(i)) for i in items] == [
-        ("get_weather", {"city": "\nParis\n", "days": "\n2\n"})]
+    item = block[block.index("<function="): block.index("</function>") + len("</function>")]
+    assert load_grammar("seed_oss").parse(item) == load_grammar("qwen3_coder").parse(item)
+    assert _qwen3_tree_params(load_grammar("seed_oss").parse(item)) == (
+        "get_weather", {"city": "\nParis\n", "days": "\n2\n"})
 
 
 JSON_DIALECTS = sorted(d.name for d in DIALECTS.values() if d.body == JSON)

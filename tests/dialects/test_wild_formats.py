@@ -22,7 +22,6 @@ from budget import examples
 from helpers import TOOLS, feed_chunks, summary
 from streamparse.arguments.grammar import load_grammar
 from streamparse.dialects import ALIASES, DIALECTS, REGISTRY, resolve
-from streamparse.dialects.decoders_wild import claude_xml_calls, claude_xml_grammar_calls
 from streamparse.dialects.render import NAMED_ONLY_RENDERERS, RENDERERS, render
 from streamparse.prompting.requests import PROMPT_DIALECTS, prompt_request
 
@@ -57,7 +56,9 @@ def test_each_format_is_declared_with_its_grammar_template_renderer_and_sources(
         assert dialect in PROMPT_DIALECTS
         assert dialect in (NAMED_ONLY_RENDERERS if dialect in NAMED_ONLY else RENDERERS)
         assert d.named_only == (dialect in NAMED_ONLY)
-    assert list(DIALECTS)[-len(WILD):] == WILD  # appended after every earlier declaration
+    names = list(DIALECTS)
+    start = names.index(WILD[0])
+    assert names[start : start + len(WILD)] == WILD  # appended after every earlier declaration (issue 42's follow)
 
 
 def test_auto_mode_leaves_the_named_only_dialects_out_and_naming_one_brings_it_in() -> None:
@@ -300,7 +301,10 @@ def test_the_wrapper_followed_by_prose_stays_text() -> None:
 def test_claude_decoder_agrees_with_its_grammar(name: str, params: dict[str, str]) -> None:
     item = f'<invoke name="{name}">\n' + "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in params.items())
     item += "</invoke>"
-    assert claude_xml_calls(item, None) == claude_xml_grammar_calls(item, None) == ([(name, params)], False)
+    claude = DIALECTS["claude_xml"]
+    assert claude.markup is not None
+    by_grammar = claude.markup.grammar_calls("claude_xml")(item, None)
+    assert claude.decode(item, None) == by_grammar == ([(name, params)], False)
 
 
 # --------------------------------------------------------------------------- <tool_use>
