@@ -38,7 +38,7 @@ __all__ = ["StreamparseCallback", "callback"]
 log = logging.getLogger("streamparse.integrations")
 
 
-class StreamparseCallback(CustomLogger):  # type: ignore[misc]  # LiteLLM ships no type information
+class StreamparseCallback(CustomLogger):
     """Structured tool calls for a LiteLLM proxy whose backend writes them as text.
 
     ``parse_without_tools``: read answers to requests that offered no tools too (off: a client that offered

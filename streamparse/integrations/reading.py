@@ -52,18 +52,23 @@ def pieces(events: Sequence[Event], reasoning_as_text: bool = False) -> Pieces:
 
 
 class ReasoningSplit:
-    """Reads an answer's leading reasoning, delta by delta; once the reasoning has ended, ``feed`` and
-    ``close`` return the raw text after its end marker (and ``ended`` is True). Text before any reasoning
-    that is only whitespace waits: a model may write a line break before ``<think>``. Any other text,
-    or a call, before reasoning means the answer has none: all of it is rest.
+    """Reads an answer's leading reasoning, delta by delta, into (reasoning, rest): the rest is the raw text
+    after the reasoning's end marker (``ended`` is True from then on), and the whitespace that stood before
+    the reasoning, handed on when the reasoning opens. Text before any reasoning that is only whitespace
+    waits: a model may write a line break before ``<think>``. Any other text, or a call, before reasoning
+    means the answer has none: all of it is rest.
 
-    Built with the setup's dialects (their reasoning spans) and no tools; the calls it may read in the
-    rest are discarded: the rest is handed on raw, for the tool parser."""
+    Built with the setup's dialects (their reasoning spans) and no tools; what it reads after the reasoning is
+    discarded: the rest is handed on raw, for the tool parser. The raw text is kept until the reasoning ends
+    (the end marker is found once, where the reasoning's text says it is)."""
 
     def __init__(self, options: dict[str, Any]):
         self._parser = StreamParser(None, **options)
         self._opened = bool(options.get("start_in_reasoning"))
-        self._lead = ""  # whitespace before any reasoning: all raw (prose leaves verbatim)
+        self._prompted = self._opened  # the prompt opened it: no opener in the answer
+        self._raw: list[str] = []  # the answer so far, until the reasoning ends
+        self._lead = ""  # whitespace before any reasoning (prose leaves verbatim)
+        self._said = 0  # characters of reasoning read so far
         self.ended = False
         openers, enders = reasoning_markers(options.get("dialects"))
         self._openers = sorted(openers, key=len, reverse=True)
@@ -73,62 +78,50 @@ class ReasoningSplit:
         """(reasoning, rest) of this delta; after the end, the delta is all rest."""
         if self.ended:
             return "", delta
-        region = self._parser.held_text + delta  # every raw character not yet released, then the delta
-        return self._take(region, self._parser.feed(delta))
+        self._raw.append(delta)
+        return self._take(self._parser.feed(delta), final=False)
 
     def close(self) -> tuple[str, str]:
         """(reasoning, rest) left at the end of the answer."""
         if self.ended:
             return "", ""
-        region = self._parser.held_text
-        reasoning, rest = self._take(region, self._parser.close())
-        if not self.ended:  # never ended: the answer was reasoning (or only whitespace) to its end
-            self.ended = True
-            if not self._opened:
-                rest, self._lead = self._lead + rest, ""
-        return reasoning, rest
+        return self._take(self._parser.close(), final=True)
 
-    def _take(self, region: str, events: list[Event]) -> tuple[str, str]:
-        opened_before = self._opened
+    def _take(self, events: list[Event], final: bool) -> tuple[str, str]:
         reasoning: list[str] = []
-        lead_now = ""  # whitespace text of this feed before its first reasoning
+        before = ""  # the whitespace before the reasoning, when it opens in this feed
         for event in events:
             if isinstance(event, ReasoningDelta):
-                self._opened = True
+                if not self._opened:
+                    self._opened, before = True, self._lead
                 reasoning.append(event.text)
+                self._said += len(event.text)
+            elif isinstance(event, Diagnostic):
                 continue
-            if isinstance(event, Diagnostic):
-                continue
-            if not self._opened and isinstance(event, TextDelta) and not event.text.strip():
-                lead_now += event.text
-                continue
-            # the reasoning is over (or there never was any): everything raw from its end on is the rest
+            elif not self._opened and isinstance(event, TextDelta) and not event.text.strip():
+                self._lead += event.text
+            else:  # the reasoning is over (or there never was any): the raw text from its end on is the rest
+                return "".join(reasoning), before + self._end()
+        if final:
             self.ended = True
-            said = "".join(reasoning)
-            if not self._opened:
-                rest, self._lead = self._lead + region, ""
-                return "", rest
-            return said, self._after_end(region, said, lead_now, opened_before)
-        if not self._opened:
-            self._lead += lead_now
-        return "".join(reasoning), ""
+            self._raw = []
+            return "".join(reasoning), before + ("" if self._opened else self._lead)
+        return "".join(reasoning), before
 
-    def _after_end(self, region: str, said: str, lead_now: str, opened_before: bool) -> str:
-        """The raw text after the reasoning's end marker: ``region`` is [whitespace, opener] (when the
-        reasoning opened in this feed), the reasoning said in it, the end marker, the rest."""
-        at = 0
-        if not opened_before:
-            self._lead = ""
-            at = len(lead_now)
-            opener = next((o for o in self._openers if region.startswith(o, at)), "")
-            at += len(opener)
-        at += len(said)
-        ender = next((e for e in self._enders if region.startswith(e, at)), None)
+    def _end(self) -> str:
+        self.ended = True
+        text, self._raw = "".join(self._raw), []
+        if not self._opened:
+            return text
+        at = 0 if self._prompted else len(self._lead)
+        if not self._prompted:
+            at += len(next((o for o in self._openers if text.startswith(o, at)), ""))
+        at += self._said
+        ender = next((e for e in self._enders if text.startswith(e, at)), None)
         if ender is None:  # not where the reasoning's text says: the nearest end marker after it, else all
-            found = [(i, e) for e in self._enders if (i := region.find(e, at)) >= 0]
+            found = [(i, e) for e in self._enders if (i := text.find(e, at)) >= 0]
             if not found:
                 log.warning("streamparse: the end of reasoning was not found in the answer; the rest is kept whole")
-                return region[at:]
-            i, ender = min(found)
-            at = i
-        return region[at + len(ender):]
+                return text[at:]
+            at, ender = min(found)
+        return text[at + len(ender):]

@@ -68,7 +68,7 @@ def detector_class() -> Any:
 
 def _make(base: Any, result_type: Any, item_type: Any, structure_type: Any) -> Any:
 
-    class StreamparseDetector(base):  # type: ignore[misc,valid-type]  # SGLang's class, found at run time
+    class StreamparseDetector(base):  # type: ignore[misc]  # SGLang's class, found at run time
         """SGLang's detector interface over ``StreamParser``; SGLang makes one per request and choice."""
 
         def __init__(self, tokenizer: Any = None) -> None:

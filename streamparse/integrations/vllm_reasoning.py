@@ -22,10 +22,11 @@ from .vllm import chat_template_of, vllm_api
 __all__ = ["StreamparseReasoningParser"]
 
 _api = vllm_api()
+_ReasoningParser: Any = _api.ReasoningParser  # vLLM's class, found at run time
 _TAIL_TOKENS = 16  # tokens decoded before a step's new ones: an end marker split over tokens is still seen
 
 
-class StreamparseReasoningParser(_api.ReasoningParser):  # type: ignore[misc]  # vLLM's class, found at run time
+class StreamparseReasoningParser(_ReasoningParser):  # type: ignore[misc]  # (a class mypy cannot see)
     """vLLM's reasoning parser interface over ``ReasoningSplit``; one instance per request."""
 
     engine_based_streaming = True

@@ -26,9 +26,10 @@ from .vllm import chat_template_of, vllm_api
 __all__ = ["StreamparseToolParser"]
 
 _api = vllm_api()
+_ToolParser: Any = _api.ToolParser  # vLLM's class, found at run time
 
 
-class StreamparseToolParser(_api.ToolParser):  # type: ignore[misc]  # vLLM's class, found at run time
+class StreamparseToolParser(_ToolParser):  # type: ignore[misc]  # (a class mypy cannot see)
     """vLLM's tool parser interface over ``StreamParser``; one instance per request, as vLLM makes them."""
 
     engine_based_streaming = True
