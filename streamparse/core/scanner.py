@@ -218,7 +218,8 @@ def _marker_set(names: tuple[Enabled, ...], has_tools: bool, pinned: bool) -> Ma
     ungated = pinned and not has_tools
     declared = [DIALECTS[n] if isinstance(n, str) else n for n in names]
     dialects = [d for d in declared if has_tools or ungated or not d.needs_tools]
-    named = {d.name for d in declared}
+    # A declaration given as an object (a derived one) also reads the spans of the dialects it names as aliases.
+    named = {d.name for d in declared} | {a for n in names if not isinstance(n, str) for a in n.aliases}
     spans = [s for s in SPANS if not s.dialect or s.dialect in named]
     return MarkerSet(dialects, spans, has_tools, pinned)
 

@@ -2,21 +2,22 @@
 
 Invariant: the declarations are tried in the registry's order, named-only ones included (the template says the
 format, so a marker too plain to look for everywhere is the right one here), and the first that reads every
-probe turn exactly (``chat_template.trial_read``) is chosen; when none does, a declaration derived from the
-template is tried the same way; when that fails too, nothing is decided about the format. Every step that
-fails says why in a note.
+probe turn exactly (``template_trials.trial_read``) is chosen; when none does, a declaration derived from the
+template is tried the same way; when that fails too, nothing is decided about the format. Every step that fails
+says why in a note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..dialects import DIALECTS
 from ..dialects.spec import Dialect
-from ..templates.conversations import (PROBE_TOOLS, PROBE_TURNS, Renderer, assistant_calls, find_style, tool_result,
-                                       tools_for, USER)
-from ..templates.derive import derive
+from ..templates.conversations import (PROBE_TOOLS, PROBE_TURNS, USER, Renderer, assistant_calls, find_style,
+                                       tool_result, tools_for)
+from ..templates.derive import Derivation, derive
 from ..templates.sandbox import TemplateError
 from ..templates.setup import TemplateSetup
 from ..templates.turns import (PromptState, TurnMarks, answer_text, cut_answer, generation_prompt, prompt_state,
@@ -25,47 +26,89 @@ from .chat_template import answer_opening
 from .scanner import table_for
 from .template_trials import Trial, trial_read
 
-__all__ = ["decide", "probe_answers"]
+__all__ = ["decide", "Reading", "prepare", "derived_for"]
 
 Expected = list[tuple[str, dict[str, Any]]]
+_MAX_OPENING = 64
 
 
-def probe_answers(renderer: Renderer, state: PromptState, stops: Sequence[str],
-                  marks: TurnMarks = TurnMarks()) -> tuple[list[tuple[str, Expected]], list[str]]:
-    """The answers a model writes for each probe turn the template renders (cut at the first stop string),
-    with the calls each holds; and notes on the turns it could not render."""
-    answers, notes = [], []
+@dataclass
+class Reading:
+    """What is known of a template before any declaration is tried: the renderer that writes its calls, the
+    rendered generation prompt and the state it leaves the answer in, its turn marks and stop strings, and the
+    probe turns' answers with the calls each holds."""
+
+    renderer: Renderer
+    rendered_prompt: str
+    state: PromptState
+    marks: TurnMarks
+    stops: tuple[str, ...]
+    answers: list[tuple[str, Expected]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def start(self) -> tuple[bool, bool]:
+        return self.state.reasoning, self.state.response
+
+    @property
+    def opening(self) -> str:
+        """The rendered generation prompt's last line, which an answer may continue (see ``answer_opening``)."""
+        last = self.rendered_prompt[self.rendered_prompt.rfind("\n") + 1:]
+        return last if len(last) <= _MAX_OPENING else ""
+
+    def reads(self, dialect: str | Dialect) -> tuple[Trial, str]:
+        """The first failing trial over the probe answers (with the answer it failed on), or the last exact one."""
+        last = Trial(False, why="no answer to read")
+        for text, expected in self.answers:
+            last = trial_read(dialect, text, expected, PROBE_TOOLS, self.start, self.rendered_prompt)
+            if not last.exact:
+                return last, text
+        return last, ""
+
+    def derive(self) -> Derivation:
+        return derive(self.renderer, self.state, self.stops, self.marks, self.opening)
+
+
+def prepare(renderer: Renderer, kwargs: Mapping[str, Any], tools: Sequence[Mapping[str, Any]] | None = None) -> Reading:
+    """Render what is needed to read ``renderer``'s template (which renders calls: ``find_style`` found it)."""
+    rendered_prompt = generation_prompt(renderer, tools or tools_for(PROBE_TURNS[0]))
+    try:
+        marks = turn_marks(renderer)
+    except TemplateError:
+        marks = TurnMarks()
+    reading = Reading(renderer, rendered_prompt, prompt_state(rendered_prompt), marks, stop_strings(marks.end, kwargs))
     for turn in PROBE_TURNS:
         message = assistant_calls(turn, string_arguments=renderer.style.string_arguments)
         try:
-            text = answer_text(renderer, message, state, tools_for(turn))
+            text = answer_text(renderer, message, reading.state, tools_for(turn))
         except TemplateError as exc:
-            notes.append(f"the template cannot render the calls {[c.name for c in turn]}: {exc}")
+            reading.notes.append(f"the template cannot render the calls {[c.name for c in turn]}: {exc}")
             continue
-        text = cut_answer(text, stops, marks)
+        text = cut_answer(text, reading.stops, marks)
         written = [c for c in turn if c.name in text]  # (a template may write only a turn's first call)
         if written:
-            answers.append((text, [(c.name, dict(c.arguments)) for c in written]))
+            reading.answers.append((text, [(c.name, dict(c.arguments)) for c in written]))
         else:
-            notes.append(f"the template writes none of the calls {[c.name for c in turn]} in a turn that has them")
-    return answers, notes
+            reading.notes.append(f"the template writes none of the calls {[c.name for c in turn]} in a turn that "
+                                 "has them")
+    return reading
 
 
-def _reads(dialect: str | Dialect, answers: list[tuple[str, Expected]], start: tuple[bool, bool],
-           prompt: str) -> tuple[Trial, str]:
-    """The first failing trial (with the answer it failed on), or the last exact one."""
-    last = Trial(False, why="no answer to read")
-    for text, expected in answers:
-        last = trial_read(dialect, text, expected, PROBE_TOOLS, start, prompt)
-        if not last.exact:
-            return last, text
-    return last, ""
+def derived_for(source: str, kwargs: Mapping[str, Any] | None = None) -> tuple[Derivation, Reading | None]:
+    """The declaration derived from a template (whatever the written ones read), with its reading: what tests and
+    diagnostics compare with the written declaration."""
+    renderer, why = find_style(Renderer(source, dict(kwargs or {})))
+    if renderer is None:
+        return Derivation(None, why), None
+    reading = prepare(renderer, dict(kwargs or {}))
+    return reading.derive(), reading
 
 
-def _result_example(renderer: Renderer, call_turn: dict[str, Any]) -> str:
+def _result_example(renderer: Renderer) -> str:
     """How the template writes a tool's result after a call turn (past the call turn's own rendering)."""
     first = PROBE_TURNS[0][0]
     tools = tools_for(PROBE_TURNS[0])
+    call_turn = assistant_calls(PROBE_TURNS[0], string_arguments=renderer.style.string_arguments)
     try:
         base = renderer.turn(call_turn, tools=tools)
         more = renderer([{"role": "user", "content": USER}, call_turn, tool_result(first, 1, '{"temperature": 21}')],
@@ -77,69 +120,66 @@ def _result_example(renderer: Renderer, call_turn: dict[str, Any]) -> str:
 
 def decide(source: Any, kwargs: Mapping[str, Any], given_prompt: str | None,
            tools: Sequence[Mapping[str, Any]] | None) -> TemplateSetup:
-    notes: list[str] = []
+    """The setup ``read_template`` returns (uncached)."""
     if not isinstance(source, str) or not source.strip():
         return TemplateSetup(None, False, False, (), None, ("no chat template given: auto-detection stays",))
+    notes: list[str] = []
     base = Renderer(source, kwargs)
     renderer, why = find_style(base)
-    # The start state: the generation prompt given, else rendered.
+    reading: Reading | None = None
     rendered_prompt = ""
     try:
-        rendered_prompt = generation_prompt(renderer or base, tools or tools_for(PROBE_TURNS[0]))
+        if renderer is not None:
+            reading = prepare(renderer, kwargs, tools)
+            rendered_prompt = reading.rendered_prompt
+        else:
+            rendered_prompt = generation_prompt(base, tools or tools_for(PROBE_TURNS[0]))
     except TemplateError as exc:
         notes.append(f"the template's generation prompt does not render ({exc})")
     prompt = given_prompt if given_prompt is not None else rendered_prompt
     state = prompt_state(prompt)
-    said = "given" if given_prompt is not None else "rendered"
     if state.reasoning or state.response:
-        notes.append(f"the {said} generation prompt opens {'reasoning' if state.reasoning else 'a response channel'} "
-                     f"({state.opener!r}): the answer starts inside it")
-    if renderer is None:
-        notes.append(f"no format decided: {why}; auto-detection stays")
+        notes.append(f"the {'given' if given_prompt is not None else 'rendered'} generation prompt opens "
+                     f"{'reasoning' if state.reasoning else 'a response channel'} ({state.opener!r}): "
+                     "the answer starts inside it")
+    if renderer is None or reading is None:
+        notes.append(f"no format decided: {why or 'the template does not render'}; auto-detection stays")
         return TemplateSetup(None, state.reasoning, state.response, (), None, tuple(notes), prompt)
     if renderer.style != base.style:
         notes.append(f"the template renders calls given {renderer.style.describe()}")
-    try:
-        marks = turn_marks(renderer)
-    except TemplateError:
-        marks = TurnMarks()
-    stops = stop_strings(marks.end, kwargs)
-    rendered_state = prompt_state(rendered_prompt)
-    answers, more = probe_answers(renderer, rendered_state, stops, marks)
-    notes += more
-    start = (rendered_state.reasoning, rendered_state.response)
-    call_turn = assistant_calls(PROBE_TURNS[0], string_arguments=renderer.style.string_arguments)
-    example = answers[0][0] if answers else ""
-    results = _result_example(renderer, call_turn)
+    notes += reading.notes
+    example = reading.answers[0][0] if reading.answers else ""
+    results = _result_example(renderer)
+    stops = reading.stops
     chosen: str | Dialect | None = None
     derived: Dialect | None = None
     trial = Trial(False)
-    failures: list[str] = []
-    for name in DIALECTS:
-        trial, _ = _reads(name, answers, start, rendered_prompt)
+    for dialect_name in DIALECTS:
+        trial, _ = reading.reads(dialect_name)
         if trial.exact:
-            chosen = name
+            chosen = dialect_name
             break
     if chosen is None:
-        found = derive(renderer, rendered_state, stops)
-        if found.dialect is not None:
-            trial, text = _reads(found.dialect, answers, start, rendered_prompt)
+        found = reading.derive()
+        if found.dialect is None:
+            failure = f"no declaration could be derived: {found.summary}"
+        else:
+            trial, _ = reading.reads(found.dialect)
+            failure = f"the derived declaration ({found.summary}) does not read them: {trial.why}"
             if trial.exact:
                 chosen = derived = found.dialect
                 notes.append(f"no written declaration reads the template's calls: a declaration derived from the "
                              f"template is in use ({found.summary})")
-            else:
-                failures.append(f"the derived declaration ({found.summary}) does not read them: {trial.why}")
-        else:
-            failures.append(f"no declaration could be derived: {found.summary}")
-    if chosen is None:
-        notes.append(f"no declaration reads the calls the template writes ({example[:160]!r}); "
-                     + "; ".join(failures) + "; auto-detection stays")
-        return TemplateSetup(None, state.reasoning, state.response, stops, None, tuple(notes), prompt, example, results)
+        if chosen is None:
+            notes.append(f"no declaration reads the calls the template writes ({example[:160]!r}); {failure}; "
+                         "auto-detection stays")
+            return TemplateSetup(None, state.reasoning, state.response, stops, None, tuple(notes), prompt, example,
+                                 results)
+    assert chosen is not None
     if trial.turn_end and trial.turn_end not in stops:
         stops = (*stops, trial.turn_end)
     if derived is None:
-        notes.append(f"the template writes calls in the {chosen!s} format (read exactly, whole and streamed)")
+        notes.append(f"the template writes calls in the {chosen} format (read exactly, whole and streamed)")
     prefix = answer_opening(prompt, table_for(None, [chosen]))
     if prefix:
         notes.append(f"the generation prompt ends with {prefix!r}, where the format's markup begins: the answer is "
@@ -148,4 +188,3 @@ def decide(source: Any, kwargs: Mapping[str, Any], given_prompt: str | None,
         notes.append(f"the template ends an assistant turn with {' or '.join(map(repr, stops))}")
     return TemplateSetup((chosen,), state.reasoning, state.response, stops, derived, tuple(notes), prompt, example,
                          results, prefix)
-

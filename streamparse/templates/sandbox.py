@@ -268,7 +268,7 @@ def _environment(mutable: bool) -> _Sandbox:
     env = _Sandbox(mutable=mutable, trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols", _Generation],
                    finalize=_finalize)
     env.filters["tojson"] = _tojson
-    env.filters = {name: _counted_filter(name, f) for name, f in env.filters.items()}  # type: ignore[assignment]
+    env.filters = {name: _counted_filter(name, f) for name, f in env.filters.items()}
     env.globals.pop("lipsum", None)
     env.globals.update({"raise_exception": _raise_exception, "strftime_now": _strftime_now,
                         _TICK: _step, _CONCAT: _concat})
