@@ -108,7 +108,7 @@ def _make(base: Any, result_type: Any, item_type: Any, structure_type: Any) -> A
             """Begin, end and trigger of one call to a tool, from the one dialect this detector is set to."""
             from ..constraints.forms import tags_for
 
-            dialects = self._setup.dialects or ()
+            dialects = self._setup.names or ()
             if len(dialects) != 1:
                 raise NotImplementedError("streamparse builds a call's structure only for one dialect "
                                           "(set STREAMPARSE_DIALECTS, or a chat template that names one)")

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import streamparse
-from engine_env import opted_in, tokenizer_dir
+from engine_env import chat_template, opted_in, tokenizer_dir
 
 pytestmark = pytest.mark.engines
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
@@ -29,9 +29,11 @@ pytest.importorskip("sglang.srt.plugins", reason="SGLang is not installed here: 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
            "required": ["city"]}
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+TEMPLATE = ""  # the tokenizer's chat template (set by the tokenizer fixture)
 ANSWERS = [
     'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
     "<think>Oslo, two days. Writing <tool_call> here is thinking.</think>\nOn it."
+    # Qwen3-Coder's XML: not Qwen2.5's format (its template says Hermes JSON), so text to every reader
     "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n"
     "</function>\n</tool_call>",
     '\n<think>\nfirst</think>\n\n<tool_call>{"name": "get_weather", "arguments": {"city": "Zürich ✓"}}</tool_call>'
@@ -52,7 +54,10 @@ def tokenizer(request: pytest.FixtureRequest) -> Any:
     from sglang.srt.plugins import load_plugins
 
     load_plugins()  # the entry point, as SGLang runs it
-    return AutoTokenizer.from_pretrained(tokenizer_dir(sys.executable))
+    folder = tokenizer_dir(sys.executable)
+    global TEMPLATE
+    TEMPLATE = chat_template(folder)
+    return AutoTokenizer.from_pretrained(folder)
 
 
 def _parser_cls(tokenizer: Any, reasoning: bool) -> Any:
@@ -114,7 +119,8 @@ def sglang_read(tokenizer: Any, text: str, cuts: Sequence[int] | None,
 
 
 def library(text: str, reasoning: bool = True) -> tuple[str, str, list[tuple[str, str]]]:
-    result = streamparse.parse(text, TOOLS)
+    """The library's reading with the model's chat template (the plug-ins take their setup from it)."""
+    result = streamparse.parse(text, TOOLS, chat_template=TEMPLATE)
     calls = [(c.name, c.arguments) for c in result.tool_calls]
     if reasoning:
         return result.content, result.reasoning, calls
@@ -124,7 +130,7 @@ def library(text: str, reasoning: bool = True) -> tuple[str, str, list[tuple[str
 def _as_text(text: str) -> str:
     """The library's reading with reasoning kept as text where it stood (the parsers' rule without a reasoning
     parser)."""
-    parser = streamparse.StreamParser(TOOLS)
+    parser = streamparse.StreamParser(TOOLS, chat_template=TEMPLATE)
     return "".join(e.text for e in parser.feed(text) + parser.close()
                    if isinstance(e, (streamparse.TextDelta, streamparse.ReasoningDelta)))
 
@@ -163,8 +169,24 @@ def test_vllm_any_chunking(tokenizer: Any, text: str, cuts: list[int], reasoning
 @given(st.sampled_from(ANSWERS), st.lists(st.integers(0, 400), max_size=30))
 def test_sglang_whole_and_any_chunking(tokenizer: Any, text: str, cuts: list[int]) -> None:
     content, _, calls = library(text, reasoning=False)
-    assert sglang_read(tokenizer, text, None) == (content, calls)
     assert sglang_read(tokenizer, text, cuts) == (content, calls)
+    # SGLang's whole path hands back the answer as it was when its detector finds no call (reasoning markers
+    # included: run SGLang's --reasoning-parser so the detector never sees them)
+    assert sglang_read(tokenizer, text, None) == ((content, calls) if calls else (text, []))
+
+
+def test_the_format_and_start_come_from_the_tokenizers_template(tokenizer: Any) -> None:
+    """Qwen2.5-Coder's own template (from the GGUF) writes its calls as Hermes JSON in <tool_call> tags, and
+    its generation prompt opens no reasoning: both parsers read that, with no setting."""
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    tool = ToolParserManager.get_tool_parser("streamparse")(tokenizer, None)
+    setup = tool.setup(_request(TOOLS))
+    assert (setup.names, setup.source, setup.start_in_reasoning) == (("hermes",), "template", False)
+    reasoning = ReasoningParserManager.get_reasoning_parser("streamparse")(tokenizer, chat_template_kwargs={})
+    assert reasoning.setup.names == ("hermes",)
+    assert (reasoning.reasoning_start_str, reasoning.reasoning_end_str) == ("<think>", "</think>")
 
 
 def test_vllm_required_tool_choice_reads_the_models_format(tokenizer: Any) -> None:

@@ -3,7 +3,7 @@ front of a scripted engine client instead of a model: the answers are written in
 streams each one token by token, as ``RequestOutput``s, the way vLLM's engine does (delta outputs, detokenized
 with the request's ``skip_special_tokens``).
 
-Run by tests/integrations/test_vllm_serving.py in the engines environment (tests/integrations/README.md):
+Run by tests/integrations/test_vllm_serving.py with the engines environment's python (engine_env.py):
 
     python vllm_scripted_server.py ANSWERS.json RECORD.jsonl -- --model DIR --port N [vllm serve flags]
 
