@@ -165,6 +165,13 @@ def atem(calls: list[tuple[str, Args]]) -> str:
     return "<|eom|>".join(one(n, a) for n, a in calls)
 
 
+def k2_horizon(calls: list[tuple[str, Args]]) -> str:
+    """K2 Horizon's IFM xml flavour, written without newlines as vLLM's tests write it."""
+    return "<ifm|tool_calls>" + "\n".join(
+        f"<ifm|tool_call>{n}" + "".join(f"<ifm|arg_key>{k}</ifm|arg_key><ifm|arg_value>{_xml_value(v)}</ifm|arg_value>"
+                                        for k, v in a.items()) + "</ifm|tool_call>" for n, a in calls) + "</ifm|tool_calls>"
+
+
 def call_obj(name: str, args: Args) -> dict[str, Any]:
     return {"name": name, "arguments": args}
 
@@ -243,6 +250,16 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
     "solar_open_unwrapped": lambda n, a: f"<|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>{n}<|tool_call:args|>{js(a)}"
                                          "<|tool_call:end|>",
     "atem": lambda n, a: atem([(n, a)]),
+    "gigachat35": lambda n, a: dsml([(n, a)], "tool_calls").replace("｜DSML｜", "｜GCML｜"),
+    "granite_20b_fc": lambda n, a: "<function_call> " + js({"name": n, "arguments": a}),
+    "dots": lambda n, a: "<dots_function_call>\n" + minimax_m2(n, a)[len("<minimax:tool_call>\n"):-len(
+        "</minimax:tool_call>")] + "</dots_function_call>",
+    "dots_json": lambda n, a: "<dots_function_call>" + js({"name": n, "parameters": a}) + "</dots_function_call>",
+    "longcat": lambda n, a: "<longcat_tool_call>\n" + js(call_obj(n, a)) + "\n</longcat_tool_call>",
+    "longcat_xml": lambda n, a: f"<longcat_tool_call>{n}\n" + "".join(
+        f"<longcat_arg_key>{k}</longcat_arg_key>\n<longcat_arg_value>{_xml_value(v)}</longcat_arg_value>\n"
+        for k, v in a.items()) + "</longcat_tool_call>",
+    "k2_horizon": lambda n, a: k2_horizon([(n, a)]),
 }
 
 # Several calls in ONE block, for the dialects whose block can hold more than one call.
@@ -295,6 +312,10 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "apertus": lambda cs: "<|tools_prefix|>" + js([{n: a} for n, a in cs]) + "<|tools_suffix|>",
     "solar_open": lambda cs: solar_open(cs),
     "atem": lambda cs: atem(cs),
+    "gigachat35": lambda cs: dsml(cs, "tool_calls").replace("｜DSML｜", "｜GCML｜"),
+    "k2_horizon": k2_horizon,
+    "longcat_back_to_back": lambda cs: "<longcat_tool_call>" + "\n".join(js(call_obj(n, a)) for n, a in cs)
+                                       + "</longcat_tool_call>",
 }
 
 ARGUMENTS: dict[str, tuple[str, Args]] = {

@@ -26,12 +26,13 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 from __future__ import annotations
 
 from ..arguments.grammar import load_grammar
-from .decoders import (deepseek_v3_calls, deepseek_v31_calls, glm_calls, harmony_calls, hy3_calls, json_calls, kimi_calls,
-                       pythonic_calls, solar_open_calls)
+from .decoders import (deepseek_v3_calls, deepseek_v31_calls, harmony_calls, json_calls, kimi_calls, pythonic_calls,
+                       solar_open_calls)
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, olmo3_calls)
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
+from .kv_family import KvCall, kv_dialect
 from .xml_family import XmlCall, xml_dialect
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
@@ -91,7 +92,57 @@ _ATEM_SOURCE = """Muse Glimmer's ATEM: each call its own message to the function
 Strings as written, lists and objects as JSON (typed by the tool's schema).
 Source: muse-glimmer chat template (llama.cpp models/templates/muse-glimmer.jinja, common/parsers/muse-glimmer.cpp);
 vLLM tool_parsers/muse_glimmer_tool_parser.py."""
+_DOTS_SOURCE = """rednote dots: Claude-style invokes inside <dots_function_call> (several blocks, several invokes each).
+  <dots_function_call>
+  <invoke name="search">
+  <parameter name="query">weather in Shanghai</parameter>
+  </invoke>
+  </dots_function_call>
+Source: vLLM tool_parsers/dots_tool_parser.py and tests/tool_parsers/test_dots_tool_parser.py; SGLang
+function_call/dots_detector.py. The JSON body the same wrapper may hold is dots_json's."""
 _HY = ":opensource"
+# The key/value-tag family (kv_family): each member's markup is written once, here.
+_GLM = KvCall("arg_key", "arg_value")
+_GLM_SOURCE = """GLM-4.5 / 4.6 (one argument per line) and GLM-4.7 (no newlines at all): the body of one <tool_call>.
+  <tool_call>get_weather
+  <arg_key>city</arg_key>
+  <arg_value>北京</arg_value>
+  </tool_call>
+  <tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>
+  <tool_call>get_current_date</tool_call>
+Values are raw text typed by the tool's schema (like Qwen3-Coder). A value ends at *its* </arg_value>: the one
+followed by whitespace and then the next <arg_key> or the end of the call, so a value may quote </arg_value>.
+Source: zai-org/GLM-4.6 chat_template.jinja; vLLM tool_parsers/glm4_moe_tool_parser.py and
+glm47_moe_tool_parser.py; SGLang function_call/glm4_moe_detector.py, glm47_moe_detector.py."""
+_HY3 = KvCall(f"arg_key{_HY}", f"arg_value{_HY}", item=f"tool_call{_HY}", sep=f"tool_sep{_HY}")
+_HY3_SOURCE = """Tencent Hy3: key/value calls inside <tool_calls:opensource>, one <tool_call:opensource> item per call.
+  <tool_calls:opensource>
+  <tool_call:opensource>get_weather<tool_sep:opensource>
+  <arg_key:opensource>city</arg_key:opensource>
+  <arg_value:opensource>Paris</arg_value:opensource>
+  </tool_call:opensource>
+  </tool_calls:opensource><｜hy_eos:opensource｜>
+Strings are written raw, other values as JSON (typed by the tool's schema, as GLM's are).
+Source: tencent/Hy3 chat template (llama.cpp models/templates/tencent-Hy3.jinja); vLLM
+tool_parsers/hy_v3_tool_parser.py and tests/tool_parsers/test_hy_v3_tool_parser.py."""
+_LONGCAT = KvCall("longcat_arg_key", "longcat_arg_value")
+_LONGCAT_SOURCE = """LongCat's key/value form (Flash-Thinking-2601, Flash-Lite, the LongCat API): GLM's, with longcat_ tags.
+  <longcat_tool_call>get_weather
+  <longcat_arg_key>city</longcat_arg_key>
+  <longcat_arg_value>Paris</longcat_arg_value>
+  </longcat_tool_call>
+Source: meituan-longcat/SGLang-FluentLLM function_call/longcat_xml_detector.py (parser longcat_xml); mlx-lm
+tool_parsers/longcat.py. Its JSON form inside the same tags is the longcat dialect's."""
+_IFM = KvCall("ifm|arg_key", "ifm|arg_value", item="ifm|tool_call")
+_IFM_SOURCE = """K2 Horizon (MBZUAI IFM), its default xml flavour: calls inside <ifm|tool_calls>.
+  <ifm|tool_calls>
+  <ifm|tool_call>web_search
+  <ifm|arg_key>query</ifm|arg_key>
+  <ifm|arg_value>weather</ifm|arg_value>
+  </ifm|tool_call>
+  </ifm|tool_calls>
+Source: vLLM tool_parsers/k2_horizon_tool_parser.py and tests/tool_parsers/test_k2_horizon_tool_parser.py; SGLang
+function_call/k2_v3_detector.py."""
 _SOLAR_CALL, _SOLAR_CALL_END = "<|tool_call:begin|>", "<|tool_call:end|>"
 _MINICPM5_SOURCE = """MiniCPM5: bare function elements, one per call, values inline (CDATA around a value holding <, & or a
 newline).
@@ -118,11 +169,8 @@ _DECLARATIONS = (
     xml_dialect("qwen3_coder", _QWEN3, wrapper=(_TOOLCALL, _TOOLCALL_END), bare=True, closers=(_TOOLCALL_END,),
                 aliases=("qwen3_xml", "step3p5"), source=_QWEN3_SOURCE,
                 doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
-    Dialect("glm45", (Opener(_TOOLCALL, look=(ws(), name(), ws(), lit("<arg_key>", _TOOLCALL_END))),), TAGGED, glm_calls,
-            "glm45", end=(_TOOLCALL_END,), nest=(_TOOLCALL, _TOOLCALL_END), text_values=True, value_layout=False,
-            stream=TagParams(r"\s*([^<\s]+)", r"<arg_key>([^<]*)</arg_key>\s*<arg_value>", "</arg_value>", bare_name=True),
-            values=ValueTags(("<arg_value>",), "</arg_value>", ("<arg_key>",)),
-            aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
+    kv_dialect("glm45", _GLM, opener=_TOOLCALL, closer=_TOOLCALL_END, source=_GLM_SOURCE,
+               aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
     Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),
             doc="<tools>[{…}, {…}]</tools>, each element emitted as it closes"),
     Dialect("function_tag", (_json_tag("<function>", start="{"),
@@ -265,12 +313,32 @@ _DECLARATIONS = (
             JSON, json_calls, "react", named_only=True, aliases=("langchain_react", "react_json"),
             doc="Action: NAME\nAction Input: {…} (LangChain's ReAct; Thought:/Observation: stay text); named only"),
     # ---- issue 42: formats the chat templates write that no declaration read
-    Dialect("hy3", (Opener(f"<tool_calls{_HY}>", head=(ws(),), look=(lit(f"<tool_call{_HY}>"),)),), TAGGED, hy3_calls, "hy3",
-            end=(f"</tool_calls{_HY}>",), item=(f"<tool_call{_HY}>", f"</tool_call{_HY}>"), text_values=True,
-            value_layout=False, values=ValueTags((f"<arg_value{_HY}>",), f"</arg_value{_HY}>", (f"<arg_key{_HY}>",)),
-            aliases=("hy_v3", "hunyuan_v3"),
-            doc=f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>K</arg_key{_HY}>"
-                f"<arg_value{_HY}>V</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}> (Tencent Hy3)"),
+    Dialect("gigachat35", (Opener("<｜GCML｜tool_calls>", head=(ws(),), look=(lit("<｜GCML｜invoke"),)),), TAGGED, dsml_calls,
+            "deepseek_v32", end=("</｜GCML｜tool_calls>",), item=("<｜GCML｜invoke", "</｜GCML｜invoke>"),
+            values=ValueTags(("<｜GCML｜parameter",), "</｜GCML｜parameter>", ("<｜GCML｜parameter",)), aliases=("gigachat3_5",),
+            doc='<｜GCML｜tool_calls><｜GCML｜invoke name="NAME"><｜GCML｜parameter name="K" string="true">V</｜GCML｜parameter>… '
+                "(GigaChat 3.5: DeepSeek's DSML under another namespace)"),
+    Dialect("granite_20b_fc", (Opener("<function_call>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "granite_20b_fc",
+            aliases=("granite-20b-fc",), doc='<function_call> {"name", "arguments"}, no closer, one per line'),
+    xml_dialect("dots", _INVOKE, wrapper=("<dots_function_call>", "</dots_function_call>"), source=_DOTS_SOURCE,
+                doc='<dots_function_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></dots_function_call> '
+                    "(rednote dots; quotes around names optional)"),
+    Dialect("dots_json", (_json_tag("<dots_function_call>", start="{"),), JSON, json_calls, "dots_json",
+            end=("</dots_function_call>",), doc='<dots_function_call>{"name", "arguments"|"parameters"}</dots_function_call>'),
+    kv_dialect("hy3", _HY3, opener=f"<tool_calls{_HY}>", closer=f"</tool_calls{_HY}>", source=_HY3_SOURCE,
+               aliases=("hy_v3", "hunyuan_v3"),
+               doc=f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>K</arg_key{_HY}>"
+                   f"<arg_value{_HY}>V</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}> (Tencent Hy3)"),
+    kv_dialect("longcat_xml", _LONGCAT, opener="<longcat_tool_call>", closer="</longcat_tool_call>", source=_LONGCAT_SOURCE,
+               doc="<longcat_tool_call>NAME<longcat_arg_key>K</longcat_arg_key><longcat_arg_value>V</longcat_arg_value>"
+                   "</longcat_tool_call> (LongCat-Flash-Thinking-2601, Flash-Lite, the LongCat API)"),
+    Dialect("longcat", (_json_tag("<longcat_tool_call>"),), JSON, json_calls, "longcat", end=("</longcat_tool_call>",),
+            several=True, separators=",", aliases=("longcat_flash",),
+            doc='<longcat_tool_call>{"name", "arguments"}</longcat_tool_call> (LongCat-Flash-Chat)'),
+    kv_dialect("k2_horizon", _IFM, opener="<ifm|tool_calls>", closer="</ifm|tool_calls>", source=_IFM_SOURCE,
+               aliases=("ifm", "k2_v3"),
+               doc="<ifm|tool_calls><ifm|tool_call>NAME<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value>"
+                   "</ifm|tool_call></ifm|tool_calls> (K2 Horizon's IFM, xml flavour)"),
     Dialect("solar_open", (Opener("<|tool_calls|>", head=(ws(),), look=(lit(_SOLAR_CALL),)),
                            Opener(_SOLAR_CALL, keep=len(_SOLAR_CALL))),  # the wrapper is optional (Upstage's parser)
             TAGGED, solar_open_calls, "solar_open", end=("<|calls|>",), item=(_SOLAR_CALL, _SOLAR_CALL_END),
@@ -297,6 +365,11 @@ SPANS: tuple[Span, ...] = (
     Span(">>>all\n", kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
     Span(f"<think{_HY}>", (f"</think{_HY}>",), dialect="hy3"),
     Span(f"<｜hy_eos{_HY}｜>", kind="drop", dialect="hy3"),  # end of turn, when a server leaves it in
+    Span("<longcat_think>", ("</longcat_think>",), dialect="longcat_xml"),
+    Span("<ifm|think>", ("</ifm|think>",), dialect="k2_horizon"),  # three tags, by reasoning effort
+    Span("<ifm|think_fast>", ("</ifm|think_fast>",), dialect="k2_horizon"),
+    Span("<ifm|think_faster>", ("</ifm|think_faster>",), dialect="k2_horizon"),
+    Span("<|inner_prefix|>", ("<|inner_suffix|>",), dialect="apertus"),  # Apertus 1.5's reasoning
     Span("<|think|>", ("<|end|>",), dialect="solar_open"),  # reasoning is a message of its own
     Span("<|begin|>assistant", kind="drop", dialect="solar_open"),  # the next message's header
     Span("<|content|>", kind="drop", dialect="solar_open"),

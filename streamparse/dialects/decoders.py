@@ -4,8 +4,8 @@ Invariant: a decoder sees one complete item (a JSON value, a ``<function=…>`` 
 a ``<tool_call>`` body...) and never the stream. JSON goes through ``json.loads`` first
 and the relaxed-JSON grammar only on failure; the tag dialects are parsed by their
 Lark grammar and a ``Transformer`` with one method per rule. The XML-parameter
-family (Qwen3-Coder, MiniMax, ...) is derived from its markup in ``xml_family``. GLM items try a
-``str.find`` fast path first (``fast_tags``): it gives the full decoder's exact result or declines.
+family (Qwen3-Coder, MiniMax, ...) is derived from its markup in ``xml_family``, the key/value family (GLM, ...)
+in ``kv_family``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from lark.visitors import merge_transformers
 from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
-from .fast_tags import glm_fast
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -274,18 +273,14 @@ def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
     return decode
 
 
-glm_calls = grammar_decoder("glm45", _TagCalls(), fast=glm_fast)
 kimi_calls = grammar_decoder("kimi_k2", _TagCalls())
 deepseek_v3_calls = grammar_decoder("deepseek_v3", _TagCalls())
 deepseek_v31_calls = grammar_decoder("deepseek_v31", _TagCalls())
 harmony_calls = grammar_decoder("openai", _TagCalls())
-hy3_calls = grammar_decoder("hy3", _TagCalls())
 solar_open_calls = grammar_decoder("solar_open", _TagCalls())
 pythonic_calls = grammar_decoder("pythonic", PythonCalls())
 
 
-# The grammar alone, without fast path: the definition the fast path is tested against.
-glm_grammar_calls = grammar_decoder("glm45", _TagCalls())
 
 
 class _Envelope(Transformer[Token, list[Any]]):
@@ -303,7 +298,7 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 
 
 __all__ = [
-    "json_calls", "glm_calls", "kimi_calls", "deepseek_v3_calls",
-    "deepseek_v31_calls", "harmony_calls", "hy3_calls", "solar_open_calls", "pythonic_calls", "check_json_grammar",
-    "glm_grammar_calls", "python_list_elements",
+    "json_calls", "kimi_calls", "deepseek_v3_calls",
+    "deepseek_v31_calls", "harmony_calls", "solar_open_calls", "pythonic_calls", "check_json_grammar",
+    "python_list_elements",
 ]

@@ -1,4 +1,4 @@
-"""Fast paths for well-formed tag items (Qwen3-Coder / Seed-OSS, MiniMax-M2, GLM-4.5/4.7).
+"""The fast path for well-formed items of the XML-parameter family (Qwen3-Coder / Seed-OSS, MiniMax-M2, ...).
 
 Invariant: a fast path returns either exactly what the dialect's decoder would
 return for the item (the grammar's reading, which is also the linear decoder's
@@ -16,9 +16,7 @@ after a head is followed that way, the first valid closer is that one, so the
 value is the text up to it (empty included: the closer outranks a value). The
 linear decoder (``XmlParams``) reads the same item the same way when the only
 tag-like strings in it, in any letter case, are the structural ones, which is
-checked last. MiniMax is the same with ``<invoke name="…">`` heads. GLM
-(``grammars/glm45.lark``) has no lookahead: a value runs to the first
-``</arg_value>`` (an empty value is empty: the value terminal cannot start at a closer).
+checked last. MiniMax is the same with ``<invoke name="…">`` heads. (The key/value family's is ``KvCall.fast``.)
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from typing import Optional
 
 from .spec import Calls
 
-__all__ = ["FastXmlItem", "glm_fast"]
+__all__ = ["FastXmlItem"]
 
 Fast = Optional[tuple[Calls, bool]]  # (calls, repaired), or None: not sure, ask the full decoder
 _WS = re.compile(r"\s*")  # the grammars' \s: str.isspace() exactly; one C call however long the run
@@ -98,38 +96,3 @@ class FastXmlItem:
         if text.count("<") != tags and len(self.tags.findall(text)) != tags:
             return None  # a tag-like string inside a name, key or value
         return [(name, params)], False
-
-
-_GLM_NAME = re.compile(r"\s*([^<\s]+)")
-_KEY, _KEY_CLOSE, _VALUE, _VALUE_CLOSE = "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"
-
-
-def glm_fast(text: str) -> Fast:
-    """``NAME (ws <arg_key>K</arg_key> ws <arg_value>V</arg_value>)* ws`` read as ``glm45.lark`` reads it, or ``None``."""
-    m = _GLM_NAME.match(text)
-    if m is None:
-        return None
-    n = len(text)
-    skip = _WS.match
-    pos = m.end()
-    params: dict[str, str] = {}
-    while True:
-        pos = skip(text, pos).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-        if pos == n:
-            return [(m.group(1), params)], False
-        if not text.startswith(_KEY, pos):
-            return None
-        start = pos + 9
-        end = text.find("<", start)
-        if end <= start or not text.startswith(_KEY_CLOSE, end):
-            return None  # an empty key, or a '<' in it: the grammar's error
-        key = text[start:end].strip()
-        pos = skip(text, end + 10).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-        if not text.startswith(_VALUE, pos):
-            return None
-        start = pos + 11
-        end = text.find(_VALUE_CLOSE, start)
-        if end < 0:
-            return None
-        params[key] = text[start:end]
-        pos = end + 12

@@ -47,11 +47,6 @@ def _settled_at_end(text: str) -> Rendered:
     return text, len(text)
 
 
-def _glm(name: str, args: dict[str, Any]) -> Rendered:
-    pairs = "".join(f"\n<arg_key>{k}</arg_key>\n<arg_value>{_text_value(v)}</arg_value>" for k, v in args.items())
-    return _closed_at(f"<tool_call>{name}{pairs}\n</tool_call>", "</tool_call>")
-
-
 def _python_literal(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return repr(value)
@@ -88,11 +83,12 @@ def _gemma(opener: str, closer: str, quote: str) -> Callable[[str, dict[str, Any
     return lambda n, a: _closed_at(f"{opener}call:{n}{_gemma_value(a, quote)}{closer}", closer)
 
 
-def _dsml(name: str, args: dict[str, Any]) -> Rendered:
-    params = "".join(f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}'
-                     "</｜DSML｜parameter>\n" for k, v in args.items())
-    return _settled_at_end(f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}</｜DSML｜invoke>\n'
-                           "</｜DSML｜function_calls>")
+def _dsml(name: str, args: dict[str, Any], space: str = "DSML", block: str = "function_calls") -> Rendered:
+    """DeepSeek's DSML (GigaChat 3.5 writes the same under ``GCML``)."""
+    params = "".join(f'<｜{space}｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}'
+                     f"</｜{space}｜parameter>\n" for k, v in args.items())
+    return _settled_at_end(f'<｜{space}｜{block}>\n<｜{space}｜invoke name="{name}">\n{params}</｜{space}｜invoke>\n'
+                           f"</｜{space}｜{block}>")
 
 
 def _kimi_k3(name: str, args: dict[str, Any]) -> Rendered:
@@ -130,13 +126,21 @@ def _family(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     return render_call
 
 
-def _hy3(name: str, args: dict[str, Any]) -> Rendered:
-    """Tencent Hy3: key/value tags with the ``:opensource`` suffix its template writes, non-strings as JSON."""
-    pairs = "".join(f"<arg_key:opensource>{k}</arg_key:opensource>\n<arg_value:opensource>{_text_value(v)}"
-                    "</arg_value:opensource>\n" for k, v in args.items())
-    text = (f"<tool_calls:opensource>\n<tool_call:opensource>{name}<tool_sep:opensource>\n{pairs}</tool_call:opensource>\n"
-            "</tool_calls:opensource>")
-    return _settled_at_end(text) if args else _closed_at(text, "</tool_call:opensource>")
+def _kv(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    """A key/value family member's renderer, from its declared markup (``kv_family``): a call completes at its
+    own closer, or with the wrapper's end when it holds values (what follows a value's closer tells it is one)."""
+    declared = DIALECTS[dialect]
+    markup = declared.kv
+    assert markup is not None
+    wrap = (declared.openers[0].text, declared.end[0])
+
+    def render_call(name: str, args: dict[str, Any]) -> Rendered:
+        text = markup.render(name, args, wrap)
+        if markup.item_tags is None:
+            return _closed_at(text, wrap[1])
+        return _settled_at_end(text) if args else _closed_at(text, markup.item_tags[1])
+
+    return render_call
 
 
 def _llama31_builtin(name: str, args: dict[str, Any]) -> Rendered:
@@ -155,7 +159,7 @@ _DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool�
 RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "hermes": lambda n, a: _json_between("<tool_call>\n", {"name": n, "arguments": a}, "\n</tool_call>"),
     "qwen3_coder": _family("qwen3_coder"),
-    "glm45": _glm,
+    "glm45": _kv("glm45"),
     "tools_array": lambda n, a: _json_between("<tools>[", {"name": n, "arguments": a}, "]</tools>"),
     "function_tag": lambda n, a: _json_between("<function>", {"name": n, "parameters": a}, "</function>"),
     "angle_json": lambda n, a: _json_between("<", {"name": n, "arguments": a}, ">"),
@@ -195,7 +199,14 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "claude_xml": _family("claude_xml"),
     "minicpm5": _family("minicpm5"),
     "atem": _family("atem"),
-    "hy3": _hy3,
+    "hy3": _kv("hy3"),
+    "longcat_xml": _kv("longcat_xml"),
+    "longcat": lambda n, a: _json_between("<longcat_tool_call>\n", {"name": n, "arguments": a}, "\n</longcat_tool_call>"),
+    "k2_horizon": _kv("k2_horizon"),
+    "gigachat35": lambda n, a: _dsml(n, a, "GCML", "tool_calls"),
+    "granite_20b_fc": lambda n, a: _json_between("<function_call> ", {"name": n, "arguments": a}),
+    "dots": _family("dots"),
+    "dots_json": lambda n, a: _json_between("<dots_function_call>\n", {"name": n, "arguments": a}, "\n</dots_function_call>"),
     "solar_open": lambda n, a: _closed_at(f"<|tool_calls|><|tool_call:begin|>0<|tool_call:name|>{n}<|tool_call:args|>"
                                           f"{_js(a)}<|tool_call:end|><|calls|>", "<|tool_call:end|>"),
     "tool_use": lambda n, a: _closed_at(f"<tool_use>\n<name>{n}</name>\n<arguments>{_js(a)}</arguments>\n</tool_use>",

@@ -28,6 +28,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
+    from .kv_family import KvCall
     from .xml_family import XmlCall
 
 # Body kinds: which incremental scanner finds the block's end.
@@ -150,6 +151,7 @@ class Dialect:
     doc: str = ""
     source: str = ""
     markup: XmlCall | None = None  # an XML-parameter family member: its markup, from which the rest is derived
+    kv: KvCall | None = None  # a key/value-tag family member (GLM's): its markup, from which the rest is derived
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ from budget import examples
 import streamparse
 from streamparse.arguments.schema import ArgumentError
 from streamparse.dialects import DIALECTS
-from streamparse.dialects.decoders import glm_calls, glm_grammar_calls
-from streamparse.dialects.fast_tags import glm_fast
+from streamparse.dialects.decoders import _TagCalls, grammar_decoder
 from streamparse.dialects.xml_params import XmlParams
 from streamparse.harness.workloads import build_workload, split
 
@@ -33,6 +32,10 @@ assert _QWEN3 is not None and _MINIMAX is not None
 qwen3_calls, minimax_calls = DIALECTS["qwen3_coder"].decode, DIALECTS["minimax_m2"].decode
 qwen3_fast, minimax_fast = _QWEN3.fast_item(), _MINIMAX.fast_item()
 qwen3_grammar_calls, minimax_grammar_calls = _QWEN3.grammar_calls("qwen3_coder"), _MINIMAX.grammar_calls("minimax_m2")
+_GLM = DIALECTS["glm45"].kv
+assert _GLM is not None
+glm_calls, glm_fast = DIALECTS["glm45"].decode, _GLM.fast
+glm_grammar_calls = grammar_decoder("glm45", _TagCalls())  # the grammar alone, without the fast path
 
 # The decoders as they were before the fast paths: the lenient XmlParams alone.
 QWEN3_LENIENT = XmlParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", r"</parameter>", r"</function>")

@@ -1,0 +1,193 @@
+"""The key/value-tag family (GLM-4.5/4.7, LongCat's XML form, Tencent Hy3, K2 Horizon's IFM): one call is a bare
+name followed by ``<KEY>k</KEY><VALUE>v</VALUE>`` pairs whose values are raw text.
+
+Invariant: a ``KvCall`` is the only place a member's markup is written. Its Lark grammar (the definition, and what
+decodes), the grammar's fast path for the plain shape, how its arguments stream, how the body scanner tells a
+value's closer from one quoted in it, the look that decides its block and its renderer are derived here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ..arguments.grammar import define_grammar
+from .decoders import _TagCalls, grammar_decoder
+from .spec import TAGGED, Calls, Dialect, Opener, Part, TagParams, ValueTags, lit, name, ws
+
+__all__ = ["KvCall", "kv_dialect"]
+
+Decoded = tuple[Calls, bool]
+_WS = re.compile(r"\s*")  # the grammars' \s: str.isspace() exactly
+_NAME = re.compile(r"\s*([^<\s]+)")
+
+
+def _lark(literal: str) -> str:
+    """``literal`` inside a Lark ``/regex/``."""
+    return re.escape(literal).replace("/", r"\/")
+
+
+@dataclass(frozen=True)
+class KvCall:
+    """``[<ITEM>] NAME [<SEP>] (<KEY>k</KEY> <VALUE>v</VALUE>)* [</ITEM>]``.
+
+    ``key`` and ``value`` are the two elements' tag words. ``item``: the call's own element, when calls are items of
+    a wrapper (Hy3, IFM); without it the call is the whole block, between its opener and closer (GLM). ``sep``: a tag
+    that ends the name (Hy3's ``<tool_sep>``). Values are as written between their tags (no layout taken off).
+    """
+
+    key: str
+    value: str
+    item: str = ""
+    sep: str = ""
+
+    def _tag(self, word: str, closing: bool = False) -> str:
+        return f"</{word}>" if closing else f"<{word}>"
+
+    @property
+    def key_open(self) -> str:
+        return self._tag(self.key)
+
+    @property
+    def value_close(self) -> str:
+        return self._tag(self.value, True)
+
+    @property
+    def item_tags(self) -> tuple[str, str] | None:
+        return (self._tag(self.item), self._tag(self.item, True)) if self.item else None
+
+    @property
+    def value_tags(self) -> ValueTags:
+        """How the body scanner tells a value's closer from one quoted in it (``core.tag_body``)."""
+        return ValueTags((self._tag(self.value),), self.value_close, (self.key_open,))
+
+    @property
+    def tag_params(self) -> TagParams:
+        """How the arguments stream as they are written (``core.stream_tags``)."""
+        item_open, item_close = self.item_tags or ("", "")
+        head = rf"\s*{re.escape(item_open)}\s*([^<\s]+)" + (rf"\s*{re.escape(self._tag(self.sep))}" if self.sep else "")
+        param = rf"{re.escape(self.key_open)}([^<]*){re.escape(self._tag(self.key, True))}\s*{re.escape(self._tag(self.value))}"
+        return TagParams(head, param, self.value_close, item_close, bare_name=not self.sep)
+
+    def look(self, closer: str) -> tuple[Part, ...]:
+        """What follows a whole-block call's opener: its name, then its separator, a key or ``closer`` (the call's
+        end); an item's wrapper is followed by the item's opener."""
+        if self.item:
+            return ws(), lit(self._tag(self.item))
+        return ws(), name(), ws(), lit(self._tag(self.sep)) if self.sep else lit(self.key_open, closer)
+
+    def _end(self) -> str:
+        return self._tag(self.item, True) if self.item else ""
+
+    def grammar(self, source: str) -> str:
+        """One call's Lark grammar. A value ends at *its* closer: the one followed by whitespace and then the next
+        key, the item's end or the text's end; the last value's closer may be left out (a repair: GLM-4.7 does it,
+        vLLM's test reads it), its value then holding no tag of the family's, nor a closer misspelt (``3/arg_value>``)."""
+        k, kc, v, vc = (_lark(t) for t in (self.key_open, self._tag(self.key, True), self._tag(self.value),
+                                            self.value_close))
+        end = _lark(self._end())
+        follow = rf"\s*(?:{k}|{end + '|' if end else ''}\Z)"
+        words = "|".join(_lark(w) for w in (self.key, self.value))
+        item_open = f"{_string(self._tag(self.item))} _WS? " if self.item else ""
+        sep = f"_WS? {_string(self._tag(self.sep))} " if self.sep else ""
+        item_close = f"_WS? {_string(self._end())}? " if self.item else ""
+        header = "".join(f"// {line}\n" for line in source.splitlines())
+        return header + "\n".join([
+            "start: glm_call",
+            f"glm_call: _WS? {item_open}NAME {sep}(_WS? pair)* (_WS? open_pair)? {item_close}_WS?",
+            "pair: _KEY_OPEN KEY _KEY_CLOSE _WS? _VALUE_OPEN VALUE? _VALUE_CLOSE",
+            "open_pair: _KEY_OPEN KEY _KEY_CLOSE _WS? _VALUE_OPEN OPEN_VALUE",
+            rf"OPEN_VALUE.1: /(?:(?!<\/?(?:{words})>|\/?{_lark(self.value)}>{'|' + end if end else ''}).)+"
+            + (rf"(?=(?:{end}\s*)?\Z)/s" if end else r"\Z/s"),
+            r"NAME: /[^<\s]+/",
+            r"KEY: /[^<]+/",
+            rf"VALUE.2: /(?!{vc}{follow}).+?(?={vc}{follow})/s",
+            f"_KEY_OPEN: {_string(self.key_open)}",
+            f"_KEY_CLOSE: {_string(self._tag(self.key, True))}",
+            f"_VALUE_OPEN: {_string(self._tag(self.value))}",
+            rf"_VALUE_CLOSE: /{vc}(?={follow})/",
+            r"_WS: /\s+/",
+        ]) + "\n"
+
+    def fast(self, text: str) -> Optional[Decoded]:
+        """The plain shape, read as the grammar reads it, with ``str.find``; None when unsure (ask the grammar)."""
+        skip = _WS.match
+        pos, n = 0, len(text)
+        item_open, item_close = self.item_tags or ("", "")
+        if item_open:
+            pos = skip(text, pos).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
+            if not text.startswith(item_open, pos):
+                return None
+            pos += len(item_open)
+        m = _NAME.match(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        if self.sep:
+            pos = skip(text, pos).end()  # type: ignore[union-attr]
+            sep = self._tag(self.sep)
+            if not text.startswith(sep, pos):
+                return None
+            pos += len(sep)
+        key_open, key_close = self.key_open, self._tag(self.key, True)
+        value_open, value_close = self._tag(self.value), self.value_close
+        params: dict[str, str] = {}
+        while True:
+            pos = skip(text, pos).end()  # type: ignore[union-attr]
+            if item_close and text.startswith(item_close, pos):
+                pos = skip(text, pos + len(item_close)).end()  # type: ignore[union-attr]
+                return ([(m.group(1), params)], False) if pos == n else None
+            if pos == n:
+                return [(m.group(1), params)], False
+            if not text.startswith(key_open, pos):
+                return None
+            start = pos + len(key_open)
+            end = text.find("<", start)
+            if end <= start or not text.startswith(key_close, end):
+                return None  # an empty key, or a '<' in it: the grammar's error
+            key = text[start:end].strip()
+            pos = skip(text, end + len(key_close)).end()  # type: ignore[union-attr]
+            if not text.startswith(value_open, pos):
+                return None
+            start = pos + len(value_open)
+            end = text.find(value_close, start)
+            if end < 0:
+                return None
+            params[key] = text[start:end]
+            pos = end + len(value_close)
+
+    def decoder(self, grammar: str) -> Callable[[str, str | None], Decoded]:
+        """One call -> itself: the grammar registered as ``grammar``, its fast path first."""
+        return grammar_decoder(grammar, _TagCalls(), fast=self.fast)
+
+    def render(self, name: str, args: dict[str, Any], wrap: tuple[str, str], lines: bool = True) -> str:
+        """One call as its template writes it, in ``wrap`` (the block's or the wrapper's opener and closer), one tag
+        per line when ``lines`` (GLM-4.5, Hy3) or none (GLM-4.7). Strings as they are, other values as JSON."""
+        nl = "\n" if lines else ""
+        pairs = "".join(f"{nl}{self.key_open}{k}{self._tag(self.key, True)}{nl}{self._tag(self.value)}{_text(v)}"
+                        f"{self.value_close}" for k, v in args.items())
+        sep = self._tag(self.sep) if self.sep else ""
+        call = f"{name}{sep}{pairs}{nl}"
+        if self.item:
+            call = f"{nl}{self._tag(self.item)}{call}{self._end()}{nl}"
+        return f"{wrap[0]}{call}{wrap[1]}"
+
+
+def _string(literal: str) -> str:
+    """``literal`` as a Lark string."""
+    return json.dumps(literal, ensure_ascii=False)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def kv_dialect(dialect: str, markup: KvCall, *, opener: str, closer: str, source: str, **fields: Any) -> Dialect:
+    """A member of the family: ``opener`` … ``closer`` is the call itself (GLM), or the wrapper of its items."""
+    define_grammar(dialect, markup.grammar(source))
+    return Dialect(dialect, (Opener(opener, look=markup.look(closer)),), TAGGED, markup.decoder(dialect), dialect, kv=markup,
+                   source=source, end=(closer,), item=markup.item_tags,
+                   nest=None if markup.item else (opener, closer), text_values=True, value_layout=False,
+                   stream=markup.tag_params, values=markup.value_tags, **fields)
