@@ -172,6 +172,15 @@ def k2_horizon(calls: list[tuple[str, Args]]) -> str:
                                         for k, v in a.items()) + "</ifm|tool_call>" for n, a in calls) + "</ifm|tool_calls>"
 
 
+def plamo3(calls: list[tuple[str, Args]]) -> str:
+    def tag(word: str) -> str:
+        return f"<|plamo:{word}:plamo|>"
+    return tag("begin_tool_requests") + "".join(
+        f"{tag('begin_tool_request')}{tag('begin_tool_name')}{n}{tag('end_tool_name')}{tag('begin_tool_arguments')}"
+        f"<|plamo:constrain|>json<|plamo:msg|>{js(a)}{tag('end_tool_arguments')}{tag('end_tool_request')}"
+        for n, a in calls) + tag("end_tool_requests")
+
+
 def call_obj(name: str, args: Args) -> dict[str, Any]:
     return {"name": name, "arguments": args}
 
@@ -260,6 +269,11 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
         f"<longcat_arg_key>{k}</longcat_arg_key>\n<longcat_arg_value>{_xml_value(v)}</longcat_arg_value>\n"
         for k, v in a.items()) + "</longcat_tool_call>",
     "k2_horizon": lambda n, a: k2_horizon([(n, a)]),
+    "plamo3": lambda n, a: plamo3([(n, a)]),
+    "plamo3_unconstrained": lambda n, a: plamo3([(n, a)]).replace("<|plamo:constrain|>json", ""),
+    "command_r": lambda n, a: "Action:\n```json\n" + json.dumps([{"tool_name": n, "parameters": a}], indent=4,
+                                                                ensure_ascii=False) + "```",
+    "command_r_fence_line": lambda n, a: "Action:\n```json\n" + js([{"tool_name": n, "parameters": a}]) + "\n```",
 }
 
 # Several calls in ONE block, for the dialects whose block can hold more than one call.
@@ -314,6 +328,8 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "atem": lambda cs: atem(cs),
     "gigachat35": lambda cs: dsml(cs, "tool_calls").replace("｜DSML｜", "｜GCML｜"),
     "k2_horizon": k2_horizon,
+    "plamo3": lambda cs: plamo3(cs),
+    "command_r": lambda cs: "Action:\n```json\n" + js([{"tool_name": n, "parameters": a} for n, a in cs]) + "```",
     "longcat_back_to_back": lambda cs: "<longcat_tool_call>" + "\n".join(js(call_obj(n, a)) for n, a in cs)
                                        + "</longcat_tool_call>",
 }

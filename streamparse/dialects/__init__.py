@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..arguments.grammar import load_grammar
 from .decoders import (deepseek_v3_calls, deepseek_v31_calls, harmony_calls, json_calls, kimi_calls, pythonic_calls,
-                       solar_open_calls)
+                       plamo3_calls, solar_open_calls)
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, olmo3_calls)
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
@@ -101,6 +101,7 @@ _DOTS_SOURCE = """rednote dots: Claude-style invokes inside <dots_function_call>
 Source: vLLM tool_parsers/dots_tool_parser.py and tests/tool_parsers/test_dots_tool_parser.py; SGLang
 function_call/dots_detector.py. The JSON body the same wrapper may hold is dots_json's."""
 _HY = ":opensource"
+_PLAMO = "<|plamo:"
 # The key/value-tag family (kv_family): each member's markup is written once, here.
 _GLM = KvCall("arg_key", "arg_value")
 _GLM_SOURCE = """GLM-4.5 / 4.6 (one argument per line) and GLM-4.7 (no newlines at all): the body of one <tool_call>.
@@ -335,6 +336,17 @@ _DECLARATIONS = (
     Dialect("longcat", (_json_tag("<longcat_tool_call>"),), JSON, json_calls, "longcat", end=("</longcat_tool_call>",),
             several=True, separators=",", aliases=("longcat_flash",),
             doc='<longcat_tool_call>{"name", "arguments"}</longcat_tool_call> (LongCat-Flash-Chat)'),
+    Dialect("plamo3", (Opener(f"{_PLAMO}begin_tool_requests:plamo|>", head=(ws(),),
+                              look=(lit(f"{_PLAMO}begin_tool_request:plamo|>"),)),),
+            TAGGED, plamo3_calls, "plamo3", end=(f"{_PLAMO}end_tool_requests:plamo|>",),
+            item=(f"{_PLAMO}begin_tool_request:plamo|>", f"{_PLAMO}end_tool_request:plamo|>"), json_strings=True,
+            aliases=("plamo",), doc="<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
+                                    "<|plamo:begin_tool_name:plamo|>NAME<|plamo:end_tool_name:plamo|>"
+                                    "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{…}"
+                                    "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>…"),
+    Dialect("command_r", (Opener("Action:", line_start=True, head=(ws(), lit("```json"), ws()), look=(peek("["),)),), JSON,
+            cohere_calls, "command_r", closers=("```",), aliases=("command_r_plus", "cohere_classic"),
+            doc='Action:\n```json\n[{"tool_name", "parameters"}]``` at a line start (classic Command-R / R+)'),
     kv_dialect("k2_horizon", _IFM, opener="<ifm|tool_calls>", closer="</ifm|tool_calls>", source=_IFM_SOURCE,
                aliases=("ifm", "k2_v3"),
                doc="<ifm|tool_calls><ifm|tool_call>NAME<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value>"
@@ -370,6 +382,8 @@ SPANS: tuple[Span, ...] = (
     Span("<ifm|think_fast>", ("</ifm|think_fast>",), dialect="k2_horizon"),
     Span("<ifm|think_faster>", ("</ifm|think_faster>",), dialect="k2_horizon"),
     Span("<|inner_prefix|>", ("<|inner_suffix|>",), dialect="apertus"),  # Apertus 1.5's reasoning
+    Span("<|plamo:begin_think:plamo|>", ("<|plamo:end_think:plamo|>",), dialect="plamo3"),
+    Span("<|plamo:tag|>", kind="drop", dialect="plamo3"),  # end of turn, when a server leaves it in
     Span("<|think|>", ("<|end|>",), dialect="solar_open"),  # reasoning is a message of its own
     Span("<|begin|>assistant", kind="drop", dialect="solar_open"),  # the next message's header
     Span("<|content|>", kind="drop", dialect="solar_open"),

@@ -113,6 +113,10 @@ class _TagCalls(Transformer[Token, Any]):
         args = [c for c in children if isinstance(c, Token) and c.type == "ARGS"]
         return _json_arguments(str(name).strip(), str(args[0]) if args else "")
 
+    # plamo3: NAME … <|plamo:msg|>{json}
+    def plamo_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
+        return self.deepseek_call(children)
+
     # openai (harmony): functions.NAME … <|message|>{json}
     def harmony_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         recipient, *args = [c for c in children if not (isinstance(c, Token) and c.type == "META")]
@@ -278,6 +282,7 @@ deepseek_v3_calls = grammar_decoder("deepseek_v3", _TagCalls())
 deepseek_v31_calls = grammar_decoder("deepseek_v31", _TagCalls())
 harmony_calls = grammar_decoder("openai", _TagCalls())
 solar_open_calls = grammar_decoder("solar_open", _TagCalls())
+plamo3_calls = grammar_decoder("plamo3", _TagCalls())
 pythonic_calls = grammar_decoder("pythonic", PythonCalls())
 
 
@@ -299,6 +304,6 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 
 __all__ = [
     "json_calls", "kimi_calls", "deepseek_v3_calls",
-    "deepseek_v31_calls", "harmony_calls", "solar_open_calls", "pythonic_calls", "check_json_grammar",
+    "deepseek_v31_calls", "harmony_calls", "solar_open_calls", "plamo3_calls", "pythonic_calls", "check_json_grammar",
     "python_list_elements",
 ]

@@ -143,6 +143,17 @@ def _kv(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     return render_call
 
 
+def _plamo3(name: str, args: dict[str, Any]) -> Rendered:
+    """PLaMo 3: every tag in the ``<|plamo:…:plamo|>`` namespace, no whitespace between them."""
+    def tag(word: str) -> str:
+        return f"<|plamo:{word}:plamo|>"
+
+    text = (f"{tag('begin_tool_requests')}{tag('begin_tool_request')}{tag('begin_tool_name')}{name}{tag('end_tool_name')}"
+            f"{tag('begin_tool_arguments')}<|plamo:constrain|>json<|plamo:msg|>{_js(args)}{tag('end_tool_arguments')}"
+            f"{tag('end_tool_request')}{tag('end_tool_requests')}")
+    return _closed_at(text, tag("end_tool_request"))
+
+
 def _llama31_builtin(name: str, args: dict[str, Any]) -> Rendered:
     """``TOOL.call(k=v, …)``: values as JSON, which both Python's literals and llama.cpp's reader (JSON) accept."""
     text = f"<|python_tag|>{name}.call(" + ", ".join(f"{k}={_js(v)}" for k, v in args.items()) + ")<|eom_id|>"
@@ -203,6 +214,8 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "longcat_xml": _kv("longcat_xml"),
     "longcat": lambda n, a: _json_between("<longcat_tool_call>\n", {"name": n, "arguments": a}, "\n</longcat_tool_call>"),
     "k2_horizon": _kv("k2_horizon"),
+    "plamo3": _plamo3,
+    "command_r": lambda n, a: _json_between("Action:\n```json\n[", {"tool_name": n, "parameters": a}, "]```"),
     "gigachat35": lambda n, a: _dsml(n, a, "GCML", "tool_calls"),
     "granite_20b_fc": lambda n, a: _json_between("<function_call> ", {"name": n, "arguments": a}),
     "dots": _family("dots"),
