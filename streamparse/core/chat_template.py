@@ -15,11 +15,10 @@ from typing import Any
 
 from ..dialects.spec import Dialect
 
-__all__ = ["read_template", "decide_setup", "answer_opening", "resolved_start"]
+__all__ = ["read_template", "decide_setup", "resolved_start"]
 
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _CACHE_SIZE = 128
-_MAX_OPENING = 64
 
 
 def _key(value: Any) -> str:
@@ -86,14 +85,3 @@ def resolved_start(options: Mapping[str, Any], tools: Sequence[Mapping[str, Any]
                                       options.get("generation_prompt"), options.get("dialects"),
                                       options.get("start_in_reasoning"), options.get("start_in_response"))
     return bool(reasoning)
-
-
-def answer_opening(generation_prompt: str, table: Any) -> str:
-    """The generation prompt's last line when it is a marker, or a marker's beginning, of the dialects and spans a
-    parser reads (``table``: its ``MarkerTable``): functionary's ``>>>``, harmony's ``<|start|>assistant``. The
-    answer continues it, so the parser reads it first. "" otherwise."""
-    last = generation_prompt[generation_prompt.rfind("\n") + 1:]
-    if not last or len(last) > _MAX_OPENING:
-        return ""
-    low = last.lower()
-    return last if low in table.literals or low in table.line_prefixes else ""

@@ -34,7 +34,9 @@ from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, Found, HeadMatch, match_head, table_for
 from .tag_body import TagBody, ValueTagBody
 from .whole import fresh_whole, whole_events
-from .chat_template import answer_opening, decide_setup
+from .chat_template import decide_setup
+from .openings import answer_opening
+from .parser_class import register_parser
 from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
@@ -417,3 +419,6 @@ def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options
     with no option, an answer the whole route reads builds no machine: ``whole.fresh_whole``)."""
     events = None if options else fresh_whole(text, tools)
     return ParseResult(events if events is not None else StreamParser(tools, **options).read_whole(text))
+
+
+register_parser(StreamParser)  # (core.parser_class: how template trial reading reaches the parser)

@@ -18,11 +18,11 @@ from ..dialects.spec import Dialect
 from ..templates.conversations import (PROBE_TOOLS, PROBE_TURNS, USER, Renderer, assistant_calls, find_style,
                                        tool_result, tools_for)
 from ..templates.derive import Derivation, derive
-from ..templates.sandbox import TemplateError
+from ..templates.sandbox import BudgetExceeded, TemplateError
 from ..templates.setup import TemplateSetup
 from ..templates.turns import (PromptState, TurnMarks, answer_text, cut_answer, generation_prompt, prompt_state,
                                stop_strings, turn_marks)
-from .chat_template import answer_opening
+from .openings import answer_opening
 from .scanner import table_for
 from .template_trials import Trial, trial_read
 
@@ -71,7 +71,7 @@ class Reading:
 
 def prepare(renderer: Renderer, kwargs: Mapping[str, Any], tools: Sequence[Mapping[str, Any]] | None = None) -> Reading:
     """Render what is needed to read ``renderer``'s template (which renders calls: ``find_style`` found it)."""
-    rendered_prompt = generation_prompt(renderer, tools or tools_for(PROBE_TURNS[0]))
+    rendered_prompt = _generation_prompt(renderer, tools)
     try:
         marks = turn_marks(renderer)
     except TemplateError:
@@ -94,10 +94,24 @@ def prepare(renderer: Renderer, kwargs: Mapping[str, Any], tools: Sequence[Mappi
     return reading
 
 
+def _generation_prompt(renderer: Renderer, tools: Sequence[Mapping[str, Any]] | None) -> str:
+    """The generation prompt rendered with the request's tools, or with the probe's where those do not render (a
+    template may not describe every schema: Command-R+ needs ``additionalProperties`` on an object)."""
+    if tools:
+        try:
+            return generation_prompt(renderer, tools)
+        except TemplateError:
+            pass
+    return generation_prompt(renderer, tools_for(PROBE_TURNS[0]))
+
+
 def derived_for(source: str, kwargs: Mapping[str, Any] | None = None) -> tuple[Derivation, Reading | None]:
     """The declaration derived from a template (whatever the written ones read), with its reading: what tests and
     diagnostics compare with the written declaration."""
-    renderer, why = find_style(Renderer(source, dict(kwargs or {})))
+    try:
+        renderer, why = find_style(Renderer(source, dict(kwargs or {})))
+    except BudgetExceeded as exc:
+        return Derivation(None, str(exc)), None
     if renderer is None:
         return Derivation(None, why), None
     reading = prepare(renderer, dict(kwargs or {}))
@@ -125,7 +139,10 @@ def decide(source: Any, kwargs: Mapping[str, Any], given_prompt: str | None,
         return TemplateSetup(None, False, False, (), None, ("no chat template given: auto-detection stays",))
     notes: list[str] = []
     base = Renderer(source, kwargs)
-    renderer, why = find_style(base)
+    try:
+        renderer, why = find_style(base)
+    except BudgetExceeded as exc:
+        return TemplateSetup(None, False, False, (), None, (f"the template is not read: {exc}; auto-detection stays",))
     reading: Reading | None = None
     rendered_prompt = ""
     try:
@@ -133,13 +150,13 @@ def decide(source: Any, kwargs: Mapping[str, Any], given_prompt: str | None,
             reading = prepare(renderer, kwargs, tools)
             rendered_prompt = reading.rendered_prompt
         else:
-            rendered_prompt = generation_prompt(base, tools or tools_for(PROBE_TURNS[0]))
+            rendered_prompt = _generation_prompt(base, tools)
     except TemplateError as exc:
         notes.append(f"the template's generation prompt does not render ({exc})")
-    prompt = given_prompt if given_prompt is not None else rendered_prompt
+    prompt = given_prompt if given_prompt else rendered_prompt  # (an empty one says nothing)
     state = prompt_state(prompt)
     if state.reasoning or state.response:
-        notes.append(f"the {'given' if given_prompt is not None else 'rendered'} generation prompt opens "
+        notes.append(f"the {'given' if given_prompt else 'rendered'} generation prompt opens "
                      f"{'reasoning' if state.reasoning else 'a response channel'} ({state.opener!r}): "
                      "the answer starts inside it")
     if renderer is None or reading is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..dialects.spec import Dialect
 from .events import ReasoningDelta, TextDelta, ToolCall
-from .parser import StreamParser
+from .parser_class import parser_class
 
 __all__ = ["Trial", "trial_read"]
 
@@ -38,9 +38,11 @@ def _ids() -> Any:
 
 def _read(dialect: str | Dialect, deltas: Sequence[str], tools: Sequence[Mapping[str, Any]],
           start: tuple[bool, bool], prompt: str) -> list[Any]:
-    parser = StreamParser(tools, dialects=[dialect], start_in_reasoning=start[0], start_in_response=start[1],
-                          generation_prompt=prompt or None, id_factory=_ids())
-    return [ev for d in deltas for ev in parser.feed(d)] + parser.close()
+    parser = parser_class()(tools, dialects=[dialect], start_in_reasoning=start[0], start_in_response=start[1],
+                            generation_prompt=prompt or None, id_factory=_ids())
+    events: list[Any] = [ev for d in deltas for ev in parser.feed(d)]
+    events += parser.close()
+    return events
 
 
 def _shape(events: list[Any]) -> tuple[list[str], str, list[tuple[str, Any]]]:

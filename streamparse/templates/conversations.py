@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
-from .sandbox import LIMITS, Limits, TemplateError, render
+from .sandbox import LIMITS, BudgetExceeded, Limits, TemplateError, render
 
 __all__ = ["Style", "STYLES", "Renderer", "ProbeCall", "PROBE_TOOLS", "PROBE_TURNS", "USER", "tool_call", "tools_for", "BASE_TOOLS",
            "assistant_calls", "tool_result"]
@@ -163,13 +163,16 @@ def _opening(system: str | None) -> list[dict[str, Any]]:
 
 def find_style(renderer: Renderer) -> tuple[Renderer | None, str]:
     """The first style in which the template renders a probe call turn with the call's name and arguments:
-    (its renderer, "") or (None, why none did)."""
+    (its renderer, "") or (None, why none did). A render that runs out of its budget raises ``BudgetExceeded``:
+    no other style is tried."""
     turn = assistant_calls(PROBE_TURNS[0])
     reasons = []
     for style in STYLES:
         candidate = renderer.with_style(style)
         try:
             text = candidate.turn(turn, tools=tools_for(PROBE_TURNS[0]))
+        except BudgetExceeded:  # as costly in every style: tried no further, the caller says so
+            raise
         except TemplateError as exc:
             reasons.append(str(exc))
             continue

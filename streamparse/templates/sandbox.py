@@ -1,6 +1,7 @@
 """Chat templates rendered as transformers renders them, in jinja2's immutable sandbox, with a bounded cost.
 
-Invariant: a render either returns its text or raises ``TemplateError``, within its ``Limits``: at most
+Invariant: a render either returns its text or raises ``TemplateError`` (``BudgetExceeded`` when it ran out of its
+budget), within its ``Limits``: at most
 ``steps`` steps (loop iterations, macro and function calls, filters, outputs), ``seconds`` of wall time (checked
 at every step) and ``chars`` characters made (every output, captured or not, and every value a call, a filter,
 a concatenation or an operator makes). Everything a template runs goes through the sandbox: no attribute
@@ -32,19 +33,23 @@ from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
-__all__ = ["Limits", "LIMITS", "TemplateError", "render", "compile_template"]
+__all__ = ["Limits", "LIMITS", "TemplateError", "BudgetExceeded", "render", "compile_template"]
 
 
 class TemplateError(Exception):
     """A template that could not be compiled or rendered within its limits (the reason is the message)."""
 
 
+class BudgetExceeded(TemplateError):
+    """A render that ran past its limits: the template is hostile or broken, and rendering it again costs as much."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one render may cost."""
 
-    steps: int = 1_000_000
-    seconds: float = 2.0
+    steps: int = 500_000
+    seconds: float = 1.0
     chars: int = 2_000_000
 
 
@@ -70,11 +75,11 @@ class _Budget:
         self.steps -= 1
         self.chars -= chars
         if self.steps < 0:
-            raise TemplateError("the template ran past its step budget")
+            raise BudgetExceeded("the template ran past its step budget")
         if self.chars < 0:
-            raise TemplateError("the template made more text than its size budget")
+            raise BudgetExceeded("the template made more text than its size budget")
         if time.monotonic() > self.deadline:
-            raise TemplateError("the template ran past its time budget")
+            raise BudgetExceeded("the template ran past its time budget")
 
 
 _BUDGET: ContextVar[_Budget | None] = ContextVar("streamparse_template_budget", default=None)
@@ -97,7 +102,7 @@ def _checked(value: Any) -> Any:
     if size:
         budget = _budget()
         if size > budget.chars:
-            raise TemplateError("the template made a value larger than its size budget")
+            raise BudgetExceeded("the template made a value larger than its size budget")
     return value
 
 
@@ -112,7 +117,7 @@ def _concat(*parts: Any) -> str:
 
 
 def _too_large() -> str:
-    raise TemplateError("the template made a value larger than its size budget")
+    raise BudgetExceeded("the template made a value larger than its size budget")
 
 
 def _refuse_blowup(name: str, target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
@@ -244,7 +249,7 @@ def _counted_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def counted(*args: Any, **kwargs: Any) -> Any:
         _budget().step()
-        values = [a for a in args if not isinstance(a, (Context, Environment))]
+        values = [a for a in args if not isinstance(a, (Context, Environment, nodes.EvalContext))]
         if name in ("center", "indent", "wordwrap", "truncate") and any(
                 isinstance(a, int) and a > _budget().chars for a in (*values, *kwargs.values())):
             _too_large()
@@ -311,7 +316,9 @@ def render(source: str, context: Mapping[str, Any], *, limits: Limits = LIMITS, 
         raise
     except JinjaTemplateError as exc:
         raise TemplateError(f"the template raised: {exc}") from None
-    except Exception as exc:  # untrusted code: any failure is the template's (RecursionError, TypeError, ...)
+    except (RecursionError, MemoryError) as exc:  # as costly as a budget run out
+        raise BudgetExceeded(f"the template ran past its budget ({type(exc).__name__})") from None
+    except Exception as exc:  # untrusted code: any failure is the template's (TypeError, ...)
         raise TemplateError(f"the template failed: {type(exc).__name__}: {str(exc)[:200]}") from None
     finally:
         _BUDGET.reset(token)

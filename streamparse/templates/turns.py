@@ -72,10 +72,16 @@ def common_prefix(a: str, b: str) -> int:
 
 
 def generation_prompt(renderer: Renderer, tools: Sequence[Mapping[str, Any]] | None = BASE_TOOLS) -> str:
-    """What the template appends after the conversation so that the model answers (``add_generation_prompt``)."""
+    """What the template appends after the conversation so that the model answers (``add_generation_prompt``).
+    A template that writes it whether asked or not (Command R7B) gives the part of it an answered conversation
+    does not share."""
     with_prompt = renderer.prompt(tools=tools)
     without = renderer([{"role": "user", "content": USER}], add_generation_prompt=False, tools=tools)
-    return with_prompt[common_prefix(with_prompt, without):]
+    written = with_prompt[common_prefix(with_prompt, without):]
+    if written:
+        return written
+    answered = renderer.turn({"role": "assistant", "content": ANSWER_TEXT}, tools=tools)
+    return with_prompt[common_prefix(with_prompt, answered):]
 
 
 def answer_text(renderer: Renderer, message: Mapping[str, Any], state: PromptState,
