@@ -283,8 +283,8 @@ _DECLARATIONS = (
     Dialect("internlm", (Opener("<|action_start|>", head=(ws(), lit("<|plugin|>"), ws()), look=(peek("{"),)),), JSON,
             json_calls, "internlm", closers=("<|action_end|>",), aliases=("internlm2", "interns1"),
             doc='<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>'),
-    Dialect("gigachat3", tuple(Opener(o, head=(ws(),), look=(peek("{"),)) for o in
-                               ("<|message_sep|>function call<|role_sep|>", "function call<|role_sep|>", "<|function_call|>")),
+    Dialect("gigachat3", (Opener("<|message_sep|>", head=(ws(), lit("function call<|role_sep|>"), ws()), look=(peek("{"),)),
+                          *(Opener(o, head=(ws(),), look=(peek("{"),)) for o in ("function call<|role_sep|>", "<|function_call|>"))),
             JSON, json_calls, "gigachat3", closers=("</s>",),
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
     Dialect("kimi_k3", (Opener("<|open|>tools<|sep|>", head=(ws(),), look=(lit("<|open|>call"),)),), TAGGED, kimi_k3_calls,
@@ -369,6 +369,8 @@ SPANS: tuple[Span, ...] = (
     Span("<|start|>assistant", kind="drop", dialect="openai"),
     Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
     Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
+    Span("<|START_TEXT|>", ("<|END_TEXT|>",), kind="content", dialect="cohere"),  # Cohere2MoE's content
+    Span("Here are my reasoning steps:\n", ("[BEGIN FINAL RESPONSE]",), dialect="hunyuan"),  # Apriel 1.6 (its calls are hunyuan's)
     Span("<|open|>think<|sep|>", ("<|close|>think<|sep|>",), dialect="kimi_k3"),
     Span("<|open|>response<|sep|>", ("<|close|>response<|sep|>",), kind="content", dialect="kimi_k3"),
     Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
