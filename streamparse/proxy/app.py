@@ -176,7 +176,7 @@ def create_app(config: ProxyConfig, *, client: httpx.AsyncClient | None = None) 
         front = "anthropic" if path.startswith("/v1/messages") else "responses" if path == "/v1/responses" else "openai"
         metrics.request(route_label(path), front, "", 401)
 
-    catalog = Catalog(config, upstream, drain, store)
+    catalog = Catalog(config, upstream, drain, store, chat.templates)
     models = [Route("/v1/models", counted(metrics, catalog.models), methods=["GET"])] if catalog.merges_models() else []
     routes = models + [
         Route("/v1/chat/completions", counted(metrics, openai_routes.completions), methods=["POST"]),

@@ -9,7 +9,9 @@ models do they serve (``GET /v1/models``).
   draining. The body names each backend's state (``backends``) and which backend answers its requests now
   (``served_by``: itself, a fallback, or null), and the Responses store (``responses_store``: which, whether it
   is shared, and whether it answers a ping now; a store that is down is reported and does not make the proxy
-  unready). ``/healthz`` stays liveness: it touches no upstream.
+  unready), and the chat templates known so far (``chat_templates``, for the backends whose template was read
+  from a path or asked for: where it came from, for which model, what it decided; never its text): ``/readyz``
+  asks no backend for one. ``/healthz`` stays liveness: it touches no upstream.
 - ``GET /v1/models`` with more than one backend, or with configured names (``models``, ``model_map``
   keys): every backend's upstream list, merged with the configured names, first seen first; a
   backend that is down (or answers badly) is left out and the others are listed. 502 only when no
@@ -31,6 +33,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from .chat_templates import ChatTemplates
 from .config import Backend, ProxyConfig
 from .drain import Drain
 from .exchange import Upstream
@@ -57,11 +60,13 @@ def _listed(backend: Backend) -> list[str]:
 class Catalog:
     """Readiness and the merged model list of one proxy's backends."""
 
-    def __init__(self, config: ProxyConfig, upstream: Upstream, drain: Drain, store: ResponseStore | None = None):
+    def __init__(self, config: ProxyConfig, upstream: Upstream, drain: Drain, store: ResponseStore | None = None,
+                 templates: ChatTemplates | None = None):
         self.config = config
         self.upstream = upstream
         self.drain = drain
         self.store = store
+        self.templates = templates
         self._checked = -float("inf")
         self._states: dict[str, str] = {}
         self._lock = anyio.Lock()
@@ -108,6 +113,9 @@ class Catalog:
                                 "served_by": served_by}
         if self.store is not None:
             page["responses_store"] = await self._store_state(self.store)
+        shown = self.templates.detail() if self.templates is not None else {}
+        if shown:
+            page["chat_templates"] = mask_value(self.upstream.redactor, shown)[0]
         return JSONResponse(page, status_code=200 if ready else 503)
 
     @staticmethod

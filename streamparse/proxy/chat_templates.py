@@ -1,8 +1,8 @@
 """Each backend's chat template (``chat_template``): found once, kept, and handed to each request with what the
 request makes of it.
 
-- ``"auto"`` (the default): the backend is asked (``template_probe``) at start-up or first use, per model it
-  serves, and the answer is kept. A kept answer is used at once; once it is ``REFRESH_AFTER`` seconds old, the next
+- ``"auto"`` (the default): the backend is asked (``template_probe``) at its first chat request, per model it
+  serves, and the answer is kept (a proxy nobody uses asks nothing). A kept answer is used at once; once it is ``REFRESH_AFTER`` seconds old, the next
   request asks again, and a new model (another path or id, or another template) replaces it. A backend that did not
   answer is asked again ``RETRY_AFTER`` seconds later; meanwhile its requests go without a template.
 - a path (a ``.jinja`` file, a model folder, a GGUF file): read when the proxy starts (``templates.sources``);
@@ -17,12 +17,13 @@ generation prompt it renders for those fields, asked once per distinct fields an
 Invariants: no request waits longer than ``PROBE_BUDGET`` for an answer about the template (one waits at first use,
 or when a failed backend is due again; the others use what is kept, or nothing); a failure is a state, never an
 exception; at most ``MAX_MODELS`` models per backend and ``MAX_PROMPTS`` generation prompts per model are kept
-(least recently used first out); what was found is logged once per backend and model, and ``detail`` shows it
-(for ``/readyz``) without the template's text.
+(least recently used first out); each template found is logged once per backend, and so is a backend where none
+is found (with how to give one); ``detail`` shows what is known (for ``/readyz``) without the template's text.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -35,13 +36,14 @@ from typing import Any, Callable, Mapping
 import anyio
 import httpx
 
+from ..templates import TemplateSetup
 from ..templates.sources import TemplateSource, TemplateSourceError, read_template_source
 from .checks import ConfigError
 from .config import Backend
 from .template_probe import Found, ask_template, render_generation_prompt
 
-__all__ = ["ChatTemplates", "RequestTemplate", "template_fields", "template_kwargs", "RETRY_AFTER", "REFRESH_AFTER",
-           "PROBE_BUDGET", "MAX_MODELS", "MAX_PROMPTS", "HOW_TO_GIVE"]
+__all__ = ["ChatTemplates", "RequestTemplate", "template_fields", "template_kwargs", "decision", "RETRY_AFTER",
+           "REFRESH_AFTER", "PROBE_BUDGET", "MAX_MODELS", "MAX_PROMPTS", "MAX_SETUPS", "HOW_TO_GIVE"]
 
 log = logging.getLogger("streamparse.server")
 RETRY_AFTER = 30.0  # seconds before a backend that did not answer is asked again
@@ -49,6 +51,7 @@ REFRESH_AFTER = 60.0  # seconds a found template is used before the backend is a
 PROBE_BUDGET = 8.0  # seconds one search for a template (or one generation prompt) may take in all
 MAX_MODELS = 16  # models remembered per backend
 MAX_PROMPTS = 32  # generation prompts remembered per model (one per distinct chat_template_kwargs / effort)
+MAX_SETUPS = 256  # what templates decided, per template, kwargs, generation prompt and tools offered or not
 HOW_TO_GIVE = ("give it as chat_template = \"/path/to/model.gguf\" (or a .jinja file, or the model's folder) in "
                "the backend's config, or serve --chat-template PATH")
 
@@ -105,21 +108,16 @@ class _Entry:
     @property
     def key(self) -> str:
         """Another key: another model or template."""
-        text = self.found.source.template if self.found.source else ""
-        return f"{self.found.identity}|{hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:16]}"
+        return f"{self.found.identity}|{_digest(self.found.source.template if self.found.source else '')}"
 
 
 class ChatTemplates:
     """The chat template of each backend's models: asked, read from a path, or off (see the module docstring)."""
 
-    def __init__(self, client: httpx.AsyncClient, backends: list[Backend],
-                 describe: Callable[[TemplateSource, Mapping[str, Any]], str] | None = None,
-                 clean: Callable[[str], str] = str):
-        """``describe``: what the library decides from a template for some kwargs, said in the log once;
-        ``clean``: a log line as it may be written (secrets masked). Raises ConfigError for a path that does not
+    def __init__(self, client: httpx.AsyncClient, backends: list[Backend], clean: Callable[[str], str] = str):
+        """``clean``: a log line as it may be written (secrets masked). Raises ConfigError for a path that does not
         hold a template."""
         self.client = client
-        self.describe = describe
         self.clean = clean
         self._read: dict[str, Found] = {}  # backend -> the template read from its path
         self._models: dict[str, OrderedDict[str | None, _Entry]] = {b.name: OrderedDict() for b in backends}
@@ -127,6 +125,8 @@ class ChatTemplates:
         self._locks: dict[tuple[str, str | None], anyio.Lock] = {}
         self._logged: set[tuple[str, str]] = set()
         self._settings = {b.name: b.chat_template for b in backends}
+        self._decided: dict[str, dict[str, Any]] = {}  # template hash -> what the library reads from it (decision)
+        self._setups: OrderedDict[tuple[str, str, str | None, bool], TemplateSetup] = OrderedDict()  # (setup_for)
         for backend in backends:
             if backend.chat_template not in ("auto", "off"):
                 self._read[backend.name] = self._load(backend)
@@ -138,6 +138,7 @@ class ChatTemplates:
             raise ConfigError(f"backend {backend.name!r}: chat_template: {exc}") from None
         found = Found(source, f"chat_template = {os.path.basename(backend.chat_template.rstrip('/'))!r} "
                               f"({source.origin})", identity=backend.chat_template)
+        self._decided[_digest(source.template)] = decision(source)  # (at start-up: no request waits)
         self._say_found(backend, found)
         return found
 
@@ -162,17 +163,6 @@ class ChatTemplates:
         assert found.source is not None
         template = found.source.for_tools(bool(payload.get("tools")))
         return RequestTemplate(template, kwargs, prompt, found.source, found.how)
-
-    async def warm(self, backends: list[Backend]) -> None:
-        """At start-up: ask each ``auto`` backend about the model it serves by default (its key presented)."""
-        async def one(backend: Backend) -> None:
-            key = backend.api_key
-            await self._entry(backend, None, {"authorization": f"Bearer {key}"} if key else {})
-
-        async with anyio.create_task_group() as tg:
-            for backend in backends:
-                if backend.chat_template == "auto":
-                    tg.start_soon(one, backend)
 
     async def _entry(self, backend: Backend, model: str | None, headers: dict[str, str]) -> _Entry | None:
         """The kept answer for ``model`` on ``backend`` (asked first when there is none, or refreshed when it is
@@ -200,12 +190,17 @@ class ChatTemplates:
             self._failed.pop((backend.name, model), None)
             entry = self._share(models, _Entry(found))
             self._keep(models, model, entry)
+            await self._decide(found)
             self._say_found(backend, found)
             return entry
 
     async def _ask(self, backend: Backend, model: str | None, headers: dict[str, str]) -> Found:
-        with anyio.move_on_after(PROBE_BUDGET):
-            return await ask_template(self.client, backend, model, headers)
+        try:
+            with anyio.move_on_after(PROBE_BUDGET):
+                return await ask_template(self.client, backend, model, headers)
+        except Exception as exc:  # noqa: BLE001 - an answer nothing here foresaw is a state, never a failed request
+            log.exception("backend %r: asking for the chat template failed", backend.name)
+            return Found(None, f"the answer could not be read ({type(exc).__name__})")
         return Found(None, f"no answer within {PROBE_BUDGET:.0f} s", answered=False)
 
     async def _refresh(self, backend: Backend, model: str | None, entry: _Entry, headers: dict[str, str]) -> None:
@@ -226,6 +221,7 @@ class ChatTemplates:
         fresh = _Entry(found)
         if fresh.key != entry.key:
             self._keep(self._models[backend.name], model, self._share(self._models[backend.name], fresh))
+            await self._decide(found)
             self._say_found(backend, found, changed=True)
 
     @staticmethod
@@ -252,14 +248,55 @@ class ChatTemplates:
         async with entry.lock:
             if key not in entry.prompts:
                 prompt = None
-                with anyio.move_on_after(PROBE_BUDGET):
-                    prompt = await render_generation_prompt(self.client, backend, entry.found, model, fields, headers)
+                try:
+                    with anyio.move_on_after(PROBE_BUDGET):
+                        prompt = await render_generation_prompt(self.client, backend, entry.found, model, fields,
+                                                                headers)
+                except Exception:  # noqa: BLE001 - (as in _ask)
+                    log.exception("backend %r: asking for a generation prompt failed", backend.name)
                 entry.prompts[key] = prompt
                 while len(entry.prompts) > MAX_PROMPTS:
                     entry.prompts.popitem(last=False)
                 log.debug("backend %r: the engine's generation prompt for %s: %r", backend.name, key or "{}",
                           prompt if prompt is None else self.clean(prompt))
             return entry.prompts[key]
+
+    async def _decide(self, found: Found) -> None:
+        """What the library reads from a new template, worked out once in a worker thread (a first reading takes
+        up to a few hundred ms), for the log and ``detail``."""
+        assert found.source is not None
+        digest = _digest(found.source.template)
+        if digest not in self._decided:
+            try:
+                self._decided[digest] = await anyio.to_thread.run_sync(decision, found.source)
+            except Exception as exc:  # noqa: BLE001 - the log and /readyz say so; requests go on without it
+                log.exception("reading a chat template failed")
+                self._decided[digest] = {"format": None, "derived": False, "start": "as text",
+                                         "notes": [f"the template could not be read ({type(exc).__name__})"]}
+
+    async def setup_for(self, template: RequestTemplate, tools: Any) -> TemplateSetup | None:
+        """What ``template`` decides for its request (``core.chat_template.read_template``): read in a worker thread
+        the first time for these kwargs and generation prompt, then kept (``MAX_SETUPS``). None (and the log says
+        why) if it could not be read: the request goes on as without a template."""
+        from ..core.chat_template import read_template
+
+        key = (template.template, json.dumps(template.kwargs, sort_keys=True, default=str), template.generation_prompt,
+               bool(tools))  # (the template's own text: a string keeps its hash, so no digest per request)
+        kept = self._setups.get(key)
+        if kept is not None:
+            self._setups.move_to_end(key)
+            return kept
+        try:
+            setup: TemplateSetup = await anyio.to_thread.run_sync(functools.partial(
+                read_template, template.template, kwargs=template.kwargs,
+                generation_prompt=template.generation_prompt, tools=tools if tools else None))
+        except Exception:  # noqa: BLE001 - (read_template never raises for a template's sake; this is the rest)
+            log.exception("reading the chat template for a request failed; the request goes on without it")
+            return None
+        self._setups[key] = setup
+        while len(self._setups) > MAX_SETUPS:
+            self._setups.popitem(last=False)
+        return setup
 
     def _say_found(self, backend: Backend, found: Found, changed: bool = False) -> None:
         source = found.source
@@ -272,15 +309,19 @@ class ChatTemplates:
         said = [f"{len(source.template):,} characters" + (f", also {named}" if named else "")]
         if source.stop_tokens:
             said.append("stop tokens " + " ".join(source.stop_tokens))
-        if self.describe is not None:
-            said.append(self.describe(source, {}))
-        said += list(found.notes)
+        decided = self._decided.get(_digest(source.template)) or decision(source)
+        said.append(f"reads as {decided['format'] or 'auto-detection (no format decided)'}"
+                    + (" (a format derived from the template)" if decided["derived"] else "")
+                    + f"; answers start {decided['start']} (without kwargs)")
+        said += list(found.notes) + list(decided["notes"])
         log.info("backend %r: %schat template from %s: %s", backend.name, "a new " if changed else "",
                  self.clean(found.how), self.clean("; ".join(said)))
 
     def _say_missing(self, backend: Backend, model: str | None, found: Found) -> None:
-        mark = (backend.name, f"missing|{model}|{found.how}")
-        if mark in self._logged:
+        mark = (backend.name, "missing" if found.answered else "silent")
+        if mark in self._logged:  # (once per backend: a backend serving many models is told about once)
+            log.debug("backend %r: no chat template for model %r either (%s)", backend.name, model,
+                      self.clean(found.how))
             return
         self._logged.add(mark)
         if not found.answered:
@@ -295,25 +336,47 @@ class ChatTemplates:
                     f"; {self.clean(notes)}" if notes else "", then, HOW_TO_GIVE)
 
     def detail(self) -> dict[str, Any]:
-        """Each backend's template as ``/readyz`` shows it: where from, for which model, its size and hash, the
-        stop tokens and notes; or why there is none. Never the template's text."""
+        """Each backend's template as ``/readyz`` shows it, for the backends where something is known (a path, a
+        template found, or none found): where from, for which model, its size and hash, the stop tokens, what it
+        decided and the notes; or why there is none. Never the template's text."""
         page: dict[str, Any] = {}
         for name, models in self._models.items():
             read = self._read.get(name)
-            if read is not None or self._settings.get(name) == "off":
-                page[name] = {"setting": "path", **_shown(read)} if read is not None else {"setting": "off"}
+            if read is not None:
+                page[name] = {"setting": "path", **self._shown(read)}
                 continue
-            found = {str(model): _shown(entry.found) for model, entry in models.items()}
+            found = {str(model): self._shown(entry.found) for model, entry in models.items()}
             missing = {str(model): {"found": False, "why": f.how, "notes": list(f.notes)}
                        for (backend, model), (_, f) in self._failed.items() if backend == name}
-            page[name] = {"setting": "auto", **({"models": {**missing, **found}} if found or missing else
-                                                {"state": "not asked yet"})}
+            if found or missing:
+                page[name] = {"setting": "auto", "models": {**missing, **found}}
         return page
 
+    def _shown(self, found: Found) -> dict[str, Any]:
+        source = found.source
+        assert source is not None
+        decided = self._decided.get(_digest(source.template))
+        return {"found": True, "from": found.how, "engine": found.engine, "model": source.model,
+                "characters": len(source.template), "sha256": _digest(source.template), "named": list(source.named),
+                "stop_tokens": list(source.stop_tokens), "notes": list(found.notes),
+                **({"decided": {k: decided[k] for k in ("format", "derived", "start")}} if decided else {})}
 
-def _shown(found: Found) -> dict[str, Any]:
-    source = found.source
-    assert source is not None
-    return {"found": True, "from": found.how, "engine": found.engine, "model": source.model,
-            "characters": len(source.template), "sha256": hashlib.sha256(source.template.encode()).hexdigest()[:16],
-            "named": list(source.named), "stop_tokens": list(source.stop_tokens), "notes": list(found.notes)}
+
+def decision(source: TemplateSource) -> dict[str, Any]:
+    """What the library reads from ``source`` for a request with tools and no kwargs: the format (and whether it
+    was derived from the template), where answers start, and its notes (``core.chat_template.read_template``,
+    which never raises for a template's sake)."""
+    from ..core.chat_template import read_template
+
+    setup = read_template(source.for_tools(True), kwargs={}, tools=[_PROBE_TOOL])
+    start = "in reasoning" if setup.start_in_reasoning else "in a response channel" if setup.start_in_response \
+        else "as text"
+    return {"format": setup.format_name, "derived": setup.derived is not None, "start": start,
+            "notes": list(setup.notes)}
+
+
+_PROBE_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]

@@ -6,7 +6,9 @@ flows down one path: **plan** (``plan``: the upstream body, tool prompting, the 
 -> **respond** (the client's ``front``: OpenAI or Anthropic, stream or JSON).
 
 With ``constrain`` (and ``tool_prompt``), the plan carries a decoding constraint for the backend's engine
-(``engines``); the ``x-streamparse-constraint`` header says what became of it. A streamed request to a backend
+(``engines``); the ``x-streamparse-constraint`` header says what became of it. The backend's chat template
+(``chat_templates``: asked of the backend, or read from a path) and what it decides for the request's kwargs go
+into the plan, where the operator's own settings win. A streamed request to a backend
 known to be llama.cpp's server asks for its prompt progress (``plan``), which keeps the first-byte wait alive and
 never reaches the client (``rewrite``); once the upstream's head has come (recent llama.cpp builds send it at
 once, older ones with the first progress event), the client's stream gets its keep-alive pings while the answer
@@ -39,6 +41,7 @@ from ..wire.openai import completion_to_chunks
 from ..wire.sse import ChatStreamRewriter, Output, error_body
 from ..wire.validation import BadRequest
 from .config import Backend, ProxyConfig
+from .chat_templates import ChatTemplates
 from .engines import Engines
 from .access_log import record_of
 from .exchange import Attempt, Upstream
@@ -120,6 +123,7 @@ class ChatPipeline:
         self.upstream = upstream
         self.replies = upstream.replies
         self.engines = Engines(upstream.client)
+        self.templates = ChatTemplates(upstream.client, config.backends, clean=upstream.redactor.text)
 
     async def run(self, request: Request, payload: Mapping[str, Any], front: Front,
                   headers: Mapping[str, str] | None = None) -> Response:
@@ -134,11 +138,15 @@ class ChatPipeline:
     async def attempt(self, request: Request, payload: Mapping[str, Any], front: Front,
                       headers: Mapping[str, str] | None, backend: Backend) -> Attempt | Response:
         """The request planned for ``backend`` (or the refusal to send instead)."""
-        engine = None
-        if backend.constrain != "off":
-            engine = await self.engines.engine(backend, self._credentials(request, headers, backend))
+        engine = setup = None
+        if backend.constrain != "off" or backend.chat_template != "off":
+            probe = self._credentials(request, headers, backend)  # what the proxy's own asks present
+            if backend.constrain != "off":
+                engine = await self.engines.engine(backend, probe)
+            if backend.chat_template != "off" and (found := await self.templates.for_request(backend, payload, probe)):
+                setup = await self.templates.setup_for(found, payload.get("tools"))
         try:
-            plan = plan_chat(payload, backend, engine, progress=self.engines.llamacpp(backend))
+            plan = plan_chat(payload, backend, engine, progress=self.engines.llamacpp(backend), template=setup)
         except ValueError as exc:  # a request the prompt cannot be written for
             return self.replies.refuse(BadRequest(str(exc)), front)
         if engine is not None and plan.constraint is None:

@@ -14,6 +14,11 @@ read even when nothing else is to be parsed, so its reasoning is split out on ev
 A streamed request to a backend known to be llama.cpp's server (``progress``: ``engines.Engines.llamacpp``) asks
 for its prompt progress (``"return_progress": true``), unless the client set that field itself; the plan says so
 (``progress``), and the answer's progress events are then life signs, never the client's (``rewrite``).
+With what the backend's chat template decides for the request (``template``: a ``TemplateSetup``, read by
+``chat_templates`` for the request's kwargs and the engine's own generation prompt), the template settles what the
+operator did not write (``Backend.written``): the format (unless ``dialect(s)`` or ``tool_prompt``), whether the
+answer starts inside reasoning (unless ``reasoning_start``) or a response channel (unless ``response_start``), and
+the generation prompt the parser reads.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Mapping
 
 from ..constraints import Backend as Engine, Constraint, build_constraint
 from ..prompting import ToolChoice, corrective_message, fold_system, prompt_request
+from ..templates import TemplateSetup
 from ..wire.openai import should_parse
 from .config import Backend
 
@@ -56,6 +62,7 @@ class ChatPlan:
     reasoning_open: bool = False  # the prompt opened reasoning: the answer starts in it (``opens_reasoning``)
     response_open: bool = False  # the prompt opened a response channel instead (``response_start``)
     progress: bool = False  # the upstream request asks llama.cpp for its prompt progress (taken out of the answer)
+    template: TemplateSetup | None = None  # what the backend's chat template decided for this request
 
     @property
     def relayable(self) -> bool:
@@ -70,18 +77,22 @@ class ChatPlan:
     def rewriter_options(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the rewriters. The plan has decided whether to parse: an answer that needs
         no parsing is read with no dialect and without the request, so only its reasoning is split out."""
-        opened = {"start_in_reasoning": True} if self.reasoning_open else \
+        opened: dict[str, Any] = {"start_in_reasoning": True} if self.reasoning_open else \
             {"start_in_response": True} if self.response_open else {}
+        if self.template is not None:  # decided here: the parser does not read the start from the template again
+            opened = {"start_in_reasoning": self.reasoning_open, "start_in_response": self.response_open}
         if self.options is None:
             return {"request": None, "dialects": [], **opened}
         return {"request": request, **self.options, **opened}
 
 
 def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | None = None, *,
-              progress: bool = False) -> ChatPlan:
+              progress: bool = False, template: TemplateSetup | None = None) -> ChatPlan:
     """The upstream request and parsing for ``payload`` on ``backend``; with ``engine`` (what the backend's
     ``constrain`` names, or what ``auto`` found) and ``tool_prompt``, decoding constrained to the prompted calls;
-    with ``progress`` (the backend is llama.cpp's server), a streamed request asks for its prompt progress.
+    with ``progress`` (the backend is llama.cpp's server), a streamed request asks for its prompt progress; with
+    ``template`` (what the backend's chat template decides for this request), what the operator did not write is
+    taken from it.
 
     Raises ValueError (``PromptError``) for a request the tool prompt cannot be written for.
     """
@@ -106,12 +117,22 @@ def plan_chat(payload: Mapping[str, Any], backend: Backend, engine: Engine | Non
     if retry is not None:  # the answer is checked whole before anything is sent
         upstream.pop("stream_options", None)
         upstream["stream"] = False
-    reasoning_open = opens_reasoning(payload, backend.reasoning_start)
+    setup = template
+    written = backend.written
+    reasoning_open = opens_reasoning(payload, backend.reasoning_start) \
+        if setup is None or "reasoning_start" in written else setup.start_in_reasoning
+    response_open = (backend.response_start if setup is None or "response_start" in written
+                     else setup.start_in_response) and not reasoning_open
+    if setup is not None and options is not None:
+        if setup.dialects is not None and backend.dialects is None and not backend.tool_prompt:
+            options["dialects"] = list(setup.dialects)
+        if setup.generation_prompt:
+            options["generation_prompt"] = setup.generation_prompt  # (its last line may begin the answer's markup)
     asks = progress and upstream.get("stream") is True and "return_progress" not in upstream
     if asks:
         upstream["return_progress"] = True
     plan = ChatPlan(upstream, tools, options, unmet, retry, reasoning_open=reasoning_open,
-                    response_open=backend.response_start and not reasoning_open, progress=asks)
+                    response_open=response_open, progress=asks, template=setup)
     if engine is not None and backend.tool_prompt:
         _constrain(plan, payload, backend.tool_prompt, choice, engine)
     return plan

@@ -41,6 +41,7 @@ __all__ = ["Found", "ask_template", "render_generation_prompt", "PROBE_TIMEOUT",
 
 PROBE_TIMEOUT = 3.0  # seconds one request to the engine may take
 MAX_BODY = 8 << 20  # bytes of one answer read (a /props with its template is a few KB)
+MAX_ERROR_BODY = 64 << 10  # bytes of a refusal read (to its end, so its connection is used again)
 PROBE_MARK = "streamparse-template-probe"  # the user message of a rendered probe conversation
 _FROM = re.compile(r"^FROM\s+(\S.*?)\s*$", re.MULTILINE)
 
@@ -76,15 +77,15 @@ class _Asker:
                 async with self.client.stream(method, url, headers=self.headers, json=body,
                                               timeout=httpx.Timeout(self.limit)) as resp:
                     self.answered = True
+                    data = bytearray()
+                    async for piece in resp.aiter_bytes():  # (read to its end: the connection is used again)
+                        data += piece
+                        if len(data) > (MAX_BODY if resp.status_code == 200 else MAX_ERROR_BODY):
+                            self.seen.append(f"{label}: {resp.status_code}, an answer too large")
+                            return None
                     if resp.status_code != 200:
                         self.seen.append(f"{label}: {resp.status_code}")
                         return None
-                    data = bytearray()
-                    async for piece in resp.aiter_bytes():
-                        data += piece
-                        if len(data) > MAX_BODY:
-                            self.seen.append(f"{label}: an answer over {MAX_BODY} bytes")
-                            return None
         except (httpx.HTTPError, TimeoutError) as exc:
             self.seen.append(f"{label}: {type(exc).__name__}")
             return None

@@ -322,18 +322,19 @@ async def test_off_asks_nothing(serve: Any, templates: Path) -> None:
     engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen3-0.6B.jinja"))
     b = backend(serve(engine.app()), chat_template="off")
     got, found = await ask(b)
-    assert got is None and not engine.hits and found.detail() == {"b": {"setting": "off"}}
+    assert got is None and not engine.hits and found.detail() == {}
 
 
-async def test_warm_asks_each_auto_backend_at_start(serve: Any, templates: Path) -> None:
+async def test_detail_shows_only_what_is_known(serve: Any, templates: Path) -> None:
     engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen3-0.6B.jinja"))
     auto, off = backend(serve(engine.app())), Backend(name="o", upstream="http://127.0.0.1:9/v1", chat_template="off")
     async with httpx.AsyncClient() as client:
         found = ChatTemplates(client, [auto, off])
-        assert found.detail()["b"] == {"setting": "auto", "state": "not asked yet"}
-        await found.warm([auto, off])
-        assert found.detail()["b"]["models"]["None"]["from"].startswith("GET /props")
-    assert engine.hits["GET /props"] == 1
+        assert found.detail() == {} and not engine.hits  # nothing asked before a request
+        await found.for_request(auto, {"model": "served-model", **ASK})
+        shown = found.detail()
+    assert list(shown) == ["b"] and shown["b"]["models"]["served-model"]["from"].startswith("GET /props")
+    assert shown["b"]["models"]["served-model"]["decided"] == {"format": "hermes", "derived": False, "start": "as text"}
 
 
 def test_a_path_that_holds_no_template_is_refused(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Reading a chat template from a path (``streamparse.templates.sources``): llama.cpp's 71 real template files, a
+"""Reading a chat template from a path (``streamparse.templates.sources``, GGUF metadata by ``templates.gguf``): llama.cpp's 71 real template files, a
 real GGUF header (Qwen2.5-Coder-0.5B), Hugging Face folders and hub cache entries built from real templates, and
 GGUF files written here byte by byte, well formed (every value type, both byte orders) and hostile (every cut of
 a real header, lengths and counts that claim gigabytes, random corruption): a file is read, or refused with a
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from budget import examples
-from streamparse.templates.sources import (ArrayRef, GGUFLimits, TemplateSourceError, choose_template, model_folder,
-                                           read_gguf_metadata, read_template_source)
+from streamparse.templates.gguf import ArrayRef, GGUFLimits, read_gguf_metadata
+from streamparse.templates.sources import TemplateSourceError, choose_template, model_folder, read_template_source
 from template_files import llama_cpp_templates, qwen_gguf_head
 
 QWEN_EOS = 151645  # <|im_end|> in Qwen2.5's vocabulary
