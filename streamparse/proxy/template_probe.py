@@ -229,7 +229,7 @@ async def render_generation_prompt(client: httpx.AsyncClient, backend: Backend, 
     """The text the engine's prompt ends with when it opens the answer: its rendering of one user message with
     ``add_generation_prompt`` beyond the same without it, with the request's template ``fields``
     (``chat_template_kwargs``, ``reasoning_effort``). None when the engine renders nothing, or the two renderings
-    do not extend one another."""
+    do not differ by an ending: then the library renders the template itself."""
     if found.renders is None:
         return None
     ask = _Asker(client, backend, headers)
@@ -253,4 +253,5 @@ async def render_generation_prompt(client: httpx.AsyncClient, backend: Backend, 
             return None
         texts.append(text)
     opened, closed = texts
-    return opened[len(closed):] if opened.startswith(closed) and PROBE_MARK in closed else None
+    written = opened[len(closed):] if opened.startswith(closed) and PROBE_MARK in closed else ""
+    return written or None  # (none: a template that writes it either way, Command R7B's, is left to rendering)

@@ -115,6 +115,15 @@ async def test_llamacpp_props_and_apply_template(serve: Any, templates: Path, ca
     assert qwen3[:200] not in said[0]  # (the log names the template; it does not print it)
 
 
+async def test_a_template_that_writes_the_prompt_either_way_is_left_to_rendering(serve: Any, templates: Path) -> None:
+    """Command R7B's template ends with its generation prompt whether asked or not: the engine's two renderings
+    are equal, so no generation prompt is taken from them (the library finds it by rendering)."""
+    r7b = real(templates, "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    engine = ScriptedEngine("llamacpp", r7b)
+    got, _ = await ask(backend(serve(engine.app())))
+    assert got.template == r7b and got.generation_prompt is None and engine.hits["POST /apply-template"] == 2
+
+
 async def test_llamacpp_tool_use_template_for_a_request_with_tools(serve: Any, templates: Path) -> None:
     default = real(templates, "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
     tool_use = real(templates, "CohereForAI-c4ai-command-r-plus-tool_use.jinja")
