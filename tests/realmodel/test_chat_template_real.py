@@ -1,5 +1,5 @@
 """Opt-in: a real ``llama-server --jinja`` behind ``streamparse serve`` with no flag: the proxy finds the model's
-chat template (``GET /props``) at start-up, says so in its log and in ``/readyz``, and the template it found is the
+chat template (``GET /props``) at the first request, says so in its log and in ``/readyz``, and the template it found is the
 one in the GGUF's metadata (read by ``streamparse.templates.sources``); then the canitoolcall probe through it
 scores the same as through ``serve --dialect hermes``, the setting docs/backends.md documents for Qwen2.5-Coder.
 
@@ -70,30 +70,21 @@ def serve(upstream: str, log: Path, *flags: str) -> Iterator[str]:
             proc.wait(timeout=60)
 
 
-def _found(base: str) -> dict[str, Any]:
-    """The template ``/readyz`` shows for the default backend, once the start-up ask is done."""
-    deadline = time.monotonic() + 30
-    while True:
-        shown = httpx.get(base + "/readyz", timeout=10).json()["chat_templates"]["default"]
-        if "models" in shown or time.monotonic() > deadline:
-            return shown
-        time.sleep(0.5)
-
-
 def test_serve_with_no_flag_finds_the_template(llama: tuple[str, Path], tmp_path: Path) -> None:
     upstream, gguf = llama
     expected = read_template_source(gguf)
     log = tmp_path / "serve.log"
     with serve(upstream, log) as base:
-        shown = _found(base)
-        model = next(iter(shown["models"].values()))
-        assert model["found"] is True and model["from"].startswith("GET /props (llama.cpp"), shown
-        assert model["sha256"] == hashlib.sha256(expected.template.encode()).hexdigest()[:16]
-        assert model["engine"] == "llamacpp" and model["decided"]["format"] == "hermes", model
+        assert "chat_templates" not in httpx.get(base + "/readyz", timeout=10).json()  # nothing asked yet
         answer = httpx.post(base + "/v1/chat/completions", timeout=600, json={
             "model": gguf.name, "temperature": 0, "seed": 7, "max_tokens": 120, "tools": [WEATHER],
             "messages": [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]})
         assert answer.status_code == 200, answer.text
+        shown = httpx.get(base + "/readyz", timeout=10).json()["chat_templates"]["default"]
+    model = shown["models"][gguf.name]
+    assert model["found"] is True and model["from"].startswith("GET /props (llama.cpp"), shown
+    assert model["sha256"] == hashlib.sha256(expected.template.encode()).hexdigest()[:16]
+    assert model["engine"] == "llamacpp" and model["decided"]["format"] == "hermes", model
     said = log.read_text()
     assert "chat template from GET /props" in said and "reads as hermes" in said, said[-3000:]
     assert "no chat template found" not in said
