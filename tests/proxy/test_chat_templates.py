@@ -15,10 +15,14 @@ from typing import Any, Iterator
 import anyio
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from budget import examples
+from streamparse.proxy.template_probe import ask_template, render_generation_prompt
 
 from streamparse.proxy import chat_templates as ct
 from streamparse.proxy.chat_templates import ChatTemplates, template_fields, template_kwargs
@@ -378,3 +382,52 @@ def test_the_scripted_engine_renders_like_the_template(templates: Path) -> None:
     text = render(qwen3, [{"role": "user", "content": "Hi"}], add_generation_prompt=True,
                   kwargs={"enable_thinking": False})
     assert text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+
+
+# -- whatever a backend answers ------------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
+                                                                                       max_size=4), max_leaves=12)
+FIELDS = ["chat_template", "chat_template_tool_use", "eos_token", "model_path", "data", "owned_by", "root", "id",
+          "modelfile", "template", "tokenizer_path", "prompt", "tokens", "capabilities"]
+ANSWERS = st.one_of(JSON_VALUES, st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES | st.just("/tmp"), max_size=6),
+                    st.builds(lambda e: {"data": [e]}, st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=4)))
+
+
+@pytest.fixture(scope="module")
+def anything() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A server answering every path with whatever the test sets (status and JSON body) for that path."""
+    answers: dict[str, Any] = {}
+
+    async def answer(request: Request) -> Response:
+        status, body = answers.get(request.url.path, (404, {"error": "no"}))
+        return JSONResponse(body, status_code=status)
+
+    with ServerThread(Starlette(routes=[Route("/{p:path}", answer, methods=["GET", "POST"])])) as server:
+        yield server.url, answers
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["/props", "/v1/models", "/api/show", "/api/v0/models", "/tokenizer_info",
+                                        "/get_server_info", "/get_model_info", "/apply-template", "/tokenize",
+                                        "/detokenize"]),
+                       st.tuples(st.sampled_from([200, 200, 404, 500]), ANSWERS), max_size=10))
+def test_no_answer_makes_the_ask_fail(anything: tuple[str, dict[str, Any]], pages: dict[str, Any]) -> None:
+    url, answers = anything
+    answers.clear()
+    answers.update(pages)
+    b = backend(url)
+
+    async def both() -> Any:
+        async with httpx.AsyncClient() as client:
+            found = await ask_template(client, b, "m", {})
+            for renders in ("apply-template", "tokenize"):
+                prompt = await render_generation_prompt(client, b, ct.Found(None, "x", renders=renders), "m",
+                                                        {"reasoning_effort": "low"}, {})
+                assert prompt is None or isinstance(prompt, str)
+            return found
+
+    found = anyio.run(both)
+    assert isinstance(found.how, str)
+    assert found.source is None or (isinstance(found.source.template, str) and found.source.template.strip())
