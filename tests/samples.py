@@ -172,6 +172,24 @@ def k2_horizon(calls: list[tuple[str, Args]]) -> str:
                                         for k, v in a.items()) + "</ifm|tool_call>" for n, a in calls) + "</ifm|tool_calls>"
 
 
+M3 = "]<]minimax[>["
+
+
+def m3_value(v: Any) -> str:
+    """MiniMax-M3's template: objects as tags named after their keys, arrays as <item> tags (None written as null,
+    as a model may: the template leaves a None out)."""
+    if isinstance(v, dict):
+        return "".join(f"{M3}<{k}>{m3_value(x)}{M3}</{k}>" for k, x in v.items())
+    if isinstance(v, list):
+        return "".join(f"{M3}<item>{m3_value(x)}{M3}</item>" for x in v)
+    return _xml_value(v)
+
+
+def minimax_m3(calls: list[tuple[str, Args]]) -> str:
+    return f"{M3}<tool_call>\n" + "".join(f'{M3}<invoke name="{n}">{m3_value(a)}{M3}</invoke>\n' for n, a in calls) + (
+        f"{M3}</tool_call>")
+
+
 def plamo3(calls: list[tuple[str, Args]]) -> str:
     def tag(word: str) -> str:
         return f"<|plamo:{word}:plamo|>"
@@ -270,6 +288,8 @@ RENDER: dict[str, Callable[[str, Args], str]] = {
         for k, v in a.items()) + "</longcat_tool_call>",
     "k2_horizon": lambda n, a: k2_horizon([(n, a)]),
     "plamo3": lambda n, a: plamo3([(n, a)]),
+    "minimax_m3": lambda n, a: minimax_m3([(n, a)]),
+    "minimax_m3_first_marker_stripped": lambda n, a: minimax_m3([(n, a)])[len("]<]minimax[>["):],
     "plamo3_unconstrained": lambda n, a: plamo3([(n, a)]).replace("<|plamo:constrain|>json", ""),
     "command_r": lambda n, a: "Action:\n```json\n" + json.dumps([{"tool_name": n, "parameters": a}], indent=4,
                                                                 ensure_ascii=False) + "```",
@@ -329,6 +349,7 @@ RENDER_SEVERAL: dict[str, Callable[[Calls], str]] = {
     "gigachat35": lambda cs: dsml(cs, "tool_calls").replace("｜DSML｜", "｜GCML｜"),
     "k2_horizon": k2_horizon,
     "plamo3": lambda cs: plamo3(cs),
+    "minimax_m3": minimax_m3,
     "command_r": lambda cs: "Action:\n```json\n" + js([{"tool_name": n, "parameters": a} for n, a in cs]) + "```",
     "longcat_back_to_back": lambda cs: "<longcat_tool_call>" + "\n".join(js(call_obj(n, a)) for n, a in cs)
                                        + "</longcat_tool_call>",

@@ -342,8 +342,8 @@ class CallFactory:
                 props, types, strings = {}, {}, _NO_KEYS
             layout, typed = d.value_layout, {}
             for k, v in arguments.items():
-                if not isinstance(v, str):
-                    typed[k] = v
+                if not isinstance(v, str):  # (an object or array of text values, MiniMax-M3's: typed member by member)
+                    typed[k] = args_mod.coerce_value(v, props[k]) if isinstance(v, (dict, list)) and k in props else v
                 elif type(v) is str and (k not in types or k in strings):  # as written (less its layout)
                     typed[k] = strip_layout(v) if layout else v
                 else:

@@ -46,7 +46,7 @@ class TagBody(RawValueScan, QuotedStrings):
     __slots__ = ("b", "limit", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single", "search",
                  "longest", "tag_or_tail", "closers", "shortest", "hold", "tail", "values", "vstate", "out_search",
                  "in_search", "hard", "hard_tail", "cycles", "lagged", "follows", "state_tags", "ws_after", "closer", "cand", "quoted", "unclosed", "fallback", "strings", "in_str", "quote_search", "read",
-                 "long_quote")
+                 "long_quote", "fast_ok")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, limit: int, values: ValueTags | None = None,
@@ -59,6 +59,9 @@ class TagBody(RawValueScan, QuotedStrings):
         if value_table is not None:
             self.out_search, self.in_search, self.hard, self.hard_tail, self.cycles, self.follows, self.state_tags = value_table
         self.lagged: list[str] = []  # what the fast paths took and have not read yet (nor written, unless streamed)
+        # The fast paths look for a tag where they find a "<": a dialect whose tags begin otherwise (MiniMax-M3's
+        # namespace marker) is read by the slow path alone.
+        self.fast_ok = all(t.startswith("<") for t in self.tags)
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
@@ -89,8 +92,8 @@ class TagBody(RawValueScan, QuotedStrings):
         with the fast path for the delta after)."""
         self.hold = hold
         self.tail = held
-        if self.vstate == _AFTER_END:
-            return None  # a block's end met in a value: only the slow path reads what follows it
+        if self.vstate == _AFTER_END or not self.fast_ok:
+            return None  # a block's end met in a value, or tags not begun by "<": only the slow path reads on
         self.read = self._reader()
         return self.after_tail if held else self.read
 

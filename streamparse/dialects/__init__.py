@@ -29,7 +29,7 @@ from ..arguments.grammar import load_grammar
 from .decoders import (deepseek_v3_calls, deepseek_v31_calls, harmony_calls, json_calls, kimi_calls, pythonic_calls,
                        plamo3_calls, solar_open_calls)
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
-                            kimi_k3_calls, olmo3_calls)
+                            kimi_k3_calls, minimax_m3_calls, olmo3_calls)
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
 from .kv_family import KvCall, kv_dialect
@@ -102,6 +102,7 @@ Source: vLLM tool_parsers/dots_tool_parser.py and tests/tool_parsers/test_dots_t
 function_call/dots_detector.py. The JSON body the same wrapper may hold is dots_json's."""
 _HY = ":opensource"
 _PLAMO = "<|plamo:"
+_M3 = "]<]minimax[>["  # MiniMax-M3's namespace marker, before every tag
 # The key/value-tag family (kv_family): each member's markup is written once, here.
 _GLM = KvCall("arg_key", "arg_value")
 _GLM_SOURCE = """GLM-4.5 / 4.6 (one argument per line) and GLM-4.7 (no newlines at all): the body of one <tool_call>.
@@ -336,6 +337,12 @@ _DECLARATIONS = (
     Dialect("longcat", (_json_tag("<longcat_tool_call>"),), JSON, json_calls, "longcat", end=("</longcat_tool_call>",),
             several=True, separators=",", aliases=("longcat_flash",),
             doc='<longcat_tool_call>{"name", "arguments"}</longcat_tool_call> (LongCat-Flash-Chat)'),
+    Dialect("minimax_m3", tuple(Opener(o, head=(ws(),), look=(lit(f"{_M3}<invoke"),))  # (a server may strip the first NS)
+                                for o in (f"{_M3}<tool_call>", "<tool_call>")),
+            TAGGED, minimax_m3_calls, "minimax_m3", end=(f"{_M3}</tool_call>",), item=(f"{_M3}<invoke", f"{_M3}</invoke>"),
+            text_values=True, value_layout=False, aliases=("minimax-m3",),
+            doc=f'{_M3}<tool_call>{_M3}<invoke name="NAME">{_M3}<KEY>V{_M3}</KEY>…{_M3}</invoke>{_M3}</tool_call> '
+                "(every tag after the namespace marker; objects as nested tags, arrays as <item> tags)"),
     Dialect("plamo3", (Opener(f"{_PLAMO}begin_tool_requests:plamo|>", head=(ws(),),
                               look=(lit(f"{_PLAMO}begin_tool_request:plamo|>"),)),),
             TAGGED, plamo3_calls, "plamo3", end=(f"{_PLAMO}end_tool_requests:plamo|>",),
@@ -370,7 +377,9 @@ SPANS: tuple[Span, ...] = (
     Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
     Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
     Span("<|START_TEXT|>", ("<|END_TEXT|>",), kind="content", dialect="cohere"),  # Cohere2MoE's content
-    Span("Here are my reasoning steps:\n", ("[BEGIN FINAL RESPONSE]",), dialect="hunyuan"),  # Apriel 1.6 (its calls are hunyuan's)
+    # Apriel 1.6: its generation prompt opens plain-text reasoning, which the model ends with [BEGIN FINAL RESPONSE]
+    # (its calls are hunyuan's). The opener is the prompt's whole tail, so prose never looks like it.
+    Span("<|begin_assistant|>\nHere are my reasoning steps:\n", ("[BEGIN FINAL RESPONSE]",), dialect="hunyuan"),
     Span("<|open|>think<|sep|>", ("<|close|>think<|sep|>",), dialect="kimi_k3"),
     Span("<|open|>response<|sep|>", ("<|close|>response<|sep|>",), kind="content", dialect="kimi_k3"),
     Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
@@ -386,6 +395,9 @@ SPANS: tuple[Span, ...] = (
     Span("<|inner_prefix|>", ("<|inner_suffix|>",), dialect="apertus"),  # Apertus 1.5's reasoning
     Span("<|plamo:begin_think:plamo|>", ("<|plamo:end_think:plamo|>",), dialect="plamo3"),
     Span("<|plamo:tag|>", kind="drop", dialect="plamo3"),  # end of turn, when a server leaves it in
+    Span("<mm:think>", ("</mm:think>",), dialect="minimax_m3"),
+    Span("</mm:think>", kind="drop", dialect="minimax_m3"),  # begins an answer without reasoning (the template's prefix)
+    Span("[e~[", kind="drop", dialect="minimax_m3"),  # end of turn, when a server leaves it in
     Span("<|think|>", ("<|end|>",), dialect="solar_open"),  # reasoning is a message of its own
     Span("<|begin|>assistant", kind="drop", dialect="solar_open"),  # the next message's header
     Span("<|content|>", kind="drop", dialect="solar_open"),

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer, Transformer_NonRecursive, Tree, v_args
 
 from ..arguments.relaxed_json import holds_expression
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
@@ -20,7 +20,7 @@ from .decoders import grammar_decoder, PythonCalls
 from .spec import Calls
 
 __all__ = ["generic_calls", "cohere_calls", "apertus_calls", "gemma4_calls", "functiongemma_calls", "dsml_calls",
-           "kimi_k3_calls", "olmo3_calls"]
+           "kimi_k3_calls", "olmo3_calls", "minimax_m3_calls"]
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
 
@@ -202,3 +202,64 @@ class _OlmoCalls(PythonCalls):
 
 
 olmo3_calls = grammar_decoder("olmo3", _OlmoCalls())
+
+
+# --------------------------------------------------------------------------- MiniMax-M3: tags named after keys
+
+_M3_NAME = re.compile(r"""name\s*=\s*["']?([^"'<>]*)""")
+_M3_TAG = re.compile(r"<\s*/?\s*([^<>\s/]+)[^<>]*>\Z")  # the tag after the namespace marker
+
+
+class _M3Calls(Transformer_NonRecursive):
+    """Tree of ``minimax_m3.lark`` -> one call. Not recursive: any depth of nested tags reads without raising.
+
+    An element holding elements is an object of them, or, when every one is an ``<item>``, an array; one holding
+    text is that text (typed by the tool's schema later). An element's closing tag must name it."""
+
+    def start(self, children: list[Any]) -> list[Any]:
+        head, *body = children
+        name = _M3_NAME.search(str(head))
+        if name is None or not name.group(1).strip():
+            raise ArgumentError("empty function name")
+        return [((name.group(1).strip(), _members(body, "the invoke")), False)]
+
+    def element(self, children: list[Any]) -> tuple[str, Any]:
+        opened, *body, closed = children
+        key = _M3_TAG.search(str(opened))
+        shut = _M3_TAG.search(str(closed))
+        if key is None or shut is None or key.group(1) != shut.group(1):
+            raise ArgumentError(f"a tag closed by another: {str(opened)[-40:]!r}, {str(closed)[-40:]!r}")
+        pairs = [c for c in body if isinstance(c, tuple)]
+        if not pairs:
+            return key.group(1), _Leaf("".join(str(c) for c in body))
+        return key.group(1), _members(body, key.group(1))
+
+
+class _Leaf(str):
+    """An element's text, not yet placed: a parameter's is the call's text value (typed by the schema); one inside
+    an object or array is read as the JSON literal it spells exactly (``3``, ``true``, ``null``), else text."""
+
+
+def _members(body: list[Any], where: str) -> Any:
+    """Elements beside whitespace: an object, or an array when every element is an ``<item>``."""
+    if any(isinstance(c, Token) and str(c).strip() for c in body):
+        raise ArgumentError(f"text beside the elements of {where}")
+    pairs = [(k, _literal(v) if where != "the invoke" and isinstance(v, _Leaf) else
+              str(v) if isinstance(v, _Leaf) else v) for k, v in (c for c in body if isinstance(c, tuple))]
+    if pairs and all(k == "item" for k, _ in pairs):
+        return [v for _, v in pairs]
+    return dict(pairs)
+
+
+def _literal(text: str) -> Any:
+    """``text`` as the JSON number, boolean or null it spells exactly (written back the same), else as it is."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, (dict, list, str)) or json.dumps(value) != text:
+        return text
+    return value
+
+
+minimax_m3_calls = grammar_decoder("minimax_m3", _M3Calls())

@@ -143,6 +143,24 @@ def _kv(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     return render_call
 
 
+_M3 = "]<]minimax[>["
+
+
+def _m3_value(value: Any) -> str:
+    """A value as MiniMax-M3's template writes it: objects as tags named after their keys, arrays as ``<item>`` tags,
+    None left out, strings raw, numbers and booleans as JSON."""
+    if isinstance(value, dict):
+        return "".join(f"{_M3}<{k}>{_m3_value(v)}{_M3}</{k}>" for k, v in value.items() if v is not None)
+    if isinstance(value, list):
+        return "".join(f"{_M3}<item>{_m3_value(v)}{_M3}</item>" for v in value if v is not None)
+    return _text_value(value)
+
+
+def _minimax_m3(name: str, args: dict[str, Any]) -> Rendered:
+    text = (f'{_M3}<tool_call>\n{_M3}<invoke name="{name}">{_m3_value(args)}{_M3}</invoke>\n{_M3}</tool_call>')
+    return _closed_at(text, f"{_M3}</invoke>")
+
+
 def _plamo3(name: str, args: dict[str, Any]) -> Rendered:
     """PLaMo 3: every tag in the ``<|plamo:…:plamo|>`` namespace, no whitespace between them."""
     def tag(word: str) -> str:
@@ -215,6 +233,7 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "longcat": lambda n, a: _json_between("<longcat_tool_call>\n", {"name": n, "arguments": a}, "\n</longcat_tool_call>"),
     "k2_horizon": _kv("k2_horizon"),
     "plamo3": _plamo3,
+    "minimax_m3": _minimax_m3,
     "command_r": lambda n, a: _json_between("Action:\n```json\n[", {"tool_name": n, "parameters": a}, "]```"),
     "gigachat35": lambda n, a: _dsml(n, a, "GCML", "tool_calls"),
     "granite_20b_fc": lambda n, a: _json_between("<function_call> ", {"name": n, "arguments": a}),

@@ -121,7 +121,7 @@ def test_prose_without_a_bracket_never_reaches_the_state_machine() -> None:
         return run(text, final, *rest)
 
     parser._run = spy  # type: ignore[method-assign, assignment]
-    for delta in [" a [list]", " and [1]", " or [text](url)", " plain"]:
+    for delta in [" a [list] ", "and [1] ", "or [text](url)", " plain"]:  # (a "]" ending a delta may begin MiniMax-M3's marker)
         assert parser.feed(delta) == [TextDelta(delta)]
     assert runs == []
 
