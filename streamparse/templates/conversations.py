@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from .sandbox import LIMITS, BudgetExceeded, Limits, TemplateError, render
 
 __all__ = ["Style", "STYLES", "Renderer", "ProbeCall", "PROBE_TOOLS", "PROBE_TURNS", "USER", "tool_call", "tools_for", "BASE_TOOLS",
-           "assistant_calls", "tool_result"]
+           "assistant_calls", "tool_result", "render_chat", "find_style"]
 
 USER = "Find what the user asked for."  # a user turn's text: plain words, so no template reads it as markup
 
@@ -159,6 +159,17 @@ class Renderer:
 
 def _opening(system: str | None) -> list[dict[str, Any]]:
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": USER}]
+
+
+def render_chat(source: str, messages: Sequence[Mapping[str, Any]], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                kwargs: Mapping[str, Any] | None = None, add_generation_prompt: bool = False) -> str:
+    """A conversation (earlier tool calls and results included) as the template writes it, in the sandbox: what
+    tool prompting can show a model of its own format. Calls' arguments are handed over as the template takes
+    them (an object, else JSON text), and a template that changes its own lists is let. Raises TemplateError."""
+    base = Renderer(source, dict(kwargs or {}))
+    found, _ = find_style(base)
+    style = found.style if found is not None else Style()
+    return base.with_style(style)(messages, add_generation_prompt=add_generation_prompt, tools=tools)
 
 
 def find_style(renderer: Renderer) -> tuple[Renderer | None, str]:

@@ -131,6 +131,8 @@ class MarkedCalls:
                 if any(piece.strip() for piece in self.call_close.pieces):
                     ends.append(markup_regex(self.call_close))
                 ahead = r"(?=\s*(?:" + "|".join(ends) + "))"
+            if len(_PATTERNS) >= 256:  # (one per derived declaration in use: a few)
+                _PATTERNS.clear()
             found = _PATTERNS[self] = re.compile(
                 r"\A" + markup_regex(self.call_open) + r"(?P<name>[^\s<>\[\]{}\"']+?)" + ahead
                 + markup_regex(self.name_close) + args + markup_regex(self.call_close) + r"\Z", re.S | re.I)

@@ -96,13 +96,12 @@ def answer_text(renderer: Renderer, message: Mapping[str, Any], state: PromptSta
     k = common_prefix(prompt, turn)
     prompt_tail, turn_tail = prompt[k:], turn[k:]
     if turn_tail.startswith(prompt_tail):
-        return turn_tail[len(prompt_tail):]
-    overlap = _overlap(prompt_tail, turn_tail)
-    if overlap:
-        return turn_tail[overlap:]
-    if state.reasoning and not any(c.lower() in turn_tail.lower() for c in state.closers):
-        return REASONING_TEXT + state.closers[0] + turn_tail
-    return turn_tail
+        answer = turn_tail[len(prompt_tail):]
+    else:
+        answer = turn_tail[_overlap(prompt_tail, turn_tail):]
+    if state.reasoning and not any(c.lower() in answer.lower() for c in state.closers):
+        answer = REASONING_TEXT + state.closers[0] + answer  # (the model closes what its prompt opened)
+    return answer
 
 
 def _overlap(prompt_tail: str, turn_tail: str) -> int:
@@ -156,14 +155,19 @@ def _strip_markers(text: str, spans: Iterable[Span]) -> str:
     return text
 
 
+def _closing(spans: Iterable[Span]) -> tuple[Span, ...]:
+    """The spans but the dropped markers."""
+    return tuple(s for s in spans if s.kind != "drop")
+
+
 def turn_marks(renderer: Renderer, spans: Iterable[Span] = SPANS) -> TurnMarks:
     """The template's turn marks (see ``TurnMarks``); "" for what it does not write (an ``end`` that is only
     ``eos_token``, which the kwargs did not give)."""
     spans = tuple(spans)
     after, between = _turn_texts(renderer)
     ended = after[:common_prefix(after, between)] if between else after
-    token = _TOKEN.match(_strip_markers(ended, spans))
-    end = token.group() if token else ""
+    token = _TOKEN.match(_strip_markers(ended, spans)) or _TOKEN.match(_strip_markers(ended, _closing(spans)))
+    end = token.group() if token else ""  # (a dropped marker that alone ends the turn is its end: MiniMax's [e~[)
     try:
         assistant = generation_prompt(renderer).strip()
     except TemplateError:

@@ -35,7 +35,7 @@ def _shape(events: list[Any]) -> tuple[str, str, list[tuple[str, Any]]]:
     """(content, reasoning, calls). One marker alone after the last call is the turn's end, which one reading may
     take as its block's end and another leave (both are exact: ``trial_read``), so it is not content."""
     text = "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
-    if text and not any(ch.isspace() for ch in text) and text[0] in "<[" and text[-1] in ">]" and len(text) <= 40:
+    if text and not any(ch.isspace() for ch in text) and not text[0].isalnum() and len(text) <= 40:
         text = ""
     reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
     return text, reasoning, [(c.name, json.loads(c.arguments)) for c in events if isinstance(c, ToolCall)]

@@ -19,8 +19,9 @@ from budget import examples
 from readings import cases, sources
 from streamparse import StreamParser, parse
 from streamparse.core.events import ReasoningDelta, TextDelta, ToolCall
-from streamparse.templates.conversations import PROBE_TOOLS, PROBE_TURNS, Renderer, assistant_calls, find_style, tools_for
-from streamparse.templates.turns import answer_text, cut_answer, prompt_state
+from streamparse.templates.conversations import (PROBE_TOOLS, PROBE_TURNS, Renderer, assistant_calls, find_style,
+                                                render_chat, tools_for)
+from streamparse.templates.turns import ANSWER_TEXT, answer_text, cut_answer, prompt_state
 
 # The templates that write no tool call, and why (the template's own choice: nothing to read).
 NO_CALL = {
@@ -145,6 +146,23 @@ def test_reasoning_a_template_writes_is_read_as_reasoning() -> None:
     assert checked >= 15
 
 
+def test_a_text_answer_is_read_as_that_text() -> None:
+    """An assistant turn of plain text, as the template writes it after its generation prompt: the text alone is
+    content (channels, response spans and end-of-turn markers are markup), for every template that renders calls
+    (the others are not read at all)."""
+    failures = []
+    for c in cases():
+        if c.reading is None or c.name in PENDING_SPANS:
+            continue
+        r = c.reading
+        text = cut_answer(answer_text(r.renderer, {"role": "assistant", "content": ANSWER_TEXT}, r.state), r.stops,
+                          r.marks)
+        got = parse(text, PROBE_TOOLS, **_options(c))
+        if _left(got.content, c.setup.stop_tokens) != ANSWER_TEXT or got.tool_calls:
+            failures.append(f"{c.label}: {text!r} -> {got.content!r}")
+    assert not failures, "\n".join(failures)
+
+
 def test_the_start_state_is_the_generation_prompts() -> None:
     for c in cases():
         if c.reading is None:
@@ -184,6 +202,26 @@ def test_functionary_v32_is_read_when_its_template_is_given() -> None:
     assert got.content == ""
     plain = parse("all\nIt is sunny.", tools, chat_template=source)
     assert plain.content == "It is sunny." and not plain.tool_calls
+
+
+def test_earlier_calls_and_results_render_as_the_template_writes_them() -> None:
+    """``render_chat``: a conversation with a call and its result, in the template's own markup (what tool prompting
+    can show a model), whatever the template needs: arguments as text (functionary), lists it may change (Kimi)."""
+    messages = [{"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "call00001", "type": "function", "function": {
+                    "name": "get_weather", "arguments": {"city": "Paris"}}}]},
+                {"role": "tool", "tool_call_id": "call00001", "name": "get_weather", "content": "21 C"}]
+    tools = tools_for(PROBE_TURNS[0])
+    qwen = render_chat(sources()["Qwen3-Coder.jinja"], messages, tools=tools, add_generation_prompt=True)
+    assert "<function=get_weather>" in qwen and "<tool_response>\n21 C\n</tool_response>" in qwen
+    assert qwen.endswith("<|im_start|>assistant\n")
+    kimi = render_chat(sources()["Kimi-K2-Instruct.jinja"], messages, tools=tools)
+    assert '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}' in kimi
+    functionary = render_chat(sources()["meetkai-functionary-medium-v3.2.jinja"], messages, tools=tools)
+    assert '>>>get_weather\n{"city": "Paris"}' in functionary
+    setup = next(c.setup for c in cases() if c.name == "Qwen3-Coder.jinja" and not c.kwargs)
+    assert setup.call_example.startswith("<tool_call>\n<function=get_weather>")
+    assert "<tool_response>" in setup.result_example
 
 
 def test_a_template_that_fails_or_writes_no_call_leaves_auto_detection_saying_why() -> None:
