@@ -35,17 +35,11 @@ NO_CALL = {
     "microsoft-Phi-3.5-mini-instruct.jinja": "has no tools",
     "fireworks-ai-llama-3-firefunction-v2.jinja": "raises: it needs a 'functions' variable no engine passes",
 }
-# Formats whose declaration is not written yet (/work/notes/formats_needed.md lists the markup for the coordinator);
-# a template here may be read already (then it is simply read), never the other way round.
-PENDING = {
-    "MiniMax-M3.jinja": "MiniMax-M3's ]<]minimax[>[ namespace: no declaration yet, and a derived one cannot hold "
-                        "markup that is not a tag",
-}
-# Reasoning a template writes with markers no span declares yet.
-PENDING_SPANS = {
-    "Apriel-1.6-15b-Thinker-fixed.jinja": "Apriel 1.6's 'Here are my reasoning steps:' … '[BEGIN FINAL RESPONSE]'",
-    "MiniMax-M3.jinja": "<mm:think> … </mm:think>",
-}
+# Formats or spans whose declaration is not written yet, by template (none today: MiniMax-M3, Command-R+, GigaChat 3,
+# Apriel 1.6's reasoning and Cohere2MoE's text channel, which the probe found unread, are declared now). A template
+# named here may be read already, never the other way round.
+PENDING: dict[str, str] = {}
+PENDING_SPANS: dict[str, str] = {}
 
 
 def _reading(events: list[Any]) -> tuple[str, str, list[tuple[str, Any]]]:
@@ -88,7 +82,7 @@ def test_every_call_a_template_renders_is_read_exactly_given_only_the_template_a
                 failures.append(f"{c.label}: {text!r} read as {calls} with {got.content!r} left")
         read += 1
     assert not failures, "\n".join(failures)
-    assert read >= 61 + 20  # every template that renders a call but the pending ones, and its switch variants
+    assert read >= 62 + 25  # every template that renders a call, and its switch variants
 
 
 def test_the_counts_for_the_report() -> None:
@@ -97,7 +91,7 @@ def test_the_counts_for_the_report() -> None:
     decided = [c for c in rendering if c.setup.dialects is not None]
     derived = [c for c in decided if c.setup.derived is not None]
     assert len(rendering) == 62
-    assert len(decided) >= 61, sorted(c.name for c in rendering if c.setup.dialects is None)
+    assert len(decided) >= 62 - len(PENDING), sorted(c.name for c in rendering if c.setup.dialects is None)
     assert {c.name for c in rendering if c.setup.dialects is None} <= set(PENDING)
     assert all(c.setup.format_name for c in decided) and len(derived) <= 3  # (read by a written one, mostly)
 
