@@ -105,7 +105,9 @@ def double() -> EngineDouble:
 
 
 def proxy(up: ServerThread, **backend: Any) -> ServerThread:
-    return ServerThread(create_app(ProxyConfig.single(up.url + "/v1", {"tool_prompt": "hermes", **backend})))
+    # (chat_template off: these tests count the upstream's requests, and the template lookup would be one more)
+    return ServerThread(create_app(ProxyConfig.single(up.url + "/v1", {"tool_prompt": "hermes", "chat_template": "off",
+                                                                       **backend})))
 
 
 def openai_client(server: ServerThread) -> OpenAI:
