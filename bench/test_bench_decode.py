@@ -16,7 +16,7 @@ from streamparse.dialects.decoders import _TagCalls, grammar_decoder
 from streamparse.dialects.xml_params import XmlParams
 
 qwen3_calls, minimax_calls = DIALECTS["qwen3_coder"].decode, DIALECTS["minimax_m2"].decode
-qwen3_grammar_calls, minimax_grammar_calls = (DIALECTS[d].markup.grammar_calls(d)  # type: ignore[union-attr]
+qwen3_grammar_calls, minimax_grammar_calls = (DIALECTS[d].markup.grammar_calls(d)
                                               for d in ("qwen3_coder", "minimax_m2"))
 glm_calls, glm_grammar_calls = DIALECTS["glm45"].decode, grammar_decoder("glm45", _TagCalls())
 from streamparse.dialects import warm_up

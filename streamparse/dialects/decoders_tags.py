@@ -210,7 +210,7 @@ _M3_NAME = re.compile(r"""name\s*=\s*["']?([^"'<>]*)""")
 _M3_TAG = re.compile(r"<\s*/?\s*([^<>\s/]+)[^<>]*>\Z")  # the tag after the namespace marker
 
 
-class _M3Calls(Transformer_NonRecursive):
+class _M3Calls(Transformer_NonRecursive[Token, Any]):
     """Tree of ``minimax_m3.lark`` -> one call. Not recursive: any depth of nested tags reads without raising.
 
     An element holding elements is an object of them, or, when every one is an ``<item>``, an array; one holding

@@ -16,6 +16,8 @@ import re
 from typing import Any, Callable
 
 from . import DIALECTS
+from .kv_family import KvCall
+from .xml_family import XmlCall
 
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
 
@@ -116,7 +118,7 @@ def _family(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     quoted in the value (``core.tag_body``); a bare call with no value completes at its own closer."""
     declared = DIALECTS[dialect]
     markup = declared.markup
-    assert markup is not None
+    assert isinstance(markup, XmlCall)
     wrap = (declared.nest or ("", ""))
 
     def render_call(name: str, args: dict[str, Any]) -> Rendered:
@@ -131,7 +133,7 @@ def _kv(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     own closer, or with the wrapper's end when it holds values (what follows a value's closer tells it is one)."""
     declared = DIALECTS[dialect]
     markup = declared.kv
-    assert markup is not None
+    assert isinstance(markup, KvCall)
     wrap = (declared.openers[0].text, declared.end[0])
 
     def render_call(name: str, args: dict[str, Any]) -> Rendered:

@@ -25,11 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import functools
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
-
-if TYPE_CHECKING:
-    from .kv_family import KvCall
-    from .xml_family import XmlCall
+from typing import Any, Callable, NamedTuple
 
 # Body kinds: which incremental scanner finds the block's end.
 JSON = "json"
@@ -150,8 +146,10 @@ class Dialect:
     aliases: tuple[str, ...] = ()
     doc: str = ""
     source: str = ""
-    markup: XmlCall | None = None  # an XML-parameter family member: its markup, from which the rest is derived
-    kv: KvCall | None = None  # a key/value-tag family member (GLM's): its markup, from which the rest is derived
+    # A family member's markup, from which the rest of the declaration is derived (typed loosely: the families'
+    # modules build on this one): an ``xml_family.XmlCall`` (XML parameters), a ``kv_family.KvCall`` (key/value tags).
+    markup: Any = None
+    kv: Any = None
 
 
 @dataclass(frozen=True)

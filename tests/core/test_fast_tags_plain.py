@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from streamparse.dialects import DIALECTS
 from streamparse.dialects.fast_tags import FastXmlItem
 
-qwen3_fast, minimax_fast = (DIALECTS[d].markup.fast_item() for d in ("qwen3_coder", "minimax_m2"))  # type: ignore[union-attr]
+qwen3_fast, minimax_fast = (DIALECTS[d].markup.fast_item() for d in ("qwen3_coder", "minimax_m2"))
 
 FRAGMENTS = {
     qwen3_fast: ["<function=", "</function>", "<parameter=", "</parameter>", ">", "<", "\n", " ", "a", "b c", "=",
