@@ -26,7 +26,11 @@ EXAMPLES = ROOT / "examples"
 
 
 def run_example(name: str, **env: str) -> str:
-    done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=120,
+    return run_example_with(name, **env)
+
+
+def run_example_with(name: str, *args: str, **env: str) -> str:
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **env}, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -124,6 +128,14 @@ def test_docs_include_every_example_file() -> None:
     docs = "".join(p.read_text() for p in (ROOT / "docs").rglob("*.md"))
     included = set(re.findall(r'--8<-- "examples/([\w.]+)"', docs))
     assert included == {p.name for p in EXAMPLES.glob("*.py")}
+
+
+def test_the_chat_template_example_reads_a_real_template() -> None:
+    from template_files import llama_cpp_templates  # (downloaded once and cached; skips saying why when it cannot)
+
+    out = run_example_with("chat_template.py", str(llama_cpp_templates() / "Qwen3.5-4B.jinja")).splitlines()
+    assert out[:3] == ["format: qwen3_coder", "starts in reasoning: True", "stop tokens: ('<|im_end|>',)"]
+    assert out[-2:] == ["reasoning: 'The user wants the weather.\\n'", "calls: [('get_weather', {'city': 'Paris'})]"]
 
 
 def test_every_python_block_in_the_docs_is_an_example_file() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dialects import DIALECTS
+from ..dialects import DIALECTS, REGISTRY
 from ..dialects.spec import Dialect
 from ..templates.conversations import (PROBE_TOOLS, PROBE_TURNS, USER, Renderer, assistant_calls, find_style,
                                        tool_result, tools_for)
@@ -203,5 +203,9 @@ def decide(source: Any, kwargs: Mapping[str, Any], given_prompt: str | None,
                      "read as its continuation")
     if stops:
         notes.append(f"the template ends an assistant turn with {' or '.join(map(repr, stops))}")
-    return TemplateSetup((chosen,), state.reasoning, state.response, stops, derived, tuple(notes), prompt, example,
-                         results, prefix)
+    # The template's format is read first, never alone: it wins where formats share a marker, and what a model
+    # writes besides it (bare JSON, a fence, another format) is still read, as with no template (not pinned).
+    others = tuple(name for name in REGISTRY.auto if name != chosen)
+    notes.append("the other formats are still detected, after it")
+    return TemplateSetup((chosen, *others), state.reasoning, state.response, stops, derived, tuple(notes), prompt,
+                         example, results, prefix)

@@ -44,7 +44,8 @@ def test_the_template_decides_the_format_and_the_start_state(templates: Path) ->
     got = _split(StreamParser(TOOLS, chat_template=source).read_whole(QWEN35_ANSWER))
     assert got == ("", "The user wants the weather.\n", [("get_weather", '{"city": "Paris"}')])
     setup = read_template(source)
-    assert setup.dialects == ("qwen3_coder",) and setup.start_in_reasoning and "<|im_end|>" in setup.stop_tokens
+    assert setup.format_name == "qwen3_coder" and setup.start_in_reasoning and "<|im_end|>" in setup.stop_tokens
+    assert setup.dialects is not None and len(setup.dialects) > 1  # read first, never alone: the others after it
 
 
 def test_the_kwargs_change_the_start_state(templates: Path) -> None:
