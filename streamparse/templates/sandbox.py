@@ -3,9 +3,12 @@
 Invariant: a render either returns its text or raises ``TemplateError`` (``BudgetExceeded`` when it ran out of its
 budget), within its ``Limits``: at most
 ``steps`` steps (loop iterations, macro and function calls, filters, outputs), ``seconds`` of wall time (checked
-at every step) and ``chars`` characters made (every output, captured or not, and every value a call, a filter,
-a concatenation or an operator makes). Everything a template runs goes through the sandbox: no attribute
-beginning with ``_``, no change to a list or dict, no I/O; ``lipsum`` (a text generator) is not offered.
+at every step; one weighing, at most ``chars`` members, may run past it) and ``chars`` characters made (every output, captured or not, and every value a call, a filter,
+a concatenation, an operator or a list, tuple or dict literal makes, weighed as the text it can become:
+``templates.costs``). An operation whose result its inputs' weights do not bound (a separator joining many items,
+a width padding many fields or lines, a power) is refused before it runs when its estimate passes the budget, so
+no single operation makes much more than ``chars``. Everything a template runs goes through the sandbox: no attribute
+beginning with ``_``, no change to a list or dict (unless ``mutable``: then the list is weighed after each call), no I/O; ``lipsum`` (a text generator) is not offered.
 No thread and no signal: the steps are counted by calls compiled into the template (each loop iteration, each
 macro call), so a loop that prints nothing and calls nothing is bounded too.
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ from jinja2.parser import Parser
 from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
+
+from .costs import binop_estimate, call_estimate, filter_estimate, weight
 
 __all__ = ["Limits", "LIMITS", "TemplateError", "BudgetExceeded", "render", "compile_template"]
 
@@ -55,9 +59,7 @@ class Limits:
 
 LIMITS = Limits()
 
-_TICK, _CONCAT = "__streamparse_step", "__streamparse_concat"
-_WIDE = re.compile(r"\d{7,}")  # a width or precision of a million or more, in a format string
-_PADDING = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_TICK, _CONCAT, _MADE = "__streamparse_step", "__streamparse_concat", "__streamparse_made"
 
 
 class _Budget:
@@ -92,18 +94,17 @@ def _budget() -> _Budget:
     return budget
 
 
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, (str, list, tuple, dict)) else 0
-
-
 def _checked(value: Any) -> Any:
-    """A value a call made: counted against the size budget (a huge one ends the render)."""
-    size = _size(value)
-    if size:
-        budget = _budget()
-        if size > budget.chars:
-            raise BudgetExceeded("the template made a value larger than its size budget")
+    """A value the template made: weighed against the size budget (a huge one ends the render)."""
+    if weight(value, _budget().chars) > _budget().chars:
+        _too_large()
     return value
+
+
+def _refuse_over(estimate: int) -> None:
+    """Refuse, before it runs, an operation that would make more than the size budget."""
+    if estimate > _budget().chars:
+        _too_large()
 
 
 def _step(chars: int = 0) -> str:
@@ -118,21 +119,6 @@ def _concat(*parts: Any) -> str:
 
 def _too_large() -> str:
     raise BudgetExceeded("the template made a value larger than its size budget")
-
-
-def _refuse_blowup(name: str, target: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    """Refuse, before it runs, a call whose result would be far larger than its inputs."""
-    budget = _budget()
-    numbers = [a for a in (*args, *kwargs.values()) if isinstance(a, int) and not isinstance(a, bool)]
-    if name in _PADDING and any(n > budget.chars for n in numbers):
-        _too_large()
-    if name in ("format", "format_map") and isinstance(target, str) and _WIDE.search(target):
-        _too_large()
-    if name == "replace" and isinstance(target, str) and len(args) >= 2:
-        old, new = str(args[0]), str(args[1])
-        grows = len(new) - len(old)
-        if grows > 0 and len(target) + (target.count(old) if old else len(target) + 1) * grows > budget.chars:
-            _too_large()
 
 
 def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
@@ -189,11 +175,21 @@ def _literal_chars(body: list[nodes.Node]) -> int:
 
 class _Bounded(NodeTransformer):
     """Compiles a step into every loop iteration and every macro or call-block body (weighted by the literal text
-    it writes), and every ``~`` concatenation into a size-checked call."""
+    it writes), every ``~`` concatenation into a size-checked call, and every list, tuple or dict literal into a
+    weighed one."""
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         self.generic_visit(node)
         return nodes.Call(nodes.Name(_CONCAT, "load"), list(node.nodes), [], None, None, lineno=node.lineno)
+
+    def _made(self, node: nodes.List | nodes.Tuple | nodes.Dict) -> nodes.Node:
+        """A literal that holds values (``[x, x]`` nests without a call): weighed like a call's result."""
+        self.generic_visit(node)
+        if isinstance(node, nodes.Tuple) and node.ctx != "load":  # (an assignment's or a loop's target)
+            return node
+        return nodes.Call(nodes.Name(_MADE, "load"), [node], [], None, None, lineno=node.lineno)
+
+    visit_List = visit_Tuple = visit_Dict = _made
 
     def _stepped(self, node: nodes.For | nodes.Macro | nodes.CallBlock) -> nodes.Node:
         self.generic_visit(node)
@@ -223,24 +219,20 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         _budget().step()
-        if operator == "*" and isinstance(right, int) and _size(left) * right > _budget().chars:
-            _too_large()
-        if operator == "*" and isinstance(left, int) and _size(right) * left > _budget().chars:
-            _too_large()
-        if operator == "**" and isinstance(right, (int, float)) and abs(right) > 4096 and abs(left) > 1:
-            _too_large()
-        if operator == "%" and isinstance(left, str) and _WIDE.search(left):
-            _too_large()
+        _refuse_over(binop_estimate(operator, left, right, _budget().chars))
         return _checked(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (jinja's form)
-        if __obj is _step:
-            return _step(*args)
+        if __obj is _step or __obj is _checked:  # (the compiled-in step and weighing of a literal)
+            return __obj(*args)
         _budget().step()
         name = getattr(__obj, "__name__", "")
         target = getattr(getattr(__obj, "__wrapped__", __obj), "__self__", None)
-        _refuse_blowup(name, target, args, kwargs)
-        return _checked(super().call(__context, __obj, *args, **kwargs))
+        _refuse_over(call_estimate(name, target, args, kwargs, _budget().chars))
+        made = _checked(super().call(__context, __obj, *args, **kwargs))
+        if __self.mutable and isinstance(target, (list, dict, set)):
+            _checked(target)  # (``l.extend(l)`` doubles a list in place)
+        return made
 
 
 def _counted_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
@@ -250,13 +242,7 @@ def _counted_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     def counted(*args: Any, **kwargs: Any) -> Any:
         _budget().step()
         values = [a for a in args if not isinstance(a, (Context, Environment, nodes.EvalContext))]
-        if name in ("center", "indent", "wordwrap", "truncate") and any(
-                isinstance(a, int) and a > _budget().chars for a in (*values, *kwargs.values())):
-            _too_large()
-        if name == "replace" and len(values) >= 3 and isinstance(values[0], str):
-            _refuse_blowup("replace", values[0], tuple(values[1:]), {})
-        if name == "format" and values and isinstance(values[0], str) and _WIDE.search(values[0]):
-            _too_large()
+        _refuse_over(filter_estimate(name, values, kwargs, _budget().chars))
         return _checked(func(*args, **kwargs))
 
     return counted
@@ -276,7 +262,7 @@ def _environment(mutable: bool) -> _Sandbox:
     env.filters = {name: _counted_filter(name, f) for name, f in env.filters.items()}
     env.globals.pop("lipsum", None)
     env.globals.update({"raise_exception": _raise_exception, "strftime_now": _strftime_now,
-                        _TICK: _step, _CONCAT: _concat})
+                        _TICK: _step, _CONCAT: _concat, _MADE: _checked})
     return env
 
 

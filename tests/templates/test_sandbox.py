@@ -7,6 +7,7 @@ The hostile code below is not a chat template to read but the attacks a template
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from datetime import datetime
 
@@ -18,6 +19,7 @@ from readings import sources
 from streamparse.core.chat_template import read_template
 from streamparse.templates.sandbox import BudgetExceeded, Limits, TemplateError, render
 
+_NESTED = "{% set ns = namespace(x=[1]) %}{% for i in range(60) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}"
 HOSTILE = {
     "nested loops with no output": "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}",
     "loops over a list made once": "{% set l = range(3000)|list %}{% for a in l %}{% for b in l %}{% for c in l %}"
@@ -35,6 +37,31 @@ HOSTILE = {
     "captured output in a loop": "{% set x %}{% for i in range(100000) %}" + "y" * 200 + "{% endfor %}{% endset %}{{ x|length }}",
     "output in a loop": "{% for i in range(100000) %}" + "z" * 300 + "{% endfor %}",
     "recursion": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+    # values that are small to hold and huge to print: one list held twice at each of 60 levels
+    "a list nested in itself, printed": _NESTED + "{{ ns.x }}",
+    "a list nested in itself, as JSON": _NESTED + "{{ ns.x|tojson }}",
+    "a list nested in itself, as a string": _NESTED + "{{ ns.x|string|length }}",
+    "a dict nested in itself": "{% set ns = namespace(x={}) %}{% for i in range(60) %}"
+                               "{% set ns.x = {'a': ns.x, 'b': ns.x} %}{% endfor %}{{ ns.x }}",
+    "a list nested through a macro": "{% macro f(x, n) %}{% if n %}{{ f([x, x], n - 1) }}{% else %}{{ x }}"
+                                     "{% endif %}{% endmacro %}{{ f(1, 60) }}",
+    "lists of lists summed": "{{ ([[1] * 1000] * 1000000)|sum(start=[])|length }}",
+    # one operation whose inputs are small and whose result is not
+    "a separator joining many items": "{% set l = ['a'] * 100000 %}{{ l|join('x' * 100000) }}",
+    "a string joining many items": "{% set l = ['a'] * 100000 %}{{ ('x' * 100000).join(l) }}",
+    "a long string held many times, printed": "{{ ['a' * 100000] * 100000 }}",
+    "many wide fields": "{{ ('{0:>99999}' * 1000).format(1) }}",
+    "many wide percent fields": "{{ ('%99999d' * 1000) % ((1,) * 1000) }}",
+    "tabs expanded": "{{ ('\t' * 100000).expandtabs(100000) }}",
+    "lines indented": "{{ ('\n' * 100000)|indent(100000) }}",
+    "deep JSON indented": "{% set ns = namespace(x=1) %}{% for i in range(500) %}{% set ns.x = [ns.x] %}{% endfor %}"
+                          "{{ ns.x|tojson(indent=100000) }}",
+    "a translation table": "{{ ('a' * 100000).translate({97: 'b' * 100000}) }}",
+    "a batch padded": "{{ [1]|batch(10**9, 'x')|list|length }}",
+    "bytes repeated": "{{ ('a'.encode() * 10**10)|length }}",
+    "an int squared again and again": "{% set ns = namespace(n=9 ** 4000) %}{% for i in range(40) %}"
+                                      "{% set ns.n = ns.n * ns.n %}{% endfor %}{{ ns.n > 0 }}",
+    "a large int's power": "{{ (9 ** 4000) ** 4000 > 0 }}",
 }
 REFUSED = {
     "python internals": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
@@ -47,7 +74,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_costly_code_runs_out_of_its_budget_without_the_memory_it_asks_for(name: str) -> None:
-    limits = Limits(steps=200_000, seconds=30.0, chars=1_000_000)  # (the steps and size end these, not the clock)
+    limits = Limits(steps=200_000, seconds=30.0, chars=200_000)  # (the steps and size end these, not the clock)
     tracemalloc.start()
     try:
         with pytest.raises(BudgetExceeded):
@@ -56,6 +83,23 @@ def test_costly_code_runs_out_of_its_budget_without_the_memory_it_asks_for(name:
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, peak
+
+
+def test_a_list_the_template_may_change_is_weighed_as_it_grows() -> None:
+    """``l.extend(l)`` doubles a list in place, with no value made: the list itself is weighed after the call."""
+    with pytest.raises(BudgetExceeded, match="size budget"):
+        render("{% set l = [1] %}{% for i in range(60) %}{% set _ = l.extend(l) %}{% endfor %}{{ l|length }}", {},
+               limits=Limits(steps=200_000, seconds=30.0, chars=100_000), mutable=True)
+
+
+def test_what_is_within_the_budget_renders_as_jinja_renders_it() -> None:
+    """The weighing refuses only what passes the budget: shared, nested and formatted values that fit render."""
+    code = ("{% set x = [1, 'ab'] %}{% set y = [x, x, {'k': x}] %}{{ y }}|{{ y|tojson(indent=1)|length }}|"
+            "{{ ', '.join(['a', 'b']) }}|{{ ['a', 'b']|join('-') }}|{{ '%5d|{:>4}'.format(7) % 3 }}|"
+            "{{ 'a\tb'.expandtabs(4) }}|{{ 'a\nb'|indent(2) }}|{{ 2 ** 64 }}|{{ [0]|batch(3, 9)|list }}")
+    shared = [[1, "ab"], [1, "ab"], {"k": [1, "ab"]}]
+    assert render(code, {}) == (f"{shared}|{len(json.dumps(shared, indent=1))}|a, b|a-b|    3|   7|a   b|a\n  b|"
+                                "18446744073709551616|[[0, 9, 9]]")
 
 
 def test_a_render_is_bounded_by_the_clock_too() -> None:
