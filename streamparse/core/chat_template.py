@@ -32,8 +32,9 @@ def read_template(chat_template: str, *, kwargs: Mapping[str, Any] | None = None
                   tools: Sequence[Mapping[str, Any]] | None = None) -> Any:
     """What ``chat_template`` says about reading its model's answers, for these ``kwargs`` (the request's
     ``chat_template_kwargs``): a ``streamparse.templates.TemplateSetup``. ``generation_prompt``: the text the
-    rendered prompt ended with, when known (it wins over rendering). ``tools``: the request's tools (only whether
-    there are any matters: a template may write its generation prompt otherwise with tools). Never raises for a
+    rendered prompt ended with, when known (it wins over rendering). ``tools``: the request's tools (the generation
+    prompt is rendered with them, as a template may write it otherwise with tools; the setup is kept per template,
+    kwargs, generation prompt and whether there are tools, so a later request with other tools is given the same). Never raises for a
     template's sake: a template that fails leaves auto-detection, and the notes say why."""
     key = (chat_template, _key(kwargs or {}), generation_prompt, bool(tools))
     found = _CACHE.get(key)
