@@ -83,7 +83,10 @@ def test_serve_with_no_flag_finds_the_template(llama: tuple[str, Path], tmp_path
         shown = httpx.get(base + "/readyz", timeout=10).json()["chat_templates"]["default"]
     model = shown["models"][gguf.name]
     assert model["found"] is True and model["from"].startswith("GET /props (llama.cpp"), shown
-    assert model["sha256"] == hashlib.sha256(expected.template.encode()).hexdigest()[:16]
+    # llama.cpp's Jinja lexer drops one trailing newline from the source (as jinja2 does by default) and recent
+    # builds' /props give that text: the same template, rendering the same.
+    same = {expected.template, expected.template.removesuffix("\n")}
+    assert model["sha256"] in {hashlib.sha256(text.encode()).hexdigest()[:16] for text in same}, model
     assert model["engine"] == "llamacpp" and model["decided"]["format"] == "hermes", model
     said = log.read_text()
     assert "chat template from GET /props" in said and "reads as hermes" in said, said[-3000:]
