@@ -61,7 +61,7 @@ def demo_proxy() -> Iterator[str]:
 
 
 def test_every_example_is_run_by_a_test_here() -> None:
-    tested = set(re.findall(r'run_example\("([\w.]+)"', Path(__file__).read_text()))
+    tested = set(re.findall(r'run_example(?:_with)?\("([\w.]+)"', Path(__file__).read_text()))
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 
