@@ -23,6 +23,7 @@ is found (with how to give one); ``detail`` shows what is known (for ``/readyz``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -52,6 +53,9 @@ PROBE_BUDGET = 8.0  # seconds one search for a template (or one generation promp
 MAX_MODELS = 16  # models remembered per backend
 MAX_PROMPTS = 32  # generation prompts remembered per model (one per distinct chat_template_kwargs / effort)
 MAX_SETUPS = 256  # what templates decided, per template, kwargs, generation prompt and tools offered or not
+# A first reading costs up to a few hundred ms of CPU: at most this many in any minute (each in turn, one thread);
+# past it, a request whose kwargs were never read is read as with no kwargs (one reading kept), and the log says so.
+MAX_READS_PER_MINUTE = 30
 HOW_TO_GIVE = ("give it as chat_template = \"/path/to/model.gguf\" (or a .jinja file, or the model's folder) in "
                "the backend's config, or serve --chat-template PATH")
 
@@ -127,6 +131,9 @@ class ChatTemplates:
         self._settings = {b.name: b.chat_template for b in backends}
         self._decided: dict[str, dict[str, Any]] = {}  # template hash -> what the library reads from it (decision)
         self._setups: OrderedDict[tuple[str, str, str | None, bool], TemplateSetup] = OrderedDict()  # (setup_for)
+        self._reads: list[float] = []  # when the last readings began (setup_for: MAX_READS_PER_MINUTE)
+        self._reading = anyio.CapacityLimiter(1)  # one reading at a time: requests never take every worker thread
+        self._said_busy = False
         for backend in backends:
             if backend.chat_template not in ("auto", "off"):
                 self._read[backend.name] = self._load(backend)
@@ -286,10 +293,20 @@ class ChatTemplates:
         if kept is not None:
             self._setups.move_to_end(key)
             return kept
+        now = time.monotonic()
+        self._reads = [t for t in self._reads if now - t < 60]
+        if len(self._reads) >= MAX_READS_PER_MINUTE and (template.kwargs or template.generation_prompt):
+            if not self._said_busy:
+                self._said_busy = True
+                log.warning("more than %d chat-template readings in a minute (new chat_template_kwargs on every "
+                            "request?): further new kwargs are read as no kwargs until the minute passes",
+                            MAX_READS_PER_MINUTE)
+            return await self.setup_for(dataclasses.replace(template, kwargs={}, generation_prompt=None), tools)
+        self._reads.append(now)
         try:
             setup: TemplateSetup = await anyio.to_thread.run_sync(functools.partial(
                 read_template, template.template, kwargs=template.kwargs,
-                generation_prompt=template.generation_prompt, tools=tools if tools else None))
+                generation_prompt=template.generation_prompt, tools=tools if tools else None), limiter=self._reading)
         except Exception:  # noqa: BLE001 - (read_template never raises for a template's sake; this is the rest)
             log.exception("reading the chat template for a request failed; the request goes on without it")
             return None

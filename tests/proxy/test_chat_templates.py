@@ -431,3 +431,35 @@ def test_no_answer_makes_the_ask_fail(anything: tuple[str, dict[str, Any]], page
     found = anyio.run(both)
     assert isinstance(found.how, str)
     assert found.source is None or (isinstance(found.source.template, str) and found.source.template.strip())
+
+
+# -- what a stream of new kwargs costs ------------------------------------------------------------------------------
+
+async def test_new_kwargs_on_every_request_are_read_a_bounded_number_of_times(
+        templates: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A client sending fresh chat_template_kwargs each time cannot make the proxy read the template each time:
+    past the minute's budget a new set is read as no kwargs (one reading, kept), and the log says so once."""
+    import dataclasses
+
+    from streamparse.core import chat_template
+    from streamparse.proxy import chat_templates as module
+    from streamparse.templates.sources import TemplateSource
+
+    monkeypatch.setattr(module, "MAX_READS_PER_MINUTE", 3)
+    readings: list[Any] = []
+    original = chat_template.read_template
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        readings.append(kwargs.get("kwargs"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(chat_template, "read_template", counted)
+    text = real(templates, "Qwen3.5-4B.jinja")
+    first = module.RequestTemplate(text, {"n": 0}, None, TemplateSource(text, "test"), "test")
+    caplog.set_level(logging.WARNING, "streamparse.server")
+    async with httpx.AsyncClient() as client:
+        found = ChatTemplates(client, [backend("http://127.0.0.1:9")])
+        setups = [await found.setup_for(dataclasses.replace(first, kwargs={"n": k}), None) for k in range(20)]
+    assert len(readings) == 4 and readings[-1] == {}  # three with their own kwargs, then one as none, kept
+    assert all(s is not None and s.format_name == "qwen3_coder" for s in setups)
+    assert sum("chat-template readings in a minute" in r.message for r in caplog.records) == 1
