@@ -23,7 +23,8 @@ $PIP llguidance==1.9.1 einops==0.8.2 watchfiles==1.3.0 prometheus-fastapi-instru
 # streamparse itself (editable) and what it and the tests need
 $PIP -e .
 "$VENV/bin/python" -m pip install -q "lark>=1.1.9" "h11>=0.14" "sse-starlette>=2" "uvicorn>=0.29" "httptools>=0.6" \
-    "orjson>=3.9" "prometheus-client>=0.17" "redis>=5" "httpx>=0.27" "jinja2>=3.1" pytest hypothesis
+    "orjson>=3.9" "prometheus-client>=0.17" "redis>=5" "httpx>=0.27" "jinja2>=3.1" pytest hypothesis \
+    jiter anthropic  # (the SDKs the serving tests drive: openai comes with vLLM, its jiter and anthropic do not)
 
 if [ ! -s "$CACHE/model.gguf" ]; then
   mkdir -p "$CACHE/parts"
