@@ -162,19 +162,22 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
-def log_config(log_format: str, log_level: str = "info", label: str | None = None) -> dict[str, Any] | None:
-    """uvicorn's ``log_config``: None (uvicorn's own, text); with ``label``, uvicorn's own with each line of this
-    server marked ``[label]`` and the replay upstream's lines (``streamparse.replay``) marked ``[replay]`` (the demo
-    runs both in one process); for ``json``, a setup where every line is JSON (the logger names tell the servers
-    apart), request lines on stdout (always: they are what json mode is for) and the rest on stderr, at
-    ``log_level``."""
+def log_config(log_format: str, log_level: str = "info", label: str | None = None) -> dict[str, Any]:
+    """uvicorn's ``log_config``. Text: uvicorn's own, with the proxy's lines (``streamparse``: what a backend's
+    template decided, a backend found) beside uvicorn's at ``log_level`` (the request lines stay uvicorn's); with
+    ``label``, each line of this server marked ``[label]`` and the replay upstream's lines (``streamparse.replay``)
+    marked ``[replay]`` (the demo runs both in one process). For ``json``, a setup where every line is JSON (the
+    logger names tell the servers apart), request lines on stdout (always: they are what json mode is for) and the
+    rest on stderr, at ``log_level``."""
     level = "DEBUG" if log_level == "trace" else log_level.upper()
     if log_format != "json":
-        if label is None:
-            return None
         from uvicorn.config import LOGGING_CONFIG
 
         config = copy.deepcopy(LOGGING_CONFIG)
+        config["loggers"]["streamparse"] = {"handlers": ["default"], "level": level}
+        config["loggers"][ACCESS_LOGGER] = {"handlers": [], "propagate": False}  # (uvicorn's lines say the requests)
+        if label is None:
+            return dict(config)
         for formatter in config["formatters"].values():
             formatter["fmt"] = formatter["fmt"].replace("%(levelprefix)s ", f"%(levelprefix)s [{label}] ", 1)
         config["formatters"]["replay"] = {**config["formatters"]["default"],

@@ -92,10 +92,9 @@ def _graceful(drain_timeout: float | None) -> int | None:
 
 
 def _logging(log_format: str, log_level: str, label: str | None) -> dict[str, Any]:
-    """uvicorn.Config's logging options: its own text log, or (``access_log.log_config``) JSON lines or a label."""
+    """uvicorn.Config's logging options (``access_log.log_config``): its own text log with the proxy's lines beside
+    it, or JSON lines, or a label."""
     config = log_config(log_format, log_level, label)
-    if config is None:
-        return {}
     return {"log_config": config, "access_log": log_format != "json"}  # json: RequestLog writes the request lines
 
 

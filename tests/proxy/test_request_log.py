@@ -131,3 +131,18 @@ def test_json_log_one_line_per_request(model: tuple[RecordingModel, ServerThread
     assert by_id[anthropic.headers["x-request-id"]]["front"] == "messages"
     assert any(line["logger"] == "streamparse.serve" and "proxy on" in line["message"] for line in lines)
     assert any(line["level"] == "warning" and "'down'" in line["message"] for line in lines)  # the start-up probe
+
+
+def test_the_text_log_shows_the_proxys_own_lines() -> None:
+    """In text mode (the default) the proxy's own INFO lines (what a backend's chat template decided, a backend
+    found) are written beside uvicorn's, at the log level; they were lost (no handler: only warnings showed)."""
+    code = ("import logging.config\n"
+            "from streamparse.proxy.access_log import log_config\n"
+            "for level in ('info', 'warning'):\n"
+            "    logging.config.dictConfig(log_config('text', level))\n"
+            "    logging.getLogger('streamparse.server').info('the template decided, at %s', level)\n"
+            "    logging.getLogger('streamparse.access').info('a request line, at %s', level)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "the template decided, at info" in said and "at warning" not in said and "a request line" not in said
