@@ -12,16 +12,14 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from streamparse.proxy.runner import ServerThread, free_port
+from served import served
 from upstreams import SCRIPTS, scripted_upstream
 
 pytest.importorskip("litellm.proxy.proxy_server", reason="LiteLLM's proxy is not installed: pip install "
@@ -57,35 +55,14 @@ def _litellm(upstream: str, callbacks: list[str], work: Path) -> Iterator[tuple[
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": KEY, "ORDER_PROBE_LOG": str(probe_log),
            "NO_PROXY": "127.0.0.1,localhost", "LITELLM_LOG": "ERROR", "DISABLE_SCHEMA_UPDATE": "True"}
-    log = open(work / "litellm.log", "w", encoding="utf-8")
     litellm = shutil.which("litellm", path=os.path.dirname(sys.executable)) or shutil.which("litellm")
     if litellm is None:
         pytest.skip("the litellm command is not installed: pip install 'streamparse-tools[litellm]'")
-    proc = subprocess.Popen([litellm, "--config", str(work / "config.yaml"), "--host", "127.0.0.1",
-                             "--port", str(port), "--num_workers", "1"],
-                            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"litellm exited ({proc.returncode}):\n{(work / 'litellm.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(base + "/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"litellm did not start:\n{(work / 'litellm.log').read_text()[-3000:]}")
-            time.sleep(0.5)
+    with served([litellm, "--config", str(work / "config.yaml"), "--host", "127.0.0.1", "--port", str(port),
+                 "--num_workers", "1"], base + "/health/liveliness", work / "litellm.log", name="litellm",
+                timeout=180, env=env, cwd=work):
         yield base, probe_log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from engine_env import engines_python, opted_in, tokenizer_dir
+from served import served
+from streamparse.proxy.runner import free_port
 
 pytestmark = pytest.mark.engines
 
@@ -36,13 +34,6 @@ ANSWERS = {
 }
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     opted_in(request.config)
@@ -51,36 +42,15 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     work = tmp_path_factory.mktemp("vllm")
     (work / "answers.json").write_text(json.dumps(ANSWERS), encoding="utf-8")
     record = work / "record.jsonl"
-    port = _port()
-    log = open(work / "server.log", "w", encoding="utf-8")
+    port = free_port()
     env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
-    proc = subprocess.Popen(
-        [str(python), str(HERE / "vllm_scripted_server.py"), str(work / "answers.json"), str(record), "--",
-         "--model", str(model), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "qwen",
-         "--enable-auto-tool-choice", "--tool-call-parser", "streamparse", "--reasoning-parser", "streamparse"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # importing vLLM and torch on a shared 2-core machine: up to minutes
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"vLLM exited ({proc.returncode}):\n{(work / 'server.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(base + "/v1/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"vLLM did not start:\n{(work / 'server.log').read_text()[-3000:]}")
-            time.sleep(1)
+    with served([str(python), str(HERE / "vllm_scripted_server.py"), str(work / "answers.json"), str(record), "--",
+                 "--model", str(model), "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "qwen",
+                 "--enable-auto-tool-choice", "--tool-call-parser", "streamparse", "--reasoning-parser", "streamparse"],
+                base + "/v1/models", work / "server.log", name="vLLM",
+                timeout=300, poll=1, grace=30, env=env):  # (importing vLLM and torch on 2 shared cores: minutes)
         yield base, record
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _ask(case: str) -> list[dict[str, Any]]:
