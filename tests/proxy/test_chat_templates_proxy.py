@@ -22,6 +22,7 @@ from streamparse.proxy.config import ProxyConfig
 from streamparse.proxy.runner import ServerThread
 from template_engines import ScriptedEngine
 from template_files import llama_cpp_templates
+from openai_reading import chat_read
 
 WEATHER: dict[str, Any] = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -60,21 +61,7 @@ def served(templates: Path) -> Iterator[Any]:
 
 def chat(base: str, stream: bool, **extra: Any) -> tuple[str, list[tuple[str, Any]], str]:
     """(content, calls, reasoning_content) through the OpenAI front, with the openai client."""
-    client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0, timeout=30)
-    kw: dict[str, Any] = {"extra_body": extra} if extra else {}
-    if not stream:
-        message = client.chat.completions.create(model="m", messages=ASK, tools=[WEATHER], **kw).choices[0].message  # type: ignore[arg-type]
-        calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []]  # type: ignore[union-attr]
-        return message.content or "", calls, getattr(message, "reasoning_content", None) or ""
-    text, reasoning, pieces = [], [], {}
-    for chunk in client.chat.completions.create(model="m", messages=ASK, tools=[WEATHER], stream=True, **kw):  # type: ignore[arg-type]
-        for choice in chunk.choices:
-            text.append(choice.delta.content or "")
-            reasoning.append(getattr(choice.delta, "reasoning_content", None) or "")
-            for piece in choice.delta.tool_calls or []:
-                name, args = pieces.get(piece.index, ("", ""))
-                pieces[piece.index] = (name + (piece.function.name or ""), args + (piece.function.arguments or ""))  # type: ignore[union-attr]
-    return "".join(text), [(n, json.loads(a)) for n, a in pieces.values()], "".join(reasoning)
+    return chat_read(base, ASK, stream=stream, tools=[WEATHER], extra=extra)
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -4,19 +4,18 @@ a pinned ``dialect`` reads its bare forms; the config file and the ``serve`` fla
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import anthropic
 import pytest
-from openai import OpenAI
 
 from streamparse.harness.replay import create_replay_app
 from streamparse.proxy.app import create_app
 from streamparse.proxy.config import ConfigError, ProxyConfig, load_config
 from streamparse.proxy.runner import ServerThread
 from streamparse.proxy.workers import config_from_settings
+from openai_reading import chat_read
 
 WEATHER: dict[str, Any] = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -43,21 +42,7 @@ def proxies() -> Iterator[dict[str, str]]:
 
 
 def openai_answer(base: str, model: str, stream: bool, tools: list[Any] | None) -> tuple[str, list[tuple[str, Any]], str]:
-    client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0, timeout=30)
-    extra: dict[str, Any] = {"tools": tools} if tools else {}
-    if not stream:
-        message = client.chat.completions.create(model=model, messages=ASK, **extra).choices[0].message  # type: ignore[arg-type]
-        calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []]
-        return message.content or "", calls, getattr(message, "reasoning_content", None) or ""
-    text, reasoning, calls = [], [], {}
-    for chunk in client.chat.completions.create(model=model, messages=ASK, stream=True, **extra):  # type: ignore[arg-type]
-        for choice in chunk.choices:
-            text.append(choice.delta.content or "")
-            reasoning.append(getattr(choice.delta, "reasoning_content", None) or "")
-            for piece in choice.delta.tool_calls or []:
-                name, args = calls.get(piece.index, ("", ""))
-                calls[piece.index] = (name + (piece.function.name or ""), args + (piece.function.arguments or ""))
-    return "".join(text), [(n, json.loads(a)) for n, a in calls.values()], "".join(reasoning)
+    return chat_read(base, ASK, stream=stream, model=model, tools=tools)
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -22,6 +22,7 @@ from streamparse.proxy.runner import ServerThread
 from streamparse.proxy.workers import config_from_settings
 from streamparse.wire.chunks import ChunkRewriter
 from streamparse.wire.completion import rewrite_completion
+from openai_reading import chat_read
 
 WEATHER: dict[str, Any] = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
@@ -58,23 +59,7 @@ def proxy() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def chat(base: str, model: str, stream: bool, tools: list[Any] | None = None,
          **extra: Any) -> tuple[str, list[tuple[str, Any]], str]:
     """(content, calls, reasoning_content) through the OpenAI front."""
-    client = OpenAI(base_url=base + "/v1", api_key="sk-test", max_retries=0, timeout=30)
-    kw: dict[str, Any] = {"tools": tools} if tools else {}
-    if extra:
-        kw["extra_body"] = extra
-    if not stream:
-        message = client.chat.completions.create(model=model, messages=ASK, **kw).choices[0].message  # type: ignore[arg-type]
-        calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []]  # type: ignore[union-attr]
-        return message.content or "", calls, getattr(message, "reasoning_content", None) or ""
-    text, reasoning, pieces = [], [], {}
-    for chunk in client.chat.completions.create(model=model, messages=ASK, stream=True, **kw):  # type: ignore[arg-type]
-        for choice in chunk.choices:
-            text.append(choice.delta.content or "")
-            reasoning.append(getattr(choice.delta, "reasoning_content", None) or "")
-            for piece in choice.delta.tool_calls or []:
-                name, args = pieces.get(piece.index, ("", ""))
-                pieces[piece.index] = (name + (piece.function.name or ""), args + (piece.function.arguments or ""))  # type: ignore[union-attr]
-    return "".join(text), [(n, json.loads(a)) for n, a in pieces.values()], "".join(reasoning)
+    return chat_read(base, ASK, stream=stream, model=model, tools=tools, extra=extra)
 
 
 def claude(base: str, model: str, stream: bool, **extra: Any) -> Any:
