@@ -81,6 +81,11 @@ def llama_cpp_templates() -> Path:
     return final
 
 
+def llama_cpp_template(name: str) -> str:
+    """One of llama.cpp's templates (``llama_cpp_templates``), as text."""
+    return (llama_cpp_templates() / name).read_text(encoding="utf-8")
+
+
 def qwen_gguf_head() -> Path:
     """The first ``GGUF_HEAD_BYTES`` of Qwen2.5-Coder-0.5B-Instruct Q4_K_M (downloaded and cached on first use)."""
     final = cache_dir() / "qwen2.5-coder-0.5b-instruct-q4_k_m.head.gguf"

@@ -30,7 +30,7 @@ from streamparse.proxy.config import Backend, ConfigError, ProxyConfig, load_con
 from streamparse.proxy.runner import ServerThread, free_port
 from streamparse.proxy.workers import config_from_settings
 from template_engines import ScriptedEngine, render
-from template_files import llama_cpp_templates, qwen_gguf_head
+from template_files import llama_cpp_template, llama_cpp_templates, qwen_gguf_head
 
 pytest.importorskip("jinja2")  # (the scripted engines render templates as the engines do)
 pytestmark = pytest.mark.anyio
@@ -42,10 +42,6 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 @pytest.fixture(scope="module")
 def templates() -> Path:
     return llama_cpp_templates()
-
-
-def real(templates: Path, name: str) -> str:
-    return (templates / name).read_text(encoding="utf-8")
 
 
 @pytest.fixture
@@ -91,7 +87,7 @@ def test_the_request_decides_the_kwargs() -> None:
 # -- llama.cpp ------------------------------------------------------------------------------------------------------
 
 async def test_llamacpp_props_and_apply_template(serve: Any, templates: Path, caplog: pytest.LogCaptureFixture) -> None:
-    qwen3 = real(templates, "Qwen-Qwen3-0.6B.jinja")
+    qwen3 = llama_cpp_template("Qwen-Qwen3-0.6B.jinja")
     engine = ScriptedEngine("llamacpp", qwen3)
     url = serve(engine.app())
     b = backend(url)
@@ -122,15 +118,15 @@ async def test_llamacpp_props_and_apply_template(serve: Any, templates: Path, ca
 async def test_a_template_that_writes_the_prompt_either_way_is_left_to_rendering(serve: Any, templates: Path) -> None:
     """Command R7B's template ends with its generation prompt whether asked or not: the engine's two renderings
     are equal, so no generation prompt is taken from them (the library finds it by rendering)."""
-    r7b = real(templates, "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    r7b = llama_cpp_template("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
     engine = ScriptedEngine("llamacpp", r7b)
     got, _ = await ask(backend(serve(engine.app())))
     assert got.template == r7b and got.generation_prompt is None and engine.hits["POST /apply-template"] == 2
 
 
 async def test_llamacpp_tool_use_template_for_a_request_with_tools(serve: Any, templates: Path) -> None:
-    default = real(templates, "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
-    tool_use = real(templates, "CohereForAI-c4ai-command-r-plus-tool_use.jinja")
+    default = llama_cpp_template("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")
+    tool_use = llama_cpp_template("CohereForAI-c4ai-command-r-plus-tool_use.jinja")
     url = serve(ScriptedEngine("llamacpp", default, tool_use=tool_use).app())
     b = backend(url)
     async with httpx.AsyncClient() as client:
@@ -143,7 +139,7 @@ async def test_llamacpp_tool_use_template_for_a_request_with_tools(serve: Any, t
 
 async def test_another_model_loaded_is_found_and_said(serve: Any, templates: Path, caplog: pytest.LogCaptureFixture,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen2.5-7B-Instruct.jinja"))
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja"))
     b = backend(serve(engine.app()))
     caplog.set_level(logging.INFO, "streamparse.server")
     async with httpx.AsyncClient() as client:
@@ -152,7 +148,7 @@ async def test_another_model_loaded_is_found_and_said(serve: Any, templates: Pat
         monkeypatch.setattr(ct, "REFRESH_AFTER", 0.0)
         same = await found.for_request(b, {"model": "m", **ASK})  # asked again: the same model, kept as it was
         assert same.template == first.template and engine.hits["GET /props"] == 2
-        engine.template, engine.model = real(templates, "meta-llama-Llama-3.2-3B-Instruct.jinja"), "llama"
+        engine.template, engine.model = llama_cpp_template("meta-llama-Llama-3.2-3B-Instruct.jinja"), "llama"
         changed = await found.for_request(b, {"model": "m", **ASK})
     assert changed.template == engine.template
     assert changed.generation_prompt == "<|start_header_id|>assistant<|end_header_id|>\n\n"
@@ -162,7 +158,7 @@ async def test_another_model_loaded_is_found_and_said(serve: Any, templates: Pat
 
 async def test_model_names_are_bounded_and_share_one_answer(serve: Any, templates: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen2.5-7B-Instruct.jinja"))
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja"))
     b = backend(serve(engine.app()))
     caplog.set_level(logging.INFO, "streamparse.server")
     async with httpx.AsyncClient() as client:
@@ -178,7 +174,7 @@ async def test_model_names_are_bounded_and_share_one_answer(serve: Any, template
 # -- vLLM, SGLang, Ollama, LM Studio, MLX ------------------------------------------------------------------------------
 
 async def test_vllm_tokenizer_info_and_tokenize(serve: Any, templates: Path) -> None:
-    qwen3 = real(templates, "Qwen-Qwen3-0.6B.jinja")
+    qwen3 = llama_cpp_template("Qwen-Qwen3-0.6B.jinja")
     engine = ScriptedEngine("vllm", qwen3, tokenizer_info=True, root="Qwen/Qwen3-0.6B")
     b = backend(serve(engine.app()))
     got, _ = await ask(b, {**ASK, "chat_template_kwargs": {"enable_thinking": False}})
@@ -195,7 +191,7 @@ def _hf_folder(root: Path, template: str) -> Path:
 
 async def test_vllm_root_read_on_this_machine(serve: Any, templates: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    qwen = real(templates, "Qwen-Qwen2.5-7B-Instruct.jinja")
+    qwen = llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja")
     folder = _hf_folder(tmp_path / "Qwen2.5-7B-Instruct", qwen)
     got, _ = await ask(backend(serve(ScriptedEngine("vllm", qwen, root=str(folder)).app())))
     assert got.template == qwen and got.how == f"vLLM serves {folder}: read on this machine"
@@ -209,7 +205,7 @@ async def test_vllm_root_read_on_this_machine(serve: Any, templates: Path, tmp_p
 
 async def test_vllm_elsewhere_says_how_to_give_the_template(serve: Any, templates: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    engine = ScriptedEngine("vllm", real(templates, "Qwen-Qwen3-0.6B.jinja"), root="/nowhere/Qwen3-0.6B")
+    engine = ScriptedEngine("vllm", llama_cpp_template("Qwen-Qwen3-0.6B.jinja"), root="/nowhere/Qwen3-0.6B")
     b = backend(serve(engine.app()))
     caplog.set_level(logging.INFO, "streamparse.server")
     got, found = await ask(b)
@@ -222,12 +218,12 @@ async def test_vllm_elsewhere_says_how_to_give_the_template(serve: Any, template
 
 
 async def test_sglang_model_path_and_its_chat_template_file(serve: Any, templates: Path, tmp_path: Path) -> None:
-    glm = real(templates, "GLM-4.6.jinja")
+    glm = llama_cpp_template("GLM-4.6.jinja")
     folder = _hf_folder(tmp_path / "GLM-4.6", glm)
     got, _ = await ask(backend(serve(ScriptedEngine("sglang", root=str(folder)).app())))
     assert got.template == glm and got.generation_prompt is None  # (SGLang's /tokenize renders no conversation)
     given = tmp_path / "given.jinja"
-    given.write_text(real(templates, "Qwen3-Coder.jinja"))
+    given.write_text(llama_cpp_template("Qwen3-Coder.jinja"))
     got, _ = await ask(backend(serve(ScriptedEngine("sglang", root=str(folder), server_template=str(given)).app())))
     assert got.template == given.read_text() and got.how == f"SGLang's --chat-template file ({given})"
 
@@ -236,7 +232,7 @@ async def test_ollama_show_points_at_the_gguf(serve: Any, templates: Path) -> No
     gguf = qwen_gguf_head()
     engine = ScriptedEngine("ollama", model="qwen2.5-coder:0.5b", blob=str(gguf))
     got, found = await ask(backend(serve(engine.app())), {**ASK, "model": "qwen2.5-coder:0.5b"})
-    assert got.template == real(templates, "Qwen-Qwen2.5-7B-Instruct.jinja")
+    assert got.template == llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja")
     assert got.how == f"POST /api/show (Ollama): {gguf}" and got.generation_prompt is None
     notes = " ".join(found.detail()["b"]["models"]["qwen2.5-coder:0.5b"]["notes"])
     assert "Go template, not Jinja" in notes and "capabilities: completion, tools" in notes
@@ -254,7 +250,7 @@ async def test_ollama_elsewhere_and_lm_studio_say_why(serve: Any) -> None:
 async def test_an_mlx_style_server_names_a_hub_model(serve: Any, templates: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    gemma = real(templates, "google-gemma-2-2b-it.jinja")
+    gemma = llama_cpp_template("google-gemma-2-2b-it.jinja")
     _hf_folder(tmp_path / "hub" / "models--mlx-community--gemma-2-2b-it-4bit" / "snapshots" / "r1", gemma)
     got, _ = await ask(backend(serve(ScriptedEngine("plain", model="mlx-community/gemma-2-2b-it-4bit").app())),
                        {**ASK, "model": "mlx-community/gemma-2-2b-it-4bit"})
@@ -323,7 +319,7 @@ async def test_a_path_is_read_at_start_and_the_backend_never_asked(templates: Pa
     async with httpx.AsyncClient() as client:
         found = ChatTemplates(client, [b])
         got = await found.for_request(b, ASK)
-        assert got.template == real(templates, "Qwen-Qwen2.5-7B-Instruct.jinja") and got.generation_prompt is None
+        assert got.template == llama_cpp_template("Qwen-Qwen2.5-7B-Instruct.jinja") and got.generation_prompt is None
         detail = found.detail()["b"]
     assert detail["setting"] == "path" and detail["characters"] == len(got.template) and "template" not in detail
     assert detail["stop_tokens"] == ["<|im_end|>"] and detail["model"] == "Qwen2.5 Coder 0.5B Instruct AWQ"
@@ -332,14 +328,14 @@ async def test_a_path_is_read_at_start_and_the_backend_never_asked(templates: Pa
 
 
 async def test_off_asks_nothing(serve: Any, templates: Path) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen3-0.6B.jinja"))
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen-Qwen3-0.6B.jinja"))
     b = backend(serve(engine.app()), chat_template="off")
     got, found = await ask(b)
     assert got is None and not engine.hits and found.detail() == {}
 
 
 async def test_detail_shows_only_what_is_known(serve: Any, templates: Path) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen-Qwen3-0.6B.jinja"))
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen-Qwen3-0.6B.jinja"))
     auto, off = backend(serve(engine.app())), Backend(name="o", upstream="http://127.0.0.1:9/v1", chat_template="off")
     async with httpx.AsyncClient() as client:
         found = ChatTemplates(client, [auto, off])
@@ -378,7 +374,7 @@ def test_the_setting_is_checked_in_config_and_on_the_command_line(tmp_path: Path
 
 def test_the_scripted_engine_renders_like_the_template(templates: Path) -> None:
     """(The engines above answer with the real template's own rendering.)"""
-    qwen3 = real(templates, "Qwen-Qwen3-0.6B.jinja")
+    qwen3 = llama_cpp_template("Qwen-Qwen3-0.6B.jinja")
     text = render(qwen3, [{"role": "user", "content": "Hi"}], add_generation_prompt=True,
                   kwargs={"enable_thinking": False})
     assert text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
@@ -454,7 +450,7 @@ async def test_new_kwargs_on_every_request_are_read_a_bounded_number_of_times(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(chat_template, "read_template", counted)
-    text = real(templates, "Qwen3.5-4B.jinja")
+    text = llama_cpp_template("Qwen3.5-4B.jinja")
     first = module.RequestTemplate(text, {"n": 0}, None, TemplateSource(text, "test"), "test")
     caplog.set_level(logging.WARNING, "streamparse.server")
     async with httpx.AsyncClient() as client:

@@ -21,7 +21,7 @@ from streamparse.proxy.app import create_app
 from streamparse.proxy.config import ProxyConfig
 from streamparse.proxy.runner import ServerThread
 from template_engines import ScriptedEngine
-from template_files import llama_cpp_templates
+from template_files import llama_cpp_template, llama_cpp_templates
 from openai_reading import chat_read
 
 WEATHER: dict[str, Any] = {"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -36,10 +36,6 @@ PLAIN = f"Let me check.\n{QWEN35_CALL}"
 @pytest.fixture(scope="module")
 def templates() -> Path:
     return llama_cpp_templates()
-
-
-def real(templates: Path, name: str) -> str:
-    return (templates / name).read_text(encoding="utf-8")
 
 
 @pytest.fixture
@@ -66,7 +62,7 @@ def chat(base: str, stream: bool, **extra: Any) -> tuple[str, list[tuple[str, An
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_reasoning_the_template_opened_is_split_out(served: Any, templates: Path, stream: bool) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=THINKS)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=THINKS)
     content, calls, reasoning = chat(served(engine), stream)
     assert reasoning.strip() == THOUGHT and content.strip() == "Let me check."
     assert calls == [("get_weather", {"city": "Paris"})]
@@ -75,7 +71,7 @@ def test_reasoning_the_template_opened_is_split_out(served: Any, templates: Path
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_thinking_turned_off_by_the_request(served: Any, templates: Path, stream: bool) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=PLAIN)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=PLAIN)
     content, calls, reasoning = chat(served(engine), stream, chat_template_kwargs={"enable_thinking": False})
     assert reasoning == "" and content.strip() == "Let me check." and calls == [("get_weather", {"city": "Paris"})]
     asked = [body for path, body in engine.bodies if path == "/apply-template"]
@@ -83,11 +79,11 @@ def test_thinking_turned_off_by_the_request(served: Any, templates: Path, stream
 
 
 def test_the_operator_s_settings_win(served: Any, templates: Path) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=THINKS)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=THINKS)
     content, calls, reasoning = chat(served(engine, reasoning_start="closed"), False)
     assert reasoning == "" and THOUGHT in content  # as before the template was read: the operator said closed
     assert calls == [("get_weather", {"city": "Paris"})]
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=THINKS)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=THINKS)
     content, calls, reasoning = chat(served(engine, dialect="hermes"), False)
     assert reasoning.strip() == THOUGHT and calls == [] and "<function=get_weather>" in content
 
@@ -95,11 +91,11 @@ def test_the_operator_s_settings_win(served: Any, templates: Path) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_named_only_format_is_read_when_the_template_says_so(served: Any, templates: Path, stream: bool) -> None:
     """functionary v3.2's generation prompt ends with ``>>>``: the model writes the name and its arguments."""
-    engine = ScriptedEngine("llamacpp", real(templates, "meetkai-functionary-medium-v3.2.jinja"),
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("meetkai-functionary-medium-v3.2.jinja"),
                             answer='get_weather\n{"city": "Paris"}')
     content, calls, _ = chat(served(engine), stream)
     assert calls == [("get_weather", {"city": "Paris"})] and content.strip() == ""
-    before = ScriptedEngine("llamacpp", real(templates, "meetkai-functionary-medium-v3.2.jinja"),
+    before = ScriptedEngine("llamacpp", llama_cpp_template("meetkai-functionary-medium-v3.2.jinja"),
                             answer='get_weather\n{"city": "Paris"}')
     content, calls, _ = chat(served(before, chat_template="off"), stream)
     assert calls == [] and "get_weather" in content  # without the template: auto-detection, as before
@@ -107,7 +103,7 @@ def test_a_named_only_format_is_read_when_the_template_says_so(served: Any, temp
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_anthropic_thinking_off_reaches_the_template(served: Any, templates: Path, stream: bool) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=PLAIN)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=PLAIN)
     client = anthropic.Anthropic(base_url=served(engine), api_key="sk-ant-test", max_retries=0, timeout=30)
     request: dict[str, Any] = {"model": "m", "max_tokens": 100, "messages": ASK, "thinking": {"type": "disabled"},
                                "tools": [{"name": "get_weather", "input_schema": WEATHER["function"]["parameters"]}]}
@@ -123,7 +119,7 @@ def test_anthropic_thinking_off_reaches_the_template(served: Any, templates: Pat
 
 
 def test_responses_reasoning_effort_reaches_the_template(served: Any, templates: Path) -> None:
-    engine = ScriptedEngine("llamacpp", real(templates, "Qwen3.5-4B.jinja"), answer=THINKS)
+    engine = ScriptedEngine("llamacpp", llama_cpp_template("Qwen3.5-4B.jinja"), answer=THINKS)
     client = OpenAI(base_url=served(engine) + "/v1", api_key="sk-test", max_retries=0, timeout=30)
     answer = client.responses.create(model="m", input="Weather in Paris?", reasoning={"effort": "high"},
                                      tools=[{"type": "function", "name": "get_weather",
@@ -135,7 +131,7 @@ def test_responses_reasoning_effort_reaches_the_template(served: Any, templates:
 
 
 def test_vllm_renders_the_generation_prompt_through_tokenize(served: Any, templates: Path) -> None:
-    engine = ScriptedEngine("vllm", real(templates, "Qwen3.5-4B.jinja"), model="m", tokenizer_info=True, answer=THINKS)
+    engine = ScriptedEngine("vllm", llama_cpp_template("Qwen3.5-4B.jinja"), model="m", tokenizer_info=True, answer=THINKS)
     content, calls, reasoning = chat(served(engine), True)
     assert reasoning.strip() == THOUGHT and calls == [("get_weather", {"city": "Paris"})]
     assert engine.hits["POST /tokenize"] == 2 and engine.hits["POST /detokenize"] == 2
@@ -143,7 +139,7 @@ def test_vllm_renders_the_generation_prompt_through_tokenize(served: Any, templa
 
 def test_readyz_and_the_log_say_what_was_found(served: Any, templates: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "streamparse.server")
-    template = real(templates, "Qwen3.5-4B.jinja")
+    template = llama_cpp_template("Qwen3.5-4B.jinja")
     base = served(ScriptedEngine("llamacpp", template, answer=THINKS))
     chat(base, False)
     page = httpx.get(base + "/readyz", timeout=10).json()
