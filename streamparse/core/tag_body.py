@@ -61,7 +61,7 @@ class TagBody(RawValueScan, QuotedStrings):
         self.lagged: list[str] = []  # what the fast paths took and have not read yet (nor written, unless streamed)
         # The fast paths look for a tag where they find a "<": a dialect whose tags begin otherwise (MiniMax-M3's
         # namespace marker) is read by the slow path alone.
-        self.fast_ok = all(t.startswith("<") for t in self.tags)
+        self.fast_ok = _all_begin_with_angle(self.tags)
         self.vstate = _OUT
         self.ws_after = 0  # whitespace read after a tentative closer
         self.closer = ""  # _AFTER_END: the block's end as written, held with the whitespace after it in ``pending``
@@ -352,6 +352,12 @@ class ValueTagBody(TagBody):
 _ValueTable = tuple[Search, Search, frozenset[str], Search, Search, dict[int, Literals], dict[int, tuple[str, ...]]]
 _BodyTable = tuple[Optional["ValueTags"], Pair, Pair, tuple[str, ...], tuple[str, ...], Search, Search, Literals, bool,
                    int, int, Optional[_ValueTable], str, Search]
+
+
+@functools.lru_cache(maxsize=256)
+def _all_begin_with_angle(tags: tuple[str, ...]) -> bool:
+    """Do the fast paths read this body (every tag begins with "<")? Once per set of tags, not per block."""
+    return all(t.startswith("<") for t in tags)
 
 
 @functools.lru_cache(maxsize=256)
