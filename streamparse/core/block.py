@@ -7,9 +7,9 @@ kept for releasing the block whole is dropped as soon as a call has left it.
 from __future__ import annotations
 
 import io
+import re
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from .events import FastPath
 
 if TYPE_CHECKING:
     from ..dialects.spec import Dialect, Opener
@@ -29,20 +29,13 @@ class BodyScanner(Protocol):
     tags: tuple[str, ...]  # the tags it reads inside an item (a tag body's, lowercase; none for bracket bodies)
     fallback: str  # why the end of the stream settled the body by a fallback ("": it did not)
 
-    @property
-    def tentative(self) -> bool: ...  # a closer was read whose meaning the next characters decide (no fast path)
-
     def scan(self, text: str, pos: int, end: int, final: bool) -> int: ...
     def may_finish(self, delta: str) -> bool: ...
     def unread(self) -> str: ...  # what it holds, not written to the block (released with it as text)
-    # The fast path for the next delta, reading ``held`` (what the parser holds) in front of it; a possible tag
-    # at a text's end: hold(tail, fast path for the next delta), and hold("", ...) once it has read a held tail.
-    def fast_path(self, hold: Callable[[str, FastPath], None], held: str = "") -> FastPath | None: ...
+    # The parser's gate in this state: a search for the characters a live token may begin with (a delta holding
+    # none is written as it is), or None: every character counts here.
+    def gate(self) -> Callable[[str], re.Match[str] | None] | None: ...
     def finish(self) -> None: ...
-    # Before the slow path reads on after fast paths: text a fast path took but must be read again (a tag's
-    # prefix it could not yet tell), taken back; the parser reads it in front of what it holds.
-    def reclaim(self) -> str: ...
-    lagged: list[str]  # what fast paths took whose reading waits for the slow path (``reclaim`` when non-empty)
 
 
 class Block:
@@ -120,14 +113,6 @@ class Block:
         self.sink = self.cur.write
         self.size -= len(text) - at
         return text[at:]
-
-    def unwrite(self, n: int) -> None:
-        """Take back the last ``n`` characters written to the current buffer (a tag body's ``reclaim``, when what
-        its fast path took was written as taken)."""
-        at = self.cur.tell() - n
-        self.cur.seek(at)
-        self.cur.truncate()
-        self.size -= n
 
     def current_item(self) -> str:
         return self.cur.getvalue() if self.in_item else ""

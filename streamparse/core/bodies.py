@@ -12,14 +12,12 @@ runs of text outside items), and sets ``block.done`` at the block's end.
 from __future__ import annotations
 
 import functools
-import json
 import re
+from typing import Callable, Optional
 
 from .block import Block
-from .events import Event, FastPath
 from .json_lexis import comment_end
-from .literals import literals
-from .gaps import MAX_GAP, NON_WS, Hold, closer_at, unset_hold, whitespace_then_cut
+from .gaps import MAX_GAP, NON_WS, closer_at
 
 __all__ = ["BracketBody"]
 
@@ -27,6 +25,7 @@ _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a valu
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
+Search = Callable[[str], Optional["re.Match[str]"]]
 
 
 class BracketBody:
@@ -35,15 +34,13 @@ class BracketBody:
 
     tags: tuple[str, ...] = ()  # no tags inside items: their ends are brackets
     tentative = False  # never waits on what follows a closer to know what it was
-    lagged: list[str] = []  # its fast path reads as it goes: nothing to reclaim (never written to)
     fallback = ""  # the end of the stream never settles a body by a fallback
-    __slots__ = ("b", "limit", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank", "hold", "tail")
+    __slots__ = ("b", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
+                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
-                 python: bool, missing_brace: bool, limit: int):
+                 python: bool, missing_brace: bool):
         self.b = block
-        self.limit = limit  # the block's size limit: the fast path never crosses it
         self.closers = _closers(end_tags, fenced)
         self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
@@ -60,84 +57,21 @@ class BracketBody:
         # a blank line outside strings ends it (``blank``: only whitespace since a newline).
         self.opens = ""
         self.blank = False
-        self.hold: Hold = unset_hold  # after_gap: the parser's (set by fast_path), and the tail it holds
-        self.tail = ""
 
     def unread(self) -> str:
         """What the scanner holds that is not written to the block: the whitespace after a value (``pending``)."""
         return self.pending
 
-    def fast_path(self, hold: Hold, held: str = "") -> FastPath | None:
-        """The fast path, when the next delta may take it: inside a value, nothing held (it holds nothing); after
-        the value of a block with an end marker, the whitespace and a cut end marker (``after_gap``)."""
-        if self.state == _VALUE:
-            return None if held else self.fast
-        if self.state == _AFTER and self.closers:
-            self.hold, self.tail = hold, held
-            return self.after_gap
-        return None
-
-    def after_gap(self, delta: str) -> list[Event] | None:
-        """After a value, the held tail then ``delta`` that is whitespace, then maybe an end marker's prefix at its
-        end, read as ``_between`` reads it: the whitespace joins ``pending``, the prefix is held. So ``\n</t``,
-        ``ool_`` after a Hermes call's ``}`` cost a search each. None: the slow path reads it (nothing changed)."""
-        text, pending = self.tail + delta, self.pending
-        if self.b.size + len(pending) + len(text) >= self.limit:
+    def gate(self) -> Search | None:
+        """The parser's gate inside a value: a search for the characters that matter there (a string's quote or a
+        backslash, in a string; outside one, what ``scan`` looks for), so a delta holding none is the value's text,
+        written as it is. None elsewhere, where every character counts: before or after a value, a comment, an
+        escape cut by the last delta, a Python list's blank-line watch."""
+        if self.state != _VALUE or self.esc or self.blank or self.quote[:1] == "/":
             return None
-        k = whitespace_then_cut(text, len(pending), literals(self.closers))
-        if k < 0:
-            return None
-        self.pending, self.tail = pending + text[:k], text[k:]
-        self.hold(self.tail, self.after_gap)
-        return []
-
-    def fast(self, delta: str) -> list[Event] | None:
-        """Inside a value, a delta that opens or closes no item, reaches no end marker and does not end the
-        value is taken whole (strings, escapes and depth tracked as ``scan`` tracks them): no events
-        (``[]``). None: the slow path must read it (nothing was changed)."""
-        b = self.b
-        n = len(delta)
-        if self.state != _VALUE or b.size + n >= self.limit or self.quote[:1] == "/" or self.blank:
-            return None  # (inside a comment, or after a newline in a Python list: the slow path reads it)
-        quote = self.quote
-        if quote and not self.esc and quote not in delta and "\\" not in delta:  # the common case: in a string
-            b.size += n
-            b.sink(delta)
-            return []
-        esc, depth, i = self.esc, self.depth, 0
-        search = self.struct.search
-        while i < n:
-            if quote:
-                j = _string_end(delta, i + 1 if esc else i, n, _IN_DQ if quote == '"' else _IN_SQ)
-                esc = j == _ESCAPE_PENDING
-                if j < 0:
-                    break
-                quote, i = "", j + 1
-                continue
-            m = search(delta, i)
-            if m is None:
-                break
-            j = m.start()
-            ch = delta[j]
-            i = j + 1
-            if ch == '"' or ch == "'":
-                quote = ch
-            elif self.python and ch in "{[()]}":
-                return None  # a Python list's brackets are paired by the slow path
-            elif ch in "{[(":
-                depth += 1
-                if depth == 2 and self.top == "[" and ch == "{":
-                    return None  # an element opens: an item
-            elif ch in "}])":
-                depth -= 1
-                if depth <= 1:
-                    return None  # an item or the value may close here
-            else:
-                return None  # "<" or "`": an end marker may start
-        self.quote, self.esc, self.depth = quote, esc, depth
-        b.size += n
-        b.sink(delta)
-        return []
+        if self.quote:
+            return _IN_DQ.search if self.quote == '"' else _IN_SQ.search
+        return self.struct.search
 
     def may_finish(self, delta: str) -> bool:
         """Could ``delta`` complete an item (and so start a decode)? False only when it surely cannot:
@@ -266,19 +200,6 @@ class BracketBody:
         if self.state == _BEFORE:
             if ch in "{[":
                 self.top, self.depth, self.state, self.opens = ch, 1, _VALUE, ch
-                if ch == "{" and not self.python:
-                    whole = _whole_object(text, k, end)
-                    if whole:  # the object is all here and valid JSON: read as the scan below would read it
-                        b.write(text[i:k])
-                        b.open_item()
-                        b.write(text[k:whole])
-                        b.close_item()
-                        self.depth = 0
-                        if not self.has_end and not self.seps and not self.several:
-                            b.end()
-                        else:
-                            self.state, self.pending, self.sep_seen = _AFTER, "", False
-                        return whole
                 if ch == "{" or self.python:
                     b.write(text[i:k])
                     b.open_item()
@@ -325,9 +246,6 @@ class BracketBody:
         self.pending = ""
         return k
 
-    def reclaim(self) -> str:
-        return ""  # (its fast path takes nothing it must read again)
-
     def finish(self) -> None:
         """End of stream inside the block: a value missing only its outermost brace still counts."""
         b = self.b
@@ -351,22 +269,6 @@ def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]
     """The characters that matter outside strings in a bracket body."""
     chars = "\"'{}\\[\\]" + ("()\n" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
     return re.compile(f"[{chars}]")
-
-
-_DECODE = json.JSONDecoder().raw_decode
-
-
-def _whole_object(text: str, k: int, end: int) -> int:
-    """Where the JSON object opening at ``text[k]`` ends, when all of it is in ``text[:end]`` and it is valid
-    JSON (then the character scan would find the same end, strings skipped); 0 otherwise (the scan reads it).
-    A whole answer (``parse``, a non-streaming reply) has its blocks read so, in C."""
-    if text.rfind("}", k, end) < 0:
-        return 0  # the object's closer is not here yet (a stream's every call starts so): no failed decode to pay
-    try:
-        _, stop = _DECODE(text, k)
-    except (ValueError, RecursionError):  # (nested past the interpreter's limit: the scan counts depth itself)
-        return 0
-    return stop if stop <= end else 0
 
 
 _STRING_OPEN = -1

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable
+from .literals import literals
 
-from .events import FastPath
-from .literals import PARTIAL_CLOSER, Literals, literals
+__all__ = ["MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
 
-__all__ = ["Hold", "MAX_GAP", "NON_WS", "closer_at", "partial_tail", "unset_hold", "whitespace_then_cut"]
-
-Hold = Callable[[str, FastPath], None]  # the parser's: hold this tail ("": none), the next delta goes to that fast path
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 NON_WS = re.compile(r"\S")
 
@@ -25,22 +21,6 @@ def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool
     """At ``text[j]``: the closer written there, PARTIAL_CLOSER (-1) if the text ends inside one, or None
     (``closers`` lowercase; see ``literals.Literals.at``)."""
     return literals(closers).at(text, j, end, final)
-
-
-def whitespace_then_cut(text: str, used: int, closers: Literals) -> int:
-    """Where ``text``'s leading whitespace ends, when ``text`` is whitespace, then maybe the prefix of one of
-    ``closers`` cut by its end, and that whitespace keeps within ``MAX_GAP`` after the ``used`` already read
-    (a body's gap fast paths: the whitespace is read, the prefix held); -1 otherwise (the slow path reads it)."""
-    n = len(text)
-    m = NON_WS.search(text)
-    k = m.start() if m is not None else n
-    if used + k > MAX_GAP or (m is not None and closers.at(text, k, n, False) != PARTIAL_CLOSER):
-        return -1
-    return k
-
-
-def unset_hold(tail: str, then: FastPath) -> None:
-    raise AssertionError("a fast path held text with no parser to hold it")  # fast_path() always sets one
 
 
 def partial_tail(text: str, pos: int, end: int, tags: tuple[str, ...], longest: int) -> int:

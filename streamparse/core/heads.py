@@ -131,7 +131,7 @@ def compile_head(opener: Opener, ungated: bool) -> CompiledHead | None:
     if sum(p.kind == NAME for p in parts) > 1 or any(p.kind == NAME and p.called for p in parts):
         return None
     for p in parts:
-        if p.kind in (LIT, OPT) and not literals(p.texts).plain:  # none empty, none beginning another
+        if p.kind in (LIT, OPT) and (not all(p.texts) or any(t != u and u.startswith(t) for t in p.texts for u in p.texts)):
             return None
         if p.kind == PEEK and not p.texts[0]:
             return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import Diagnostic, Event, FastPath, TextDelta, ToolCall, ToolCallDelta
+from .events import Diagnostic, Event, TextDelta, ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
 from .spans import BODY
@@ -138,30 +138,3 @@ class ItemCalls(Output):
         taken = "".join(run for run in b.outside[:runs] if run.strip(_SEPARATORS))
         del b.outside[:runs]
         return taken
-
-    def _fast_live(self) -> FastPath | None:
-        """Inside a streamed value: the fast path that sends a delta on as a fragment at once (built per slow feed)."""
-        b, live, limit = self._block, self._lives[-1], self._max_block
-        if b is None or b.scanner is None:
-            return None
-        piece_of = live.fast_path(b.scanner.tags)  # a tag body's tags: on this path the scanner is not asked
-        if piece_of is None:
-            return None
-        write = b.cur.write if live.keeps_item else None
-        sent, index, delta_event = live._sent.append, live.index, ToolCallDelta
-
-        def fast(delta: str) -> list[Event] | None:
-            if b.size + len(delta) >= limit:
-                return None
-            piece = piece_of(delta)
-            if piece is None:
-                return None
-            b.size += len(delta)
-            if write is not None:
-                write(delta)
-            if not piece:
-                return []
-            sent(piece)
-            return [delta_event(index, piece)]
-
-        return fast

@@ -1,21 +1,21 @@
 """Literal markup read at a position: which of a few literals is written there, or whether the text ends
-inside one. The one mechanism behind a body's tags and closers (``bodies.closer_at``, ``TagBody``) and a
-head's literal steps (``scanner``). Pure functions over ``str``, no other core module imported.
+inside one; and the searches built from literals (any of them; the characters they begin with, for the gate).
+The one mechanism behind a body's tags and closers (``bodies.closer_at``, ``TagBody``) and a head's literal steps
+(``scanner``). Pure functions over ``str``, no other core module imported.
 
-Invariant: ``Literals(texts).at(text, k, end, final)`` answers exactly what the plain reading does (the first
-of ``texts``, in order, that ``text[k:end]`` begins with, compared after ``str.lower()``; else ``PARTIAL_CLOSER``
-when the text ends inside one and ``final`` is false; else None). It answers in one regex match when that is
-surely the same answer: ASCII text (the match folds ASCII case only, ``str.lower`` any case) and no literal
-beginning another (the match takes the first literal on its path). Otherwise it reads it the plain way.
+Invariant: ``Literals(texts).at(text, k, end, final)`` is the first of ``texts``, in order, that ``text[k:end]``
+begins with, compared after ``str.lower()``; else ``PARTIAL_CLOSER`` when the text ends inside one and ``final``
+is false; else None.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["ASCII_NOCASE", "PARTIAL_CLOSER", "Literals", "literals", "literal_pattern", "prefix_pattern", "tag_or_tail"]
+__all__ = ["ASCII_NOCASE", "PARTIAL_CLOSER", "Literals", "first_characters", "literals", "literal_pattern", "prefix_pattern",
+           "tag_or_tail"]
 
 PARTIAL_CLOSER = -1  # the text ends inside one of the literals
 # Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
@@ -54,31 +54,26 @@ def tag_or_tail(tags: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(prefix_pattern(tags, max(map(len, tags))), ASCII_NOCASE)
 
 
+@functools.lru_cache(maxsize=256)
+def first_characters(tokens: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
+    """A search for any character one of ``tokens`` may begin with, in either case: a text holding none holds
+    no token, nor the start of one cut by its end (the gate's test)."""
+    firsts = sorted({ch for t in tokens if t for ch in (t[0], t[0].lower(), t[0].upper())})
+    return re.compile(f"[{re.escape(''.join(firsts))}]" if firsts else "(?!)").search
+
+
 class Literals:
     """A tuple of literals (lowercase), read at a position; built once per tuple (:func:`literals`)."""
 
-    __slots__ = ("texts", "widest", "plain", "_match")
+    __slots__ = ("texts", "widest")
 
     def __init__(self, texts: tuple[str, ...]):
         self.texts = texts
         self.widest = max(map(len, texts), default=0)
-        # No literal begins another: the regex (first literal on its path) finds what the plain loop finds.
-        self.plain = bool(texts) and all(t for t in texts) and not any(
-            t != u and u.startswith(t) for t in texts for u in texts)
-        self._match = tag_or_tail(texts).match if self.plain else None
 
     def at(self, text: str, k: int, end: int, final: bool) -> str | int | None:
         """The literal written at ``text[k]`` (as written), ``PARTIAL_CLOSER`` if ``text[:end]`` ends inside
         one (never when ``final``), or None."""
-        match = self._match
-        if match is not None and k < end and text[k : k + self.widest].isascii():
-            m = match(text, k, end)
-            if m is None:
-                return None
-            found = m.group()
-            if found.lower() in self.texts:
-                return found
-            return None if final else PARTIAL_CLOSER  # the text ends inside a literal
         seg = text[k : min(end, k + self.widest)]
         low = seg.lower()
         for t in self.texts:

@@ -83,13 +83,6 @@ class LiveCall:
         """Is the item's text needed when it closes? (XML-style items are checked against the whole decode.)"""
         return self._json is None
 
-    def fast_path(self, tags: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-        """Inside a streamed value: a function from a delta to its fragment ("" : held), or None. ``tags``: the
-        body's own (an XML-style value taken on the fast path must not hold one)."""
-        if not self.started or self._events or self._frags:
-            return None
-        return self._json.fast_path() if self._json is not None else self._tags.fast_path(tags) if self._tags else None
-
     def _named(self, name: str) -> bool:
         """The item's name is known: start now if the tools and the call limit allow it."""
         if self.started or self._refused:

@@ -26,14 +26,12 @@ from .after import AfterReader
 from .bodies import BracketBody
 from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
 from ..dialects.spec import PYTHON, TAGGED, Dialect, Span
-from .events import Diagnostic, Event, FastPath, ParseResult, TextDelta
-from .fastpaths import FastPaths
+from .events import Diagnostic, Event, ParseResult, TextDelta
 from .live import LiveCall
 from .mid_line import MidLine
 from .items import ItemCalls
-from .scanner import PARTIAL, Candidate, Found, HeadMatch, match_head, table_for
+from .scanner import PARTIAL, Candidate, HeadMatch, match_head, table_for
 from .tag_body import TagBody, ValueTagBody
-from .whole import fresh_whole, whole_events
 from .chat_template import decide_setup
 from .openings import answer_opening
 from .parser_class import register_parser
@@ -42,11 +40,12 @@ from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN,
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
 _PUNCTUATION = " \t\r\n,;[]{}"
+_NO_LIMIT = 1 << 62
 SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
-_new = object.__new__  # TextDelta's one field is set by hand on the prose fast path (tests/core/test_fast_paths.py)
+_new = object.__new__  # TextDelta's one field is set by hand by the prose gate's run (tests/core/test_gate.py)
 
 
-class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
+class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -94,14 +93,14 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
         self._table = table_for(self._schemas, dialects)
         self._prose_gate = self._table.prose_gate.search
-        self._gate: Callable[[str], object] = type  # feed()'s first test: None means "prose, take it whole"
+        self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._scan_body, _AFTER: self._scan_after}
         self._mode = _SPAN if start_in_reasoning or start_in_response else _TEXT
-        self._idle = self._mode == _TEXT  # in prose (not in a span, stream open): feed() may take a fast path
-        self._body_fast: FastPath | None = None  # in a block (its head or its body): the fast path
+        self._pass: Callable[[str], list[Event]] = self._pass_text  # the gated state's run (``_arm_gate``)
+        self._room = _NO_LIMIT  # the longest delta the gate's run may take
         self._span: Span = self._table.prompt_reasoning if start_in_reasoning else self._table.prompt_response
         self._held = ""
         self._block: Block | None = None
@@ -124,31 +123,19 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
     def feed(self, delta: str) -> list[Event]:
         """Consume one text delta; return the events it completes (maybe none)."""
-        # Fast path for prose: in prose mid-line with nothing held (else the gate is ``type``, never None),
-        # and no character that could start markup or a new line. One search, no other state read.
+        # The one gate: a delta holding no character that any token live in this state can begin with is the
+        # state's text (prose, a span's, the value being read), taken whole by the state's run (``_arm_gate``).
         try:
-            if self._gate(delta) is None and delta:
-                event = _new(TextDelta)  # TextDelta(delta) without its __init__ call: a third of this path's cost
-                event.text = delta
-                return [event]
+            if self._gate(delta) is None and 0 < len(delta) < self._room:
+                return self._pass(delta)
         except TypeError:
             pass  # not a str: said below
-        fast = self._body_fast  # inside a long argument: no character that could end the string or the item
-        if fast is not None and type(delta) is str:
-            taken = fast(delta)
-            if taken is not None:
-                return taken
-        if self._idle and type(delta) is str:  # prose at a line start, with a line break, or after a held prefix
-            taken = self._prose_more(delta)
-            if taken is not None:
-                return taken
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(delta, str):
             raise TypeError(f"delta must be str, not {type(delta).__name__}")
         if not delta:
             return []
-        self._reclaim()
         return self._run(self._held + delta, final=False)
 
     def close(self, truncated: bool = False) -> list[Event]:
@@ -161,20 +148,13 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         if self._closed:
             return []
         self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
-        self._reclaim()
         events = self._run(self._held, final=True)
         self._closed = True
         return events
 
     def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
-        """A whole answer on a parser not fed yet: ``feed(text) + close(truncated)``, the same events, read by the
-        whole-text route when the answer is prose and strict blocks (``whole.whole_events``: one regex and one
-        decode a block, proven the machine's reading), else by the machine."""
-        events = None if truncated else whole_events(self, text)
-        if events is None:
-            return self.feed(text) + self.close(truncated)
-        self._closed, self._idle, self._gate, self._body_fast = True, False, type, None  # (as close() leaves it)
-        return events
+        """A whole answer on a parser not fed yet: ``feed(text) + close(truncated)``, one feed through the machine."""
+        return self.feed(text) + self.close(truncated)
 
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
@@ -191,19 +171,11 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
     # ------------------------------------------------------------------ driver
 
-    def _run(self, text: str, final: bool, at: int = 0, found: Found = None,
-             head: tuple[Candidate, HeadMatch] | None = None) -> list[Event]:
-        """Read ``text`` (what was held, then the delta). ``found``: prose up to ``at``, where this marker begins
-        (the prose fast path found it, as ``_scan_text`` would); ``head``: in HEAD, the candidate whose head
-        matched ``text`` (the HEAD fast path found it, as ``_scan_head`` would)."""
+    def _run(self, text: str, final: bool) -> list[Event]:
+        """Read ``text`` (what was held, then the delta) through the state table until a state needs more."""
         self._out = []
         self._held = ""
         pos, n = self._look_on(text, final) if self._look else 0, len(text)
-        if found is not None and found != PARTIAL:
-            self._text(text[:at])
-            pos = self._begin(text, at, 0, found)
-        elif head is not None:
-            pos = self._open_body(text, 0, *head)
         while True:
             while pos < n:
                 mode = self._mode
@@ -214,13 +186,48 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        self._idle = self._mode == _TEXT and not final and self._resume == _TEXT
-        self._gate = self._prose_gate if self._idle and not (self._held or self._line_blank or self._look) else type
         for ev in self._lives[-1].take() if self._lives else ():
             self._event(ev)
-        self._body_fast = None if final else self._next_fast_path()
         self._flush()
+        self._arm_gate(final)
         return self._out
+
+    def _arm_gate(self, final: bool) -> None:
+        """The gate for the next delta, by state: the search for a character a live token may begin with, the run
+        that takes a delta holding none, and how long a delta it may take (a block's room to its limit). Only
+        with nothing held, so the delta is all the run's: prose mid-line with no look pending; a span whose
+        closer alone can end it; a block's value, where its scanner names its tokens (``gate``) and no streamed
+        call waits to start. Elsewhere (a head, a gap, a tentative closer) every character is the machine's."""
+        gate: Callable[[str], object] = type  # (never None: every delta goes to the machine)
+        if final or self._held or self._look:
+            pass
+        elif self._mode == _TEXT:
+            if self._resume == _TEXT and not self._line_blank:
+                gate, self._pass, self._room = self._prose_gate, self._pass_text, _NO_LIMIT
+        elif self._mode == _SPAN:
+            span_gate = self._span_gate()
+            if span_gate is not None:
+                gate, self._pass, self._room = span_gate, self._pass_span, _NO_LIMIT
+        elif self._mode == _BODY and self._resume == _TEXT:
+            b = self._block
+            live = self._lives[-1] if self._lives else None
+            if b is not None and b.scanner is not None and (live is None or not live.waiting):
+                body_gate = b.scanner.gate()
+                if body_gate is not None:
+                    gate, self._pass = body_gate, self._pass_body
+                    self._room = self._max_block - b.size - len(b.scanner.unread())
+        self._gate = gate
+
+    def _pass_text(self, delta: str) -> list[Event]:
+        event = _new(TextDelta)  # TextDelta(delta) without its __init__ call: a third of this path's cost
+        event.text = delta
+        return [event]
+
+    def _pass_body(self, delta: str) -> list[Event]:
+        """A block's value text (no token in it): written to the block (a streamed call reads it as written)."""
+        self._room -= len(delta)
+        self._block.write(delta)  # type: ignore[union-attr]  # (the gate is armed only with a block)
+        return self._lives[-1].take() if self._lives else []
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""
@@ -305,8 +312,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         waiting: list[Candidate] = []  # candidates that need more text, in order (one that failed never revives)
         for cand in self._cands:
             assert cand.opener is not None  # a span's marker never opens a block (_begin)
-            r = (cand.head(text, pos, self._table) if cand.head is not None and not final and text.isascii()
-                 else match_head(cand.opener, text, pos, final, self._table))
+            r = match_head(cand.opener, text, pos, final, self._table)
             if r is PARTIAL:  # (identity: r may be a HeadMatch, whose dataclass __eq__ costs a call)
                 waiting.append(cand)
             elif isinstance(r, HeadMatch):
@@ -343,10 +349,10 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
         if self._streaming:
             b.watch = self._watch_item
         if d.body == TAGGED:
-            b.scanner = (TagBody if d.values is None else ValueTagBody)(b, ends, d.item, d.nest, not ends, self._max_block, d.values, d.strings)
+            b.scanner = (TagBody if d.values is None else ValueTagBody)(b, ends, d.item, d.nest, not ends, d.values, d.strings)
         else:
-            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON, op.line_start,
-                                    self._max_block)
+            b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON,
+                                    op.line_start)
         self._mode = _BODY
         if kept:
             b.scanner.scan(kept, 0, len(kept), False)
@@ -415,10 +421,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, FastPaths, MidLine):
 
 
 def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
-    """Parse a whole model output at once: the same reading as streaming, so the same result (``read_whole``;
-    with no option, an answer the whole route reads builds no machine: ``whole.fresh_whole``)."""
-    events = None if options else fresh_whole(text, tools)
-    return ParseResult(events if events is not None else StreamParser(tools, **options).read_whole(text))
+    """Parse a whole model output at once: one feed through the same machine, so the same result as streaming."""
+    return ParseResult(StreamParser(tools, **options).read_whole(text))
 
 
 register_parser(StreamParser)  # (core.parser_class: how template trial reading reaches the parser)

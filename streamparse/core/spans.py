@@ -16,7 +16,7 @@ import re
 from typing import Callable
 
 from ..dialects.spec import Span
-from .events import Event, FastPath
+from .events import Event
 from .gaps import partial_tail
 from .output import Output
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
@@ -38,6 +38,9 @@ def _closer_gate(closers: tuple[str, ...]) -> Callable[[str], re.Match[str] | No
     return re.compile(f"[{re.escape(''.join(sorted(firsts)))}]").search if firsts else None
 
 
+_NOTHING = re.compile("(?!)").search  # a span with no closer: no character can end it
+
+
 class SpanReader(Output):
     """The part of the parser that reads spans (the parser sets the attributes below)."""
 
@@ -56,24 +59,20 @@ class SpanReader(Output):
         """Are call openers looked for inside ``span`` (see the module's note)?"""
         return span.kind == "reasoning" and (self._calls_in_reasoning or not span.opener and self._table.reads_calls)
 
-    def _span_fast_path(self) -> FastPath | None:
-        """The fast path in a span, nothing held (none where calls are read in it): a delta holding no character
-        that any of its closers begins with leaves as the span's text, as ``_scan_span`` gives it, in one search."""
+    def _span_gate(self) -> Callable[[str], object] | None:
+        """The gate in a span (none where calls are read in it): a search for any character one of its closers
+        begins with, so a delta holding none is the span's text (``_pass_span``)."""
         span = self._span
-        if self._held or self._resume != TEXT or self._reads_calls(span):
+        if self._resume != TEXT or self._reads_calls(span):
             return None
-        gate = _closer_gate(span.closers)
-        emit = self._text if span.kind == "content" else self._reasoning
+        return _closer_gate(span.closers) or _NOTHING
 
-        def fast(delta: str) -> list[Event] | None:
-            if not delta or (gate is not None and gate(delta) is not None):
-                return None
-            self._out = []
-            emit(delta)
-            self._flush()
-            return self._out
-
-        return fast
+    def _pass_span(self, delta: str) -> list[Event]:
+        """A delta the gate let through in a span: its text, as ``_scan_span`` gives it."""
+        self._out = []
+        (self._text if self._span.kind == "content" else self._reasoning)(delta)
+        self._flush()
+        return self._out
 
     def _scan_span(self, text: str, pos: int, final: bool) -> int:
         span = self._span

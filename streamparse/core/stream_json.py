@@ -129,14 +129,6 @@ class JsonEcho(StringEcho, CommentEcho, SchemaPosition):
         while self._stack and not self.done:
             self._close()
 
-    def fast_path(self) -> Callable[[str], str | None] | None:
-        """Inside a string value that streams: each delta with nothing to repair or end it is its own
-        fragment (the returned function gives it back, or None when the slow path must read it)."""
-        if self._role != "value" or not self._quote or not self._live or self._esc:
-            return None
-        plain = PLAIN[self._quote].fullmatch
-        return lambda delta: delta if plain(delta) else None
-
     # ------------------------------------------------------------------ strings
 
     def _begin_string(self, quote: str) -> None:

@@ -143,23 +143,6 @@ class TagStream:
             self.emitted = True
             self._out(s)
 
-    def fast_path(self, tags: tuple[str, ...] = ()) -> Callable[[str], str | None] | None:
-        """Inside a streamed string value past its opening newline: a delta that holds no tag this stream reads
-        (the value's closer, a parameter head, the item's closer) nor one of ``tags`` (the body's), nor a
-        prefix of one at its end, gives its escaped text (maybe "", held as layout); None: the slow path
-        must read it. So ``a < b`` or ``<div>`` in a value stays on the fast path."""
-        v = self._value
-        if self._state != _VALUE or v is None or self._tail or v.lead is not None or v.whole is not None:
-            return None
-        c = self._c
-        guard = tag_or_tail(tuple(sorted({*tags, c.close, c.param_start, c.item_close} - {""}))).search
-        release = v.release
-
-        def piece(s: str) -> str | None:
-            return None if "<" in s and guard(s) is not None else release(s)
-
-        return piece
-
     def feed(self, text: str) -> None:
         if self._state == _STOPPED:
             return

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, partial_tail, whitespace_then_cut
+from .gaps import MAX_GAP, NON_WS, partial_tail
 from .literals import PARTIAL_CLOSER, Literals
 from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search
 
@@ -42,19 +42,9 @@ class RawValueScan:
     fallback: str
     out_search: Search
     in_search: Search
-    hard: frozenset[str]
-    hard_tail: Search
-    cycles: Search
     tags: tuple[str, ...]
-    tag_or_tail: Search
-    lagged: list[str]
     state_tags: dict[int, tuple[str, ...]]
     follows: dict[int, Literals]
-    limit: int
-    tail: str
-    hold: Callable[[str, Callable[[str], Optional[list[Any]]]], None]
-    read: Callable[[str], Optional[list[Any]]]
-    after_tail: Callable[[str], Optional[list[Any]]]
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int:
         raise NotImplementedError  # TagBody's
@@ -118,158 +108,6 @@ class RawValueScan:
                 return i
         b.write(text[pos:i])
         return i
-
-    def fast_values(self, text: str) -> list[Any] | None:
-        """Inside an item with raw-text values, ``text`` (a delta, or the held tail then the delta) taken whole when
-        it holds no item tag and no block end, but for a prefix of one ending it, which is held: no events, and no
-        state read. A value's tags (``<parameter=``, ``</parameter>``, a closer quoted in a value) are text to it.
-        What it takes waits in ``lagged``, not yet written to the item: ``reclaim`` reads the values' state from it
-        (``_catch_up``) and writes it, in one piece, before the slow path next reads (an item's closer, the block's
-        end, the end of the stream), each character once; a value's tag cut by the text's end is taken, and given
-        back whole by ``reclaim``. None (nothing changed): the slow path reads it (an item's tag, the block's end, a
-        limit reached)."""
-        b = self.b
-        size = b.size + len(text)
-        if size >= self.limit:
-            return None
-        if "<" not in text:  # (most deltas: taken whole)
-            b.size = size
-            self.lagged.append(text)
-            return []
-        m = self.hard_tail(text)
-        if not text.isascii():
-            # (the slow path reads a tag after a value's closer as ``str.lower`` does, the search folds ASCII case
-            # only: so it searches the text lowered, with a tag written in other letters, such as a Kelvin sign)
-            low = text.lower()
-            if len(low) != len(text):
-                return None
-            m = self.hard_tail(low)
-        if m is None:  # (a value's tags, ``a < b``: taken whole)
-            b.size = size
-            self.lagged.append(text)
-            return []
-        n = len(text)
-        if m.end() < n or text[m.start():].lower() in self.hard:
-            return self._item_closer(text, m.start(), m.end())
-        hold = m.start()
-        if hold:
-            b.size += hold
-            self.lagged.append(text[:hold])
-        self.tail = text[hold:]
-        self.hold(self.tail, self.after_tail)
-        return []
-
-    def fast_values_streamed(self, text: str) -> list[Any] | None:
-        """``fast_values`` when the item's text is streamed as written (``b.watch``: the block's sink is a ``tee``):
-        what it takes is written at once, so never given back, and any tag's prefix ending the text is held."""
-        b = self.b
-        n = len(text)
-        if b.size + n >= self.limit:
-            return None
-        low = text if text.isascii() else text.lower()
-        if len(low) != n:
-            return None
-        hold, i = n, 0
-        while (m := self.tag_or_tail(low, i) if "<" in text else None) is not None:
-            tag = m.group().lower()
-            if m.end() == n and tag not in self.tags:
-                hold = m.start()
-                break
-            if tag in self.hard:
-                return None
-            i = m.end()
-        if hold:
-            b.size += hold
-            piece = text[:hold] if hold < n else text
-            b.sink(piece)
-            self.lagged.append(piece)
-        if hold < n:
-            self.tail = text[hold:]
-            self.hold(self.tail, self.after_tail)
-        return []
-
-    def _item_closer(self, text: str, start: int, stop: int) -> list[Any] | None:
-        """``fast_values``' text holds a whole tag it leaves to the slow path at ``start``: when that is the item's
-        closer met inside a value or after a value's closer (so tentative), followed by whitespace and maybe a cut
-        tag that may follow it, it is read here as ``_scan_values`` and ``_follow`` read it: the item's text up to
-        the closer written, the whitespace waiting in ``pending``, the cut tag held, and ``gap_after_item`` reads on.
-        So a Qwen3 ``</function>`` costs the catch-up it needs and no state machine run. None: nothing changed."""
-        item = self.item
-        if item is None or self.single or not self.ends or text[start:stop].lower() != item[1]:
-            return None
-        rest = text[stop:]
-        k = whitespace_then_cut(rest, 0, self.follows[_AFTER_ITEM])
-        if k < 0:
-            return None
-        before = "".join(self.lagged) + text[:start] if self.lagged else text[:start]
-        if self._before_cut_tag(before) < len(before):
-            return None  # (a tag's prefix before the closer: the slow path reads them in order)
-        state = self.vstate, self.ws_after, self.quoted
-        self._catch_up(before)
-        if self.vstate == _OUT or (self.vstate == _IN and not text[start:stop].isascii()):
-            # outside a value the closer ends the item at once (the slow path decodes it); inside one, a closer
-            # written in other letters (a Kelvin sign) is no tag to the slow path's search (it folds ASCII only)
-            self.vstate, self.ws_after, self.quoted = state
-            return None
-        b = self.b
-        self.lagged = []
-        b.size += stop
-        b.sink(before + text[start:stop])  # (what ``fast_values`` lagged, written with the closer)
-        self.unclosed = self.vstate == _IN
-        self.vstate, self.ws_after = _AFTER_ITEM, k
-        self.read = self.gap_after_item  # type: ignore[attr-defined]  # (TagBody's)
-        self.pending += rest[:k]
-        if k < len(rest):
-            self.tail = rest[k:]
-            self.hold(self.tail, self.after_tail)
-        else:
-            self.hold("", self.read)
-        return []
-
-    def _before_cut_tag(self, text: str) -> int:
-        """Where a tag's prefix ending ``text`` begins (the earliest), else its end: what ``_catch_up`` may read."""
-        n = len(text)
-        return n if text.rfind("<", max(n - self.longest, 0)) < 0 else partial_tail(text, 0, n, self.tags, self.longest)
-
-    def _catch_up(self, text: str) -> None:
-        """The values' state after ``text`` (what ``fast_values`` took), read as ``_scan_values`` reads it (it holds
-        no item tag and no block end, and ends with no tag's prefix, so only values open and close in it)."""
-        st, ws, i, n = self.vstate, self.ws_after, 0, len(text)
-        values = self.values
-        assert values is not None
-        # (the cycles' match folds ASCII case only, ``follows`` reads by ``str.lower``: they agree unless a character
-        # lowers to ASCII, the Kelvin sign and the dotted capital I)
-        cycles = self.cycles if text.isascii() or ("\u212a" not in text and "\u0130" not in text) else None
-        while i < n:
-            if st == _OUT and cycles is not None:
-                m = cycles(text, i)
-                assert m is not None  # (a `*` pattern always matches)
-                i = m.end()
-                if m.group(1) is not None:  # the text ends after a value's closer and whitespace
-                    st, ws = _AFTER_VALUE, len(m.group(1))
-                if i == n:
-                    break
-            if st == _AFTER_VALUE:  # as ``_follow`` reads it: the next parameter, else the closer was the value's
-                m = NON_WS.search(text, i)
-                k = m.start() if m is not None else n
-                ws += k - i
-                if m is None and ws <= MAX_GAP:
-                    break
-                r = self.follows[_AFTER_VALUE].at(text, k, n, False) if ws <= MAX_GAP else None
-                st = _OUT if isinstance(r, str) and r.lower() in values.next else _IN
-                if st == _IN:
-                    self.quoted = True
-                i = k
-                continue
-            m = (self.out_search if st == _OUT else self.in_search)(text, i)
-            if m is None:
-                break
-            tag, i = m.group().lower(), m.end()
-            if st == _OUT and tag in values.open:
-                st = _IN
-            elif st == _IN and tag == values.close:
-                st, ws = _AFTER_VALUE, 0
-        self.vstate, self.ws_after = st, ws
 
     def _close_item(self) -> bool:
         """The item's closer (written) ends it; True when that ends the block (a block of one item)."""

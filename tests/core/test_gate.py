@@ -1,6 +1,6 @@
-"""The fast paths of ``StreamParser.feed``: prose, line starts and held marker prefixes leave without the
-state machine when nothing in them can start markup, and the result is exactly what the state machine
-would have given (same events, same text, any chunking)."""
+"""The parser's one gate: a delta holding no character that a token live in the parser's state may begin with is
+taken whole by that state's run (prose, a span's text, a value's text) without the machine, and the result is
+exactly what the machine gives (same events in the same feeds, any chunking)."""
 
 from __future__ import annotations
 
@@ -57,27 +57,39 @@ def test_a_delta_that_is_not_a_str_is_refused_on_every_path(bad: Any) -> None:
 
 
 @pytest.mark.parametrize("lines", [
-    ["Sure.\n", "The ", "answer", " is\n", "For ", "now.\n", "  Then", " more\n"],
-    ["A <div>", "<b>bold</b>", " and ", "<span class='x'>", "</span>\n"],
-    ["Use a {", "dict} and", " a [list] ", "mid-line.\n"],  # (a "]" ending a delta may begin MiniMax-M3's marker)
-    ["x = a < b\n", "if (a <= b) ", "return <T,>(v: T) => v;\n"],
+    ["The ", "answer", " is", " 42, ", "for now."],
+    ["Use a {", "dict} and", " a tuple", " mid-line"],
+    ["x = a ", "+ b ", "if (a) ", "return (v: T) => v;"],
 ])
-def test_prose_and_markup_that_cannot_be_a_marker_never_reach_the_state_machine(lines: list[str]) -> None:
+def test_prose_mid_line_with_no_marker_character_never_reaches_the_machine(lines: list[str]) -> None:
     parser = StreamParser(TOOLS)
+    assert parser.feed("Hi ") == [TextDelta("Hi ")]  # (the stream's start is a line start: the machine reads it)
     spy = Spy(parser)
     out = [parser.feed(delta) for delta in lines]
     assert spy.runs == []
     assert out == [[TextDelta(delta)] for delta in lines]  # each delta leaves whole, at once
 
 
-def test_a_marker_prefix_cut_by_a_delta_is_held_and_released_without_a_scan() -> None:
+@pytest.mark.parametrize("lines", [
+    ["Sure.\n", "The ", "answer", " is\n", "For ", "now.\n", "  Then", " more\n"],
+    ["A <div>", "<b>bold</b>", " and ", "<span class='x'>", "</span>\n"],
+    ["Use a {", "dict} and", " a [list] ", "mid-line.\n"],  # (a "]" ending a delta may begin MiniMax-M3's marker)
+    ["x = a < b\n", "if (a <= b) ", "return <T,>(v: T) => v;\n"],
+])
+def test_prose_and_markup_that_cannot_be_a_marker_leave_at_once(lines: list[str]) -> None:
     parser = StreamParser(TOOLS)
-    spy = Spy(parser)
+    out = [parser.feed(delta) for delta in lines]
+    assert out == [[TextDelta(delta)] for delta in lines]  # each delta leaves whole, at once
+
+
+def test_a_marker_prefix_cut_by_a_delta_is_held_and_the_gate_waits_until_it_is_read() -> None:
+    parser = StreamParser(TOOLS)
     assert parser.feed("a <") == [TextDelta("a ")]  # "<" may open <tool_call>: held
     assert parser.held_text == "<"
-    assert parser.feed("div> b") == [TextDelta("<div> b")]
-    assert parser.held_text == ""
-    assert spy.runs == []
+    spy = Spy(parser)
+    assert parser.feed("div> b") == [TextDelta("<div> b")]  # (what is held comes first: the machine reads both)
+    assert parser.held_text == "" and len(spy.runs) == 1
+    assert parser.feed(" c") == [TextDelta(" c")] and len(spy.runs) == 1
 
 
 def test_a_line_that_may_open_a_line_start_marker_is_held_until_it_cannot() -> None:
@@ -93,7 +105,6 @@ def test_a_brace_mid_line_is_prose_but_at_a_line_start_may_be_a_call() -> None:
     parser = StreamParser(TOOLS)
     spy = Spy(parser)
     assert parser.feed("Here is " + WEATHER + " as text.\n") == [TextDelta("Here is " + WEATHER + " as text.\n")]
-    assert spy.runs == []
     text, found = summary(parser.feed(WEATHER + "\n") + parser.close())
     assert found == [("get_weather", {"city": "Paris"})]
 
@@ -142,27 +153,50 @@ def test_arguments_are_parsed_once_into_json() -> None:
 
 # ------------------------------------------------------------------ inside a block's body
 
-def test_markup_inside_an_xml_value_never_reaches_the_state_machine() -> None:
+def test_value_text_with_no_tag_character_never_reaches_the_machine_and_tags_always_do() -> None:
     parser = StreamParser(TOOLS)
     parser.feed(QWEN_HEAD)
     spy = Spy(parser)
-    for delta in ["if a < b", " and <b>x</b>", " # <it> ", "<para", "meter=x> </param", "eter> <tool", "s> ok\n"]:
+    for delta in ["if a ", "and b", " # it ", "ok\n"]:
         assert parser.feed(delta) == []
-    # a value's tags (its closer quoted in it too) are the fast path's: the values' state is read from them
-    # only when an item's closer or the block's end comes
-    assert spy.runs == []
+    assert spy.runs == []  # the value's text: written as it is
+    for delta in [" a < b", " <b>x</b>", " <para", "meter=x> </param", "eter> <tool"]:
+        assert parser.feed(delta) == []
+    assert len(spy.runs) == 5  # a "<" may begin a tag: the machine reads each delta holding one
+    assert parser.feed("s> ok\n") == [] and len(spy.runs) == 5  # ("<tool" begins no tag here: nothing was held)
     events = parser.feed("</parameter>\n</function>\n</tool_call>") + parser.close()
-    assert summary(events)[1] == [("get_weather", {"city": "if a < b and <b>x</b> # <it> <parameter=x> </parameter> <tools> ok"})]
+    assert summary(events)[1] == [("get_weather", {"city": "if a and b # it ok\n a < b <b>x</b> <parameter=x> "
+                                                           "</parameter> <tools> ok"})]
 
 
-def test_a_tag_cut_by_a_delta_is_held_by_the_fast_path_and_read_whole_once_complete() -> None:
+def test_json_string_text_with_no_quote_or_backslash_never_reaches_the_machine() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed('Hi\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa')
+    spy = Spy(parser)
+    for delta in ["ris, ", "{Fr[ance]} ", "<tool_call> "]:  # brackets and markup inside the string are its text
+        assert parser.feed(delta) == []
+    assert spy.runs == []
+    assert parser.feed('\\"x') == [] and len(spy.runs) == 1  # an escape: the machine reads it
+    events = parser.feed('"}}\n</tool_call>') + parser.close()
+    assert summary(events)[1] == [("get_weather", {"city": 'Paris, {Fr[ance]} <tool_call> "x'})]
+
+
+def test_a_block_near_its_limit_is_read_by_the_machine() -> None:
+    parser = StreamParser(TOOLS, max_block_chars=100)
+    parser.feed(QWEN_HEAD)  # (52 characters of the block: room for 47 more)
+    spy = Spy(parser)
+    parser.feed("x" * 10)
+    assert spy.runs == []
+    parser.feed("y" * 40)  # past the block's room: the machine cuts it where the limit falls
+    assert len(spy.runs) == 1
+
+
+def test_a_tag_cut_by_a_delta_is_held_and_read_whole_once_complete() -> None:
     parser = StreamParser(TOOLS)
     parser.feed(QWEN_HEAD + "Paris")
-    spy = Spy(parser)
-    assert parser.feed(" </fu") == []  # a possible </function>: held, without the state machine
+    assert parser.feed(" </fu") == []  # a possible </function>: held
     assert parser.feed("nk>") == []  # not a tag after all: part of the value
-    assert spy.runs == []
-    # a value's closer is tentative: the state machine reads what follows it, and the call waits for the block's end
+    # a value's closer is tentative: the machine reads what follows it, and the call waits for the block's end
     assert parser.feed("\n</parameter>\n</fu") == []
     assert parser.feed("nction>\n") == []
     events = parser.feed("</tool_call>")
@@ -179,7 +213,7 @@ def test_a_streamed_xml_call_starts_in_the_feed_that_shows_a_parameter_after_its
     assert [e.type for e in started] == ["tool_call_start", "tool_call_delta"]
 
 
-# ------------------------------------------------------------------ fast paths change nothing
+# ------------------------------------------------------------------ the gate changes nothing
 
 def _counter() -> Any:
     n = iter(range(10**9))
@@ -187,7 +221,7 @@ def _counter() -> Any:
 
 
 def _per_feed(text: str, cuts: list[int], fast: bool, **options: Any) -> list[list[Any]]:
-    """The events of each feed (and of close), through feed() or straight through the state machine."""
+    """The events of each feed (and of close), through feed() (the gate first) or straight through the machine."""
     parser = StreamParser(TOOLS, id_factory=_counter(), **options)
     bounds = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
     out = []
@@ -209,7 +243,7 @@ SAMPLES = ["qwen3_xml", "qwen3_xml_unwrapped", "hermes", "glm45", "seed_oss", "m
 @settings(max_examples=80, deadline=None)
 @given(data=st.data(), pieces=st.lists(st.one_of(PIECES, st.sampled_from(SAMPLES), st.sampled_from(SAMPLES).map(
     lambda style: (style,))), max_size=12))
-def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments: bool, data: st.DataObject,
+def test_the_gate_gives_the_same_events_in_the_same_feeds(stream_arguments: bool, data: st.DataObject,
                                                                pieces: list[Any]) -> None:
     from samples import RENDER
 
@@ -230,27 +264,23 @@ def test_the_fast_paths_give_the_same_events_in_the_same_feeds(stream_arguments:
 def test_whitespace_and_a_cut_end_tag_after_an_item_wait_for_the_end_tag() -> None:
     parser = StreamParser(TOOLS)
     assert summary(parser.feed(QWEN_HEAD + "Paris\n</parameter>\n</function>"))[1] == []  # what follows decides
-    spy = Spy(parser)
     for delta in ["\n", "  \t", "</t", "ool_", "call"]:
         assert parser.feed(delta) == []
-    assert spy.runs == []  # whitespace and the cut end tag after a tentative item closer: the fast path's
     assert parser.held_text == ""  # inside the block: nothing of it is prose yet
     rest = parser.feed(">\nDone.")
     assert summary(rest + parser.close()) == ("\nDone.", [("get_weather", {"city": "Paris"})])
 
 
-def test_whitespace_and_a_cut_end_marker_after_a_json_call_never_reach_the_state_machine() -> None:
+def test_whitespace_and_a_cut_end_marker_after_a_json_call_wait_for_the_marker() -> None:
     parser = StreamParser(TOOLS)
     assert summary(parser.feed("Hi\n<tool_call>\n" + WEATHER))[1] == [("get_weather", {"city": "Paris"})]
-    spy = Spy(parser)
     for delta in ["\n", " \t", "</t", "ool_", "call"]:
         assert parser.feed(delta) == []
-    assert spy.runs == []  # the fast path after the value holds them as the state machine would
     rest = parser.feed(">\nDone.") + parser.close()
-    assert summary(rest) == ("\nDone.", []) and len(spy.runs) == 2
+    assert summary(rest) == ("\nDone.", [])
 
 
-def test_whitespace_between_items_after_a_settled_item_never_reaches_the_state_machine() -> None:
+def test_whitespace_between_items_after_a_settled_item_keeps_the_next_item() -> None:
     parser = StreamParser(TOOLS)
     item = "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>"
     first = parser.feed("Hi\n<tool_call>\n" + item + "\n" + item)
@@ -274,59 +304,28 @@ def test_text_that_is_not_a_tag_between_items_ends_the_block_as_the_state_machin
         assert summary(feed_chunks(text, size)) == whole
 
 
-def test_a_marker_prefix_longer_than_the_trigger_looks_is_held_without_a_scan() -> None:
+def test_a_marker_prefix_longer_than_the_trigger_looks_is_held_until_it_cannot_be_one() -> None:
     parser = StreamParser(TOOLS)
     parser.feed("Hi.\n")
-    spy = Spy(parser)
     assert parser.feed("<too") == [] and parser.feed("l_ca") == []
     assert parser.held_text == "<tool_ca"
-    assert spy.runs == []
     assert parser.feed("ke>") == [TextDelta("<tool_cake>")]  # not a marker after all: one text event
-    assert spy.runs == []  # the prose path read it: no marker starts anywhere in it
-
-
-def _plain_literal_at(text: str, k: int, end: int, texts: tuple[str, ...], final: bool) -> str | int | None:
-    """The plain reading every fast literal check must agree with: the first literal (in order) the text at
-    ``k`` begins with after str.lower(), else -1 if the text ends inside one (not final), else None."""
-    seg = text[k : min(end, k + max(len(t) for t in texts))]
-    for t in texts:
-        if seg.lower().startswith(t):
-            return seg[: len(t)]
-    if not final and k + len(seg) == end and any(t.startswith(seg.lower()) for t in texts):
-        return -1
-    return None
 
 
 @pytest.mark.parametrize("tags", [
-    (("</tool_call>",), ("<function=", "</function>"), ("<tool_call>", "</tool_call>")),
-    (("</a>",), ("<a", "<ab>"), None),  # one tag begins another: the general check decides
-    ((), ("<arg_key>", "</arg_key>"), None),
-    (("<｜tool▁calls▁end｜>",), ("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), None),  # tags that are not ASCII
+    ("</tool_call>",), ("<a", "<ab>"), ("<｜tool▁call▁begin｜>",), ("</invoke>", "</parameter>"),
 ])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
-def test_the_shared_literal_reader_agrees_with_the_plain_reading(tags: Any, data: st.DataObject) -> None:
-    from streamparse.core.block import Block
-    from streamparse.core.gaps import closer_at
-    from streamparse.core.literals import literals
-    from streamparse.core.tag_body import TagBody
+def test_the_gate_search_finds_every_place_a_tag_may_begin(tags: tuple[str, ...], data: st.DataObject) -> None:
+    from streamparse.core.literals import first_characters, literals
 
-    ends, item, nest = tags
-    body = TagBody(Block("", ""), ends, item, nest, False, 1 << 20)
-    tag = data.draw(st.sampled_from(body.tags))
-    noise = st.text(st.sampled_from(list("<>/_=akK\u212a\u0130 \n") + list(tag) + list(tag.upper())), max_size=6)
-    text = data.draw(noise) + data.draw(st.sampled_from([tag, tag.upper(), tag[: len(tag) // 2], ""])) + data.draw(noise)
-    if not text:
-        return
-    k = data.draw(st.integers(0, len(text) - 1))
-    end = data.draw(st.integers(k + 1, len(text)))
-    final = data.draw(st.booleans())
-    texts = data.draw(st.permutations(body.tags))  # any order: the first in order wins when one begins another
-    expected = _plain_literal_at(text, k, end, tuple(texts), final)
-    assert literals(tuple(texts)).at(text, k, end, final) == expected
-    assert closer_at(text, k, end, tuple(texts), final) == expected
-    if tuple(texts) == body.tags:
-        assert body.closers.at(text, k, end, final) == expected
+    noise = st.text(st.sampled_from(list("<>/_=akK\u212a\u0130 \n") + [c for t in tags for c in (t + t.upper())]),
+                    max_size=12)
+    text = data.draw(noise)
+    if first_characters(tags)(text) is None:  # no tag, nor a tag's start cut by the text's end
+        reader = literals(tags)
+        assert all(reader.at(text, k, len(text), False) is None for k in range(len(text)))
 
 
 @settings(max_examples=60, deadline=None)
@@ -344,7 +343,7 @@ def test_several_items_in_one_block_give_the_same_events_in_the_same_feeds(data:
 
 
 @pytest.mark.parametrize("dialect, end", [("functiongemma", "<end_function_call>"), ("gemma4", "<tool_call|>")])
-def test_a_long_string_delimiter_is_followed_by_the_fast_path_with_the_end_marker_quoted_inside(dialect: str,
+def test_a_long_string_delimiter_is_followed_with_the_end_marker_quoted_inside(dialect: str,
                                                                                                 end: str) -> None:
     from samples import RENDER
 
@@ -353,14 +352,6 @@ def test_a_long_string_delimiter_is_followed_by_the_fast_path_with_the_end_marke
     assert whole == ("Hi\n\nDone.", [("get_weather", {"city": f"a {end} b"})])
     for size in (1, 2, 3, 4, 7):
         assert summary(feed_chunks(text, size)) == whole
-    parser = StreamParser(TOOLS)
-    start = text.index("{") + 1  # inside the call's arguments: the string opens and closes on the fast path
-    parser.feed(text[:start])
-    spy = Spy(parser)
-    inner = text[start : text.index(end, text.index(end) + 1) - 1]  # up to the closing "}" of the arguments
-    for k in range(0, len(inner), 4):
-        assert parser.feed(inner[k : k + 4]) == []
-    assert spy.runs == []
 
 
 # ------------------------------------------------------------------ spans
@@ -379,7 +370,7 @@ SPAN_PIECES = st.sampled_from([
                                      {"start_in_reasoning": True, "dialects": ["hermes"]}])
 @settings(max_examples=60, deadline=None)
 @given(pieces=st.lists(SPAN_PIECES, max_size=24), data=st.data())
-def test_a_span_s_text_taken_on_the_fast_path_gives_the_same_events_in_the_same_feeds(
+def test_a_span_s_text_taken_by_the_gate_gives_the_same_events_in_the_same_feeds(
         options: dict[str, Any], pieces: list[str], data: st.DataObject) -> None:
     text = "".join(pieces)
     rng = data.draw(st.randoms(use_true_random=False))
@@ -387,7 +378,7 @@ def test_a_span_s_text_taken_on_the_fast_path_gives_the_same_events_in_the_same_
     assert _per_feed(text, cuts, True, **options) == _per_feed(text, cuts, False, **options)
 
 
-def test_reasoning_text_that_cannot_hold_its_closer_never_reaches_the_state_machine() -> None:
+def test_reasoning_text_that_cannot_hold_its_closer_never_reaches_the_machine() -> None:
     parser = StreamParser(TOOLS)
     assert parser.feed("<think>") == []
     runs = []
@@ -396,11 +387,11 @@ def test_reasoning_text_that_cannot_hold_its_closer_never_reaches_the_state_mach
     assert [e.text for e in parser.feed("so the user wants ")] == ["so the user wants "]  # type: ignore[union-attr]
     assert [e.type for e in parser.feed("a city")] == ["reasoning"]
     assert runs == []
-    parser.feed(" </thi")  # a closer's first character: the state machine reads it
+    parser.feed(" </thi")  # a closer's first character: the machine reads it
     assert len(runs) == 1
 
 
-def test_an_item_closer_written_with_a_kelvin_sign_inside_a_value_is_the_value_s_text_on_every_path() -> None:
+def test_an_item_closer_written_with_a_kelvin_sign_inside_a_value_is_the_value_s_text_whatever_the_feeds() -> None:
     # MiniMax's </invoke> spelled with U+212A: the state machine's search inside a value folds ASCII case only
     head = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">'
     for deltas in ([head, "Paris</invo\u212ae>\n"], [head, "Paris</invo\u212ae>\n", "more"]):
