@@ -22,6 +22,7 @@ from lark.visitors import merge_transformers
 from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
+from .grammar_program import program_for
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -260,7 +261,11 @@ def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
             if decoded is not None:
                 return decoded
         try:
-            results = transformer.transform(load_grammar(grammar).parse(text))
+            program = program_for(grammar)
+            tree = program.tree(text) if program is not None else None
+            if tree is None:  # not compiled, or not read by the program: Lark parses (and names what is wrong)
+                tree = load_grammar(grammar).parse(text)
+            results = transformer.transform(tree)
         except VisitError as exc:  # a rule refused what it read: its own reason (an expression, a bytes literal)
             if isinstance(exc.orig_exc, ArgumentError):
                 raise exc.orig_exc from None

@@ -1,0 +1,204 @@
+"""A regular Lark grammar compiled into one regex, which reads an item as Lark's LALR parser would.
+
+Invariant: for a grammar that compiles (``compile_grammar``; ``program_for`` by name), ``program.tree(text)`` is
+either ``None`` or equal to the tree ``lark.parse(text)`` returns; ``None`` says nothing about the text (ask Lark).
+The regex is built from the grammar alone: Lark's own terminal patterns, each read atomically (Lark's lexer never
+backtracks into a token) after a lookahead refusing the terminals Lark's contextual lexer would try first there
+(``grammar_lexing``), in the order of the unfolded rules (``grammar_places``); a repetition is matched whole, then
+re-read one reading at a time. The tree is rebuilt from the match's groups with each alternative's ``Shape``.
+Tokens carry their type, text and ``start_pos``/``end_pos`` as Lark's; ``line``/``column`` count every newline.
+A grammar that does not compile is left to Lark: ``program_for`` gives None, ``refusal`` the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Mapping, Union
+
+from lark import Lark, Token, Tree
+
+from ..arguments.grammar import load_grammar
+from .grammar_lexing import fill_lexing
+from .grammar_places import NotRegular, Place, RulePlace, TerminalPlace, unfold
+from .grammar_regex import RegexWriter
+
+__all__ = ["GrammarProgram", "NotRegular", "compile_grammar", "program_for", "refusal"]
+
+_TOKEN, _NODE, _SPLICE, _REPEAT = range(4)
+
+
+class _Retiled(Exception):
+    """A repetition's readings, re-read one at a time, did not tile its span: the program gives up (Lark decides)."""
+
+
+def _token(kind: str, m: re.Match[str], group: int, text: str, flat: bool) -> Token:
+    """The token of a group, placed as Lark places it (``flat``: the text holds no newline)."""
+    start, end = m.span(group)
+    value = text[start:end]
+    if flat:
+        return Token(kind, value, start, 1, start + 1, 1, end + 1, end)
+    line = text.count("\n", 0, start) + 1
+    return Token(kind, value, start, line, start - text.rfind("\n", 0, start),
+                 line + value.count("\n"), end - text.rfind("\n", 0, end), end)
+
+
+class _Reader:
+    """Builds one rule place's node from a match: the sequence read (its end group took part), which of its
+    optional places were read (their groups took part), so the alternative read, then that alternative's children.
+
+    ``ways``: per sequence, (its end group's index in ``m.groups()``, unused when there is one sequence; the indexes
+    of its optional places' groups; by mask of those read: (children as (kind, what, ``None`` placeholders
+    before), placeholders after, the tree's name, ``?rule``))."""
+
+    __slots__ = ("ways",)
+
+    def __init__(self) -> None:
+        self.ways: list[tuple[int, tuple[int, ...], dict[int, tuple[tuple[tuple[int, Any, int], ...], int, str, bool]]]] = []
+
+    def children(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, flat: bool
+                 ) -> tuple[list[Any], str, bool]:
+        ways = self.ways
+        way = ways[0]
+        if len(ways) > 1:
+            for way in ways:
+                if groups[way[0]] is not None:
+                    break
+            else:
+                raise _Retiled  # no sequence of this place took part (the regex says one did)
+        mask, bit = 0, 1
+        for group in way[1]:
+            if groups[group] is not None:
+                mask |= bit
+            bit <<= 1
+        items, nones_after, data, expand1 = way[2][mask]
+        out: list[Any] = []
+        for kind, what, nones in items:
+            if nones:
+                out += [None] * nones
+            if kind == _TOKEN:
+                out.append(_token(what[1], m, what[0], text, flat))
+            elif kind == _NODE:
+                out.append(what.node(m, groups, text, flat))
+            elif kind == _SPLICE:
+                out += what.children(m, groups, text, flat)[0]
+            else:
+                out += what.readings(m, text, flat)
+        if nones_after:
+            out += [None] * nones_after
+        return out, data, expand1
+
+    def node(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, flat: bool) -> Any:
+        out, data, expand1 = self.children(m, groups, text, flat)
+        return out[0] if expand1 and len(out) == 1 else Tree(data, out)
+
+
+class _Repeat:
+    """A repetition's span (``group``), re-read one reading at a time with ``regex`` (its ``b`` alone)."""
+
+    __slots__ = ("group", "regex", "reader")
+
+    def __init__(self, group: int, regex: re.Pattern[str], reader: _Reader):
+        self.group, self.regex, self.reader = group, regex, reader
+
+    def readings(self, m: re.Match[str], text: str, flat: bool) -> list[Any]:
+        start, end = m.span(self.group)
+        out: list[Any] = []
+        while start < end:
+            one = self.regex.match(text, start)
+            if one is None or not start < one.end() <= end:
+                raise _Retiled
+            out += self.reader.children(one, one.groups(), text, flat)[0]
+            start = one.end()
+        return out
+
+
+class _Readers:
+    """Makes the readers of a grammar's places for the regexes ``RegexWriter`` writes (groups looked up by name)."""
+
+    def __init__(self, writer: RegexWriter):
+        self.writer = writer
+
+    def reader(self, place: RulePlace, groups: Mapping[str, int]) -> _Reader:
+        """The reader of ``place``'s alternatives in a regex whose named groups are ``groups``."""
+        reader = _Reader()
+        for sequence in place.sequences:
+            marker = groups[f"e{sequence.ident}"] - 1 if len(place.sequences) > 1 else -1
+            optional = tuple(groups[f"t{p.ident}" if isinstance(p, TerminalPlace) else f"o{p.ident}"] - 1
+                             for p, maybe in zip(sequence.places, sequence.optional) if maybe)
+            by_mask = {mask: (tuple((*self._item(alt.places[i], spliced, groups), nones)
+                                    for i, spliced, nones in alt.shape.include),
+                              alt.shape.nones_after, alt.shape.data, alt.shape.expand1)
+                       for mask, alt in sequence.alternatives.items()}
+            reader.ways.append((marker, optional, by_mask))
+        return reader
+
+    def _item(self, place: Place, spliced: bool, groups: Mapping[str, int]) -> tuple[int, Any]:
+        if isinstance(place, TerminalPlace):
+            return _TOKEN, (groups[f"t{place.ident}"], place.terminal.name)
+        if place.repeated:
+            regex = re.compile(self.writer.readings(place))
+            return _REPEAT, _Repeat(groups[f"r{place.ident}"], regex, self.reader(place, regex.groupindex))
+        return (_SPLICE if spliced else _NODE), self.reader(place, groups)
+
+
+class GrammarProgram:
+    """One compiled grammar: ``tree(text)`` is Lark's tree for ``text``, or None (then only Lark can tell)."""
+
+    __slots__ = ("name", "regex", "_reader")
+
+    def __init__(self, name: str, regex: re.Pattern[str], reader: _Reader):
+        self.name, self.regex, self._reader = name, regex, reader
+
+    def tree(self, text: str) -> Any:
+        m = self.regex.match(text)
+        if m is None:
+            return None
+        try:
+            return self._reader.node(m, m.groups(), text, "\n" not in text)
+        except _Retiled:
+            return None
+
+
+def _check_options(lark: Lark) -> None:
+    options = lark.options
+    if options.parser != "lalr" or options.lexer != "contextual":
+        raise NotRegular(f"parser {options.parser} with lexer {options.lexer} (only LALR with the contextual lexer)")
+    if options.postlex is not None or options.lexer_callbacks or options.regex or options.g_regex_flags \
+            or options.transformer is not None or options.tree_class not in (None, Tree) or options.use_bytes \
+            or options.edit_terminals is not None:
+        raise NotRegular("options that change tokens or trees (postlex, callbacks, regex module, flags, ...)")
+
+
+def compile_grammar(lark: Lark, name: str = "") -> GrammarProgram:
+    """The program of a grammar whose rules reachable from ``start`` are regular; NotRegular says why not."""
+    _check_options(lark)
+    start = unfold(lark)
+    fill_lexing(lark, start)
+    try:
+        writer = RegexWriter(lark, start)
+        regex = re.compile(writer.whole(start))
+        reader = _Readers(writer).reader(start, regex.groupindex)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise NotRegular(f"its regex does not compile: {exc}") from None
+    return GrammarProgram(name, regex, reader)
+
+
+@functools.cache
+def _compiled(name: str) -> Union[GrammarProgram, NotRegular]:
+    try:
+        return compile_grammar(load_grammar(name), name)
+    except NotRegular as refused:
+        return refused
+
+
+def program_for(name: str) -> GrammarProgram | None:
+    """The program of the grammar called ``name`` (compiled once per process), or None when it does not compile."""
+    compiled = _compiled(name)
+    return compiled if isinstance(compiled, GrammarProgram) else None
+
+
+def refusal(name: str) -> str | None:
+    """Why the grammar called ``name`` does not compile, or None when it does."""
+    compiled = _compiled(name)
+    return str(compiled) if isinstance(compiled, NotRegular) else None

@@ -1,0 +1,100 @@
+"""The regex of unfolded places: each terminal read atomically, after a lookahead refusing what Lark lexes first.
+
+Invariant: ``RegexWriter.whole(start)`` matches a text exactly when the places read it as a sequence of tokens
+that Lark's contextual lexer would cut the same way (given ``grammar_lexing``'s ``before``), or the subset of those
+texts its lookaheads can tell (a lookahead that cannot name the place read just before refuses the union of what
+every such place allows: never more). ``readings(place)`` is one reading of a repetition, for re-reading its span.
+Group names: ``t<id>`` a terminal place's token, ``o<id>`` an optional rule place read, ``e<id>`` the sequence
+read when a rule place has several, ``r<id>`` a repetition's span; the places' readers look them up by name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lark import Lark
+
+from .grammar_places import NotRegular, Place, RulePlace, TerminalPlace
+
+__all__ = ["RegexWriter"]
+
+
+def _places(place: Place) -> list[TerminalPlace]:
+    """The terminal places under ``place`` in the order the regex writes them."""
+    if isinstance(place, TerminalPlace):
+        return [place]
+    return [t for sequence in place.sequences for p in sequence.places for t in _places(p)]
+
+
+class RegexWriter:
+    """Writes the regexes of one grammar's places (``whole``, ``readings``)."""
+
+    def __init__(self, lark: Lark, start: RulePlace):
+        self.patterns = {t.name: t.pattern.to_regexp() for t in lark.terminals}
+        for name, pattern in self.patterns.items():
+            if re.compile(pattern).groups and re.search(r"\\[1-9]|\(\?P=|\(\?\(", pattern):
+                raise NotRegular(f"terminal {name} refers to its own groups")
+        ordered = _places(start)
+        self.order = {place: i for i, place in enumerate(ordered)}
+        for place in ordered:
+            if not place.before:
+                raise NotRegular(f"{place.terminal.name} is never read (no parser state reaches it)")
+            if len({frozenset(g) for g in place.before.values()}) > 1:
+                for before in place.before:
+                    if before is not None:
+                        before.tested = True
+        self.captured: set[TerminalPlace] = set()  # the places with a group so far, in the regex being written
+
+    def whole(self, start: RulePlace) -> str:
+        self.captured = set()
+        return self.place(start, True) + r"\Z"
+
+    def readings(self, place: RulePlace) -> str:
+        self.captured = set()
+        return self.sequences(place, True)
+
+    def place(self, place: Place, capture: bool, optional: bool = False) -> str:
+        """``place``'s regex; with ``capture``, the groups its reader and later lookaheads need."""
+        if isinstance(place, RulePlace):
+            if not place.repeated:
+                return self.sequences(place, capture)
+            body = f"(?:{self.sequences(place, False)})+"
+            return f"(?P<r{place.ident}>{body})" if capture else body
+        atom = f"(?>{self.patterns[place.terminal.name]})"
+        guard = self.guard(place)
+        if capture and (place.kept or optional or place.tested):
+            atom = f"(?P<t{place.ident}>{atom})"
+            self.captured.add(place)
+        return guard + atom
+
+    def guard(self, place: TerminalPlace) -> str:
+        """The lookahead before ``place``: by the place read just before, nearest first while its group can tell
+        (it has one here, and no nearer place that can come just before lacks one); the rest all together."""
+        remaining = dict(place.before)
+        chain: list[tuple[TerminalPlace, set[str]]] = []
+        for before in sorted(remaining, key=lambda p: -1 if p is None else self.order[p], reverse=True):
+            if len({frozenset(g) for g in remaining.values()}) <= 1 or before is None or before not in self.captured:
+                break
+            chain.append((before, remaining.pop(before)))
+        text = self._refuse(set().union(*remaining.values()))
+        for before, names in reversed(chain):
+            text = f"(?(t{before.ident}){self._refuse(names)}|{text})"
+        return text
+
+    def _refuse(self, names: set[str]) -> str:
+        return "(?!" + "|".join(f"(?:{self.patterns[n]})" for n in sorted(names)) + ")" if names else ""
+
+    def sequences(self, place: RulePlace, capture: bool) -> str:
+        ways = []
+        for sequence in place.sequences:
+            parts = []
+            for part, optional in zip(sequence.places, sequence.optional):
+                text = self.place(part, capture, optional)
+                if optional:
+                    marked = capture and isinstance(part, RulePlace)
+                    text = f"(?:{text}(?P<o{part.ident}>))?" if marked else f"(?:{text})?"
+                parts.append(text)
+            if capture and len(place.sequences) > 1:
+                parts.append(f"(?P<e{sequence.ident}>)")
+            ways.append("".join(parts))
+        return ways[0] if len(ways) == 1 else "(?:" + "|".join(ways) + ")"
