@@ -25,6 +25,11 @@ def define_grammar(name: str, text: str) -> None:
     _DEFINED[name] = text
 
 
+def defined_grammars() -> list[str]:
+    """The names of the grammars declarations defined so far (those of the families imported)."""
+    return sorted(_DEFINED)
+
+
 def grammar_text(name: str) -> str:
     """A grammar's text: the one a declaration defined, else ``grammars/<name>.lark``."""
     defined = _DEFINED.get(name)

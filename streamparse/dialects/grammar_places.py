@@ -103,7 +103,7 @@ def shape(rule: Rule, placeholders: bool) -> Shape:
             include.append((i, not symbol.is_term and symbol.name.startswith("_"), nones))
             nones = 0
     data = rule.alias or rule.options.template_source or rule.origin.name
-    return Shape(tuple(include), nones + counts[len(expansion)], str(data), bool(rule.options.expand1 and not rule.alias))
+    return Shape(tuple(include), nones + counts[len(expansion)], data, bool(rule.options.expand1 and not rule.alias))
 
 
 def _families(rules: list[Rule]) -> list[tuple[tuple[Symbol, ...], list[bool], dict[int, Rule]]]:

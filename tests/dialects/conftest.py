@@ -1,0 +1,35 @@
+"""The dialect tests also hold every grammar program to Lark: each item a program reads while a test runs is parsed
+by Lark too, and a test whose items read differently fails at teardown (``grammar_program``'s invariant, checked on
+every sample these tests write, beyond those ``test_grammar_program`` gathers).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from lark.exceptions import LarkError
+import pytest
+
+from streamparse.arguments.grammar import load_grammar
+from streamparse.dialects.grammar_program import GrammarProgram
+
+
+@pytest.fixture(autouse=True)
+def grammar_programs_read_as_lark(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    differences: list[str] = []
+    read = GrammarProgram.tree
+
+    def checked(program: GrammarProgram, text: str) -> Any:
+        mine = read(program, text)
+        if mine is not None and program.name:  # (a program compiled from a Lark object has no name to load)
+            try:
+                theirs: Any = load_grammar(program.name).parse(text)
+            except LarkError as exc:
+                theirs = exc
+            if mine != theirs:
+                differences.append(f"{program.name}: {text!r}: program {mine!r}, Lark {theirs!r}")
+        return mine
+
+    monkeypatch.setattr(GrammarProgram, "tree", checked)
+    yield
+    assert not differences, "\n".join(differences)
