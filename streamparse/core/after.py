@@ -9,9 +9,11 @@ Closers are taken in their order, each at most once.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from .gaps import MAX_GAP, closer_at
 from .output import Output
+from .states import Move
 
 __all__ = ["AfterReader"]
 
@@ -21,8 +23,7 @@ _WS_RUN = re.compile(r"\s*")
 class AfterReader(Output):
     """The part of the parser that reads optional closers after a block (the parser sets the attributes)."""
 
-    _mode: int
-    _resume: int  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
+    _go: Callable[[Move], None]  # the parser's one state change (states.py)
     _closers: list[str]  # optional closers still allowed, lowercase, in order
     _after_ws: str  # whitespace read while waiting for a closer
 
@@ -41,12 +42,13 @@ class AfterReader(Output):
             self._closers = self._closers[self._closers.index(r.lower()) + 1 :]
             self._after_ws = ""
             if not self._closers:
-                self._mode = self._resume
+                self._go(Move.CLOSERS_END)
             return k + len(r)
         return self._end_after(k)
 
     def _end_after(self, resume: int) -> int:
-        self._mode, self._closers = self._resume, []
+        self._closers = []
+        self._go(Move.CLOSERS_END)
         ws, self._after_ws = self._after_ws, ""
         self._text(ws)
         return resume

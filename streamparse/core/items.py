@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Callable
 from .events import Diagnostic, Event, TextDelta, ToolCall, ToolCallDelta
 from .live import LiveCall, whole_call_events
 from .output import Output
-from .spans import BODY
+from .states import Move, State
+
+BODY = State.BODY
 
 if TYPE_CHECKING:
     from .block import Block
@@ -33,8 +35,8 @@ class ItemCalls(Output):
     _streaming: bool
     _lives: list[LiveCall]
     _max_block: int
-    _mode: int
-    _resume: int
+    _mode: State
+    _go: Callable[[Move], None]  # the parser's one state change (states.py)
     _end_block: Callable[[Block], int]
 
     def _finish_block(self) -> None:
@@ -64,7 +66,8 @@ class ItemCalls(Output):
         self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
                                name, {"text": dropped}))
         self._lives.clear()
-        self._block, self._mode = None, self._resume
+        self._block = None
+        self._go(Move.DROPPED)
 
 
     def _drain(self, b: Block, exact: bool = False) -> None:

@@ -35,7 +35,10 @@ from .tag_body import TagBody, ValueTagBody
 from .chat_template import decide_setup
 from .openings import answer_opening
 from .parser_class import register_parser
-from .spans import AFTER as _AFTER, BODY as _BODY, HEAD as _HEAD, SPAN as _SPAN, TEXT as _TEXT, SpanReader
+from .spans import SpanReader
+from .states import Move, State, step
+
+_TEXT, _SPAN, _HEAD, _BODY, _AFTER = State
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
@@ -97,8 +100,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
-                      _BODY: self._scan_body, _AFTER: self._scan_after}
-        self._mode = _SPAN if start_in_reasoning or start_in_response else _TEXT
+                      _BODY: self._read_body, _AFTER: self._scan_after}  # each state's reader (states.py: the moves)
+        self._mode: State = _SPAN if start_in_reasoning or start_in_response else _TEXT
         self._pass: Callable[[str], list[Event]] = self._pass_text  # the gated state's run (``_arm_gate``)
         self._room = _NO_LIMIT  # the longest delta the gate's run may take
         self._span: Span = self._table.prompt_reasoning if start_in_reasoning else self._table.prompt_response
@@ -111,7 +114,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
         self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
-        self._resume = _TEXT
+        self._resume: State = _TEXT  # the state the open block began in, given back when it ends
         self._look = ""  # a look past a mid-line "[" cut by the last text's end (mid_line.py)
         ItemCalls.__init__(self)
         if generation_prompt:
@@ -298,13 +301,24 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         span = cands[0].span
         if span is not None:
             if span.kind != "drop":
-                self._span, self._mode = span, _SPAN
+                self._span = span
+                self._go(Move.SPAN_OPENS)
             return after
         self._block = Block(text[j : j + fence], text[j:after])
         self._block.name = tool_name
         self._cands = cands
-        self._mode = _HEAD
+        self._go(Move.BLOCK_OPENS)
         return after
+
+    def _go(self, move: Move) -> None:
+        """The one place the state changes: by the table's move (``states.step``). A block opening remembers the
+        state it opens in; a span ending is back in prose."""
+        mode = self._mode
+        if move == Move.BLOCK_OPENS:
+            self._resume = mode
+        elif move == Move.SPAN_ENDS:
+            self._resume = _TEXT
+        self._mode = step(mode, move, self._resume)
 
     # ------------------------------------------------------------------ HEAD: which dialect owns the block?
 
@@ -329,7 +343,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         """No dialect wants it: the marker is text, and scanning resumes right after it."""
         b = self._block
         assert b is not None
-        self._block, self._mode = None, self._resume
+        self._block = None
+        self._go(Move.NO_HEAD)
         self._text(b.head)
         return resume
 
@@ -353,12 +368,16 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON,
                                     op.line_start)
-        self._mode = _BODY
+        self._go(Move.HEAD_READ)
         if kept:
             b.scanner.scan(kept, 0, len(kept), False)
         return head.end
 
     # ------------------------------------------------------------------ BODY
+
+    def _read_body(self, text: str, pos: int, final: bool) -> int:
+        """BODY's reader: the body, up to the reasoning's closer when the block sits inside reasoning."""
+        return (self._scan_body_in_span if self._resume == _SPAN else self._scan_body)(text, pos, final)
 
     def _scan_body(self, text: str, pos: int, final: bool) -> int:
         b = self._block
@@ -382,7 +401,8 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
                 b.end("", b.scanner.unread())  # (a block end met in a value, held, is text too)
                 b.scanner.pending = ""
                 return self._end_block(b, new)
-            self._block, self._mode = None, self._resume
+            self._block = None
+            self._go(Move.DROPPED)
             self._lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
@@ -393,7 +413,15 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
         self._lives.clear()
-        self._block, self._mode = None, self._resume
+        self._block = None
+        closers = [c.lower() for c in d.closers] if not b.closer else []
+        if b.fence and b.closer != "```":
+            closers.append("```")
+        if closers and b.calls:  # a block released as text leaves its optional closers as text too
+            self._closers = closers
+            self._go(Move.CLOSERS_MAY_FOLLOW)
+        else:
+            self._go(Move.BLOCK_ENDS)
         if not b.calls and b.closer and not b.failed and not b.raw()[len(b.head):].strip():
             # only markup: the opener, whitespace, the end marker (Kimi's empty tool section)
             self._event(Diagnostic("empty_block", "a call block with nothing in it: its markup is dropped", d.name))
@@ -412,11 +440,6 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
                 self._text(rest)
             self._line_blank = not rest.strip(_PUNCTUATION)  # after calls, the next call may follow on the line
         self._text(b.trailing)
-        closers = [c.lower() for c in d.closers] if not b.closer else []
-        if b.fence and b.closer != "```":
-            closers.append("```")
-        if closers and b.calls:  # a block released as text leaves its optional closers as text too
-            self._closers, self._mode = closers, _AFTER
         return resume
 
 

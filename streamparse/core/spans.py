@@ -20,10 +20,11 @@ from .events import Event
 from .gaps import partial_tail
 from .output import Output
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
+from .states import Move, State
 
-__all__ = ["TEXT", "SPAN", "HEAD", "BODY", "AFTER", "SpanReader"]
+__all__ = ["SpanReader"]
 
-TEXT, SPAN, HEAD, BODY, AFTER = range(5)  # the parser's states (see parser.py)
+TEXT, SPAN, HEAD, BODY, AFTER = State
 
 
 @functools.lru_cache(maxsize=64)
@@ -46,12 +47,12 @@ class SpanReader(Output):
 
     _span: Span
     _held: str
-    _mode: int
+    _mode: State
     _table: MarkerTable
     _calls_in_reasoning: bool
-    _resume: int  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
+    _resume: State  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
     _begin: Callable[[str, int, int, tuple[str, list[Candidate], str | None]], int]
-    _scan: dict[int, Callable[[str, int, bool], int]]  # the state table: state -> its scan method
+    _go: Callable[[Move], None]  # the parser's one state change (states.py)
     _scan_body: Callable[[str, int, bool], int]
     _finish_block: Callable[[], None]
 
@@ -98,9 +99,8 @@ class SpanReader(Output):
 
     def _end_span(self) -> None:
         """The span is over: back to the answer, which starts like a message (line-start forms count)."""
-        self._mode = self._resume = TEXT
+        self._go(Move.SPAN_ENDS)
         self._text = self._prose
-        self._scan[BODY] = self._scan_body
         self._line_blank = True
 
     def _call_in_span(self, text: str, pos: int, stop: int, final: bool) -> int | None:
@@ -125,9 +125,7 @@ class SpanReader(Output):
                 i = j + 1
                 continue
             self._reasoning(text[pos:j])
-            self._resume = SPAN
             self._text = self._reasoning  # a block that is not a call goes back to the reasoning
-            self._scan[BODY] = self._scan_body_in_span
             return self._begin(text, j, 0, found)
 
     def _scan_body_in_span(self, text: str, pos: int, final: bool) -> int:
