@@ -32,15 +32,34 @@ class _Retiled(Exception):
     """A repetition's readings, re-read one at a time, did not tile its span: the program gives up (Lark decides)."""
 
 
-def _token(kind: str, m: re.Match[str], group: int, text: str, flat: bool) -> Token:
-    """The token of a group, placed as Lark places it (``flat``: the text holds no newline)."""
+class _Lines:
+    """Lines and columns of positions asked in increasing order (tokens are made left to right), counted as Lark's
+    lexer counts them: from the last position asked, so a long item costs one pass."""
+
+    __slots__ = ("text", "at", "line", "line_start")
+
+    def __init__(self, text: str):
+        self.text, self.at, self.line, self.line_start = text, 0, 1, 0
+
+    def place(self, pos: int) -> tuple[int, int]:
+        if pos < self.at:  # (never, as tokens are made; counted again from the start all the same)
+            self.at, self.line, self.line_start = 0, 1, 0
+        newlines = self.text.count("\n", self.at, pos)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.at, pos) + 1
+        self.at = pos
+        return self.line, pos - self.line_start + 1
+
+
+def _token(kind: str, m: re.Match[str], group: int, text: str, lines: _Lines | None) -> Token:
+    """The token of a group, placed as Lark places it (``lines`` None: the text holds no newline)."""
     start, end = m.span(group)
-    value = text[start:end]
-    if flat:
-        return Token(kind, value, start, 1, start + 1, 1, end + 1, end)
-    line = text.count("\n", 0, start) + 1
-    return Token(kind, value, start, line, start - text.rfind("\n", 0, start),
-                 line + value.count("\n"), end - text.rfind("\n", 0, end), end)
+    if lines is None:
+        return Token(kind, text[start:end], start, 1, start + 1, 1, end + 1, end)
+    line, column = lines.place(start)
+    end_line, end_column = lines.place(end)
+    return Token(kind, text[start:end], start, line, column, end_line, end_column, end)
 
 
 class _Reader:
@@ -56,7 +75,7 @@ class _Reader:
     def __init__(self) -> None:
         self.ways: list[tuple[int, tuple[int, ...], dict[int, tuple[tuple[tuple[int, Any, int], ...], int, str, bool]]]] = []
 
-    def children(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, flat: bool
+    def children(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, lines: _Lines | None
                  ) -> tuple[list[Any], str, bool]:
         ways = self.ways
         way = ways[0]
@@ -77,19 +96,19 @@ class _Reader:
             if nones:
                 out += [None] * nones
             if kind == _TOKEN:
-                out.append(_token(what[1], m, what[0], text, flat))
+                out.append(_token(what[1], m, what[0], text, lines))
             elif kind == _NODE:
-                out.append(what.node(m, groups, text, flat))
+                out.append(what.node(m, groups, text, lines))
             elif kind == _SPLICE:
-                out += what.children(m, groups, text, flat)[0]
+                out += what.children(m, groups, text, lines)[0]
             else:
-                out += what.readings(m, text, flat)
+                out += what.readings(m, text, lines)
         if nones_after:
             out += [None] * nones_after
         return out, data, expand1
 
-    def node(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, flat: bool) -> Any:
-        out, data, expand1 = self.children(m, groups, text, flat)
+    def node(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, lines: _Lines | None) -> Any:
+        out, data, expand1 = self.children(m, groups, text, lines)
         return out[0] if expand1 and len(out) == 1 else Tree(data, out)
 
 
@@ -101,14 +120,14 @@ class _Repeat:
     def __init__(self, group: int, regex: re.Pattern[str], reader: _Reader):
         self.group, self.regex, self.reader = group, regex, reader
 
-    def readings(self, m: re.Match[str], text: str, flat: bool) -> list[Any]:
+    def readings(self, m: re.Match[str], text: str, lines: _Lines | None) -> list[Any]:
         start, end = m.span(self.group)
         out: list[Any] = []
         while start < end:
             one = self.regex.match(text, start)
             if one is None or not start < one.end() <= end:
                 raise _Retiled
-            out += self.reader.children(one, one.groups(), text, flat)[0]
+            out += self.reader.children(one, one.groups(), text, lines)[0]
             start = one.end()
         return out
 
@@ -155,7 +174,7 @@ class GrammarProgram:
         if m is None:
             return None
         try:
-            return self._reader.node(m, m.groups(), text, "\n" not in text)
+            return self._reader.node(m, m.groups(), text, _Lines(text) if "\n" in text else None)
         except _Retiled:
             return None
 

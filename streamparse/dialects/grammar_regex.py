@@ -4,19 +4,22 @@ Invariant: ``RegexWriter.whole(start)`` matches a text exactly when the places r
 that Lark's contextual lexer would cut the same way (given ``grammar_lexing``'s ``before``), or the subset of those
 texts its lookaheads can tell (a lookahead that cannot name the place read just before refuses the union of what
 every such place allows: never more). ``readings(place)`` is one reading of a repetition, for re-reading its span.
-Group names: ``t<id>`` a terminal place's token, ``o<id>`` an optional rule place read, ``e<id>`` the sequence
+Group names: ``t<id>`` a terminal place's token, ``a<id>`` its match on Python 3.10 (no atomic groups there), ``o<id>`` an optional rule place read, ``e<id>`` the sequence
 read when a rule place has several, ``r<id>`` a repetition's span; the places' readers look them up by name.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 
 from lark import Lark
 
 from .grammar_places import NotRegular, Place, RulePlace, TerminalPlace
 
-__all__ = ["RegexWriter"]
+__all__ = ["RegexWriter", "ATOMIC_GROUPS"]
+
+ATOMIC_GROUPS = sys.version_info >= (3, 11)  # ``(?>…)``; before, the same with a lookahead and a backreference
 
 
 def _places(place: Place) -> list[TerminalPlace]:
@@ -60,12 +63,18 @@ class RegexWriter:
                 return self.sequences(place, capture)
             body = f"(?:{self.sequences(place, False)})+"
             return f"(?P<r{place.ident}>{body})" if capture else body
-        atom = f"(?>{self.patterns[place.terminal.name]})"
+        atom = self.atom(place)
         guard = self.guard(place)
         if capture and (place.kept or optional or place.tested):
             atom = f"(?P<t{place.ident}>{atom})"
             self.captured.add(place)
         return guard + atom
+
+    def atom(self, place: TerminalPlace) -> str:
+        """The terminal's pattern, matched once: its first match, never backtracked into (Lark's lexer takes that
+        match and moves on). Python 3.10 has no atomic group: a lookahead's group, then that group again."""
+        pattern = self.patterns[place.terminal.name]
+        return f"(?>{pattern})" if ATOMIC_GROUPS else f"(?=(?P<a{place.ident}>{pattern}))(?P=a{place.ident})"
 
     def guard(self, place: TerminalPlace) -> str:
         """The lookahead before ``place``: by the place read just before, nearest first while its group can tell
