@@ -36,7 +36,7 @@ class BracketBody:
     tentative = False  # never waits on what follows a closer to know what it was
     fallback = ""  # the end of the stream never settles a body by a fallback
     __slots__ = ("b", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct", "opens", "blank")
+                 "esc", "top", "state", "pending", "sep_seen", "struct", "skip", "opens", "blank")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool):
@@ -51,7 +51,7 @@ class BracketBody:
         self.state = _BEFORE
         self.pending = ""  # whitespace/separator after a value, not yet known to be the block's
         self.sep_seen = False
-        self.struct = _struct_pattern(python, bool(end_tags), fenced)
+        self.struct, self.skip = _struct_patterns(python, bool(end_tags), fenced)
         # A Python list is checked as it goes, so prose that opened one ("[Intro(part one", "[TODO(me] …") is
         # released at once, not held to the stream's end: its brackets must pair (``opens``, the ones open) and
         # a blank line outside strings ends it (``blank``: only whitespace since a newline).
@@ -105,13 +105,12 @@ class BracketBody:
                     return -r - 1
                 pos = i = r
                 continue
-            m = self.struct.search(text, i, end)
-            if self.blank and NON_WS.search(text, i, m.start() if m else end):
+            j = self.skip(text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
+            if self.blank and NON_WS.search(text, i, j):
                 self.blank = False
-            if m is None:
+            if j == end:
                 i = end
                 break
-            j = m.start()
             ch = text[j]
             i = j + 1
             if self.python and not self._python_goes_on(ch):
@@ -265,10 +264,14 @@ def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _struct_pattern(python: bool, tagged: bool, fenced: bool) -> re.Pattern[str]:
-    """The characters that matter outside strings in a bracket body."""
+def _struct_patterns(python: bool, tagged: bool, fenced: bool) -> tuple[re.Pattern[str], Callable[..., Optional[
+        "re.Match[str]"]]]:
+    """The characters that matter outside strings in a bracket body (a search: the gate's), and the match that
+    reads on to the next of them that is not inside a complete string (a value's run of plain text and whole
+    strings in one step; a string the text does not close stops it at its quote)."""
     chars = "\"'{}\\[\\]" + ("()\n" if python else "/") + ("<" if tagged else "") + ("`" if fenced else "")
-    return re.compile(f"[{chars}]")
+    strings = "|".join(f"{q}(?:[^{q}\\\\]++|\\\\.)*+{q}" for q in "\"'")
+    return re.compile(f"[{chars}]"), re.compile(f"(?:[^{chars}]++|{strings})*+", re.S).match
 
 
 _STRING_OPEN = -1
