@@ -31,20 +31,20 @@ from .decoders import (deepseek_v3_calls, deepseek_v31_calls, harmony_calls, jso
 from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongemma_calls, gemma4_calls, generic_calls,
                             kimi_k3_calls, minimax_m3_calls, olmo3_calls)
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
-from .spec import JSON, PYTHON, TAGGED, Dialect, Opener, Registry, Span, TagParams, ValueTags, lit, name, opt, peek, ws
+from .spec import JSON, PYTHON, TAGGED, Decoder, Dialect, Opener, Part, Registry, Span, ValueTags, lit, name, opt, peek, ws
 from .kv_family import KvCall, kv_dialect
+from .markers import marker, markers
 from .xml_family import XmlCall, xml_dialect
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
 
-_TOOLCALL, _TOOLCALL_END = "<tool_call>", "</tool_call>"
-_DS_CALLS, _DS_CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
-_DS_CALL, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
-_JSON_START = (peek("[{"),)
+# Qwen's <tool_call> tag, as hermes's grammar writes it: Qwen3-Coder and GLM wrap their calls in it too.
+_TOOLCALL, _TOOLCALL_END = markers("hermes", "_OPEN", "_CLOSE")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
-
-
-_DSML_END = ("</｜DSML｜function_calls>", "</｜DSML｜tool_calls>")
+# Harmony's framing (openai.lark), which Muse Glimmer's ATEM messages are written in too.
+_ASSISTANT_TO, _TO, _MESSAGE = markers("openai", "_ASSISTANT_TO", "_TO", "_MESSAGE")
+_MISTRAL_CALLS, _MISTRAL_ARGS = markers("mistral_v11", "_OPEN", "_ARGS")
+_K3_CALL, _K3_ARGUMENT = markers("kimi_k3", "_CALL", "_ARGUMENT")
 
 # The XML-parameter family (xml_family): each member's markup is written once, here.
 _QWEN3 = XmlCall("function", "parameter", value_lines=True)
@@ -159,9 +159,30 @@ def _json_tag(opener: str, *, start: str = "[{") -> Opener:
     return Opener(opener, head=(ws(),), look=(peek(start),))
 
 
-def _call_head(opener: str) -> Opener:
-    """Gemma-style: the opener, then ``call:NAME{`` (the body starts at ``call:``)."""
-    return Opener(opener, look=(lit("call:"), name(), lit("{")))
+def _gemma(dialect: str, decode: Decoder, ends: tuple[str, ...], doc: str) -> Dialect:
+    """Gemma-style: the opener, then ``call:NAME{`` (the body starts at ``call:``), strings between quote tokens."""
+    opener, call, quote = markers(dialect, "_OPEN", "_CALL", "_QUOTE")
+    return Dialect(dialect, (Opener(opener, look=(lit(call), name(), lit("{"))),), TAGGED, decode, dialect,
+                   end=markers(dialect, *ends), quotes=(quote,), doc=doc)
+
+
+def _deepseek(dialect: str, decode: Decoder, called: Part, **fields: Any) -> Dialect:
+    """A DeepSeek V3-style section of calls: ``called`` is what stands between a call's opener and its separator."""
+    section, section_end, call, call_end, sep = markers(dialect, "_CALLS_BEGIN", "_CALLS_END", "_BEGIN", "_END", "_SEP")
+    return Dialect(dialect, (Opener(section, head=(ws(),), look=(lit(call), called, lit(sep))),), TAGGED, decode,
+                   dialect, end=(section_end,), item=(call, call_end), json_strings=True, **fields)
+
+
+def _dsml(dialect: str, space: str, wrappers: tuple[str, ...], **fields: Any) -> Dialect:
+    """DeepSeek's DSML in one namespace of ``deepseek_v32.lark`` (``space``: its terminals' prefix), wrapped in any
+    of ``wrappers`` (their terminals' names after the prefix)."""
+    opens = markers("deepseek_v32", *(f"_{space}_{w}" for w in wrappers))
+    ends = markers("deepseek_v32", *(f"_{space}_{w}_END" for w in wrappers))
+    invoke, invoke_end, param, param_end = markers("deepseek_v32", *(f"_{space}_{t}" for t in (
+        "INVOKE", "INVOKE_END", "PARAMETER", "PARAMETER_END")))
+    return Dialect(dialect, tuple(Opener(o, head=(ws(),), look=(lit(invoke),)) for o in opens), TAGGED, dsml_calls,
+                   "deepseek_v32", end=ends, item=(invoke, invoke_end), values=ValueTags((param,), param_end, (param,)),
+                   **fields)
 
 
 _DECLARATIONS = (
@@ -192,7 +213,7 @@ _DECLARATIONS = (
                                look=(ws(), lit('"tool_call"', "'tool_call'"), ws(), lit(":"), ws(), peek("{"))),),
             JSON, generic_calls, "generic", needs_tools=True, aliases=("llama_cpp_generic",),
             doc='llama.cpp generic: {"tool_call": {"name", "arguments"}} at a line start (when tools are given)'),
-    Dialect("llama3_json", (_json_tag("<|python_tag|>"), Opener("{", keep=1, line_start=True, look=_NAME_KEY),
+    Dialect("llama3_json", (_json_tag(marker("llama3_json", "_TAG")), Opener("{", keep=1, line_start=True, look=_NAME_KEY),
                             Opener("{{", keep=2, line_start=True, look=_NAME_KEY)),  # doubled braces (a repair)
             JSON, json_calls, "llama3_json", separators=";", aliases=("bare_json", "llama4_json", "llama3"),
             doc='<|python_tag|>{"name", "parameters"}; or a bare call object at a line start (provided tools only)'),
@@ -203,37 +224,35 @@ _DECLARATIONS = (
             PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
             doc='[f(a=1, b="x"), g()] at a line start (when tools are given: each element judged, an undeclared '
                 'name stays text, reported), or in <|python_start|>…<|python_end|>'),
-    Dialect("mistral", (_json_tag("[TOOL_CALLS]"),), JSON, json_calls, "mistral",
+    Dialect("mistral", (_json_tag(marker("mistral", "_OPEN")),), JSON, json_calls, "mistral",
             doc='[TOOL_CALLS][{"name", "arguments"}, …]'),
-    Dialect("mistral_v11", (Opener("[TOOL_CALLS]", head=(ws(), name(), opt("[ARGS]"), ws()), look=(peek("{"),)),
+    Dialect("mistral_v11", (Opener(_MISTRAL_CALLS, head=(ws(), name(), opt(_MISTRAL_ARGS), ws()), look=(peek("{"),)),
                             # Mistral Small 3.2's template writes the call's id (the second name: read, not kept)
-                            Opener("[TOOL_CALLS]", head=(ws(), name(), lit("[CALL_ID]"), name(), lit("[ARGS]"), ws()),
-                                   look=(peek("{"),))),
+                            Opener(_MISTRAL_CALLS, head=(ws(), name(), lit(marker("mistral_v11", "_CALL_ID")), name(),
+                                                         lit(_MISTRAL_ARGS), ws()), look=(peek("{"),))),
             JSON, json_calls, "mistral_v11", doc="[TOOL_CALLS]NAME[ARGS]{…}, [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…} or [TOOL_CALLS]NAME{…}"),
-    Dialect("deepseek_v3", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), lit("function"), lit(_DS_SEP))),),
-            TAGGED, deepseek_v3_calls, "deepseek_v3", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
-            aliases=("deepseekv3", "deepseek_r1"), json_strings=True, doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json …```"),
-    Dialect("deepseek_v31", (Opener(_DS_CALLS, head=(ws(),), look=(lit(_DS_CALL), name(), lit(_DS_SEP))),),
-            TAGGED, deepseek_v31_calls, "deepseek_v31", end=(_DS_CALLS_END,), item=(_DS_CALL, _DS_CALL_END),
-            aliases=("deepseekv31",), json_strings=True, doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>"),
+    _deepseek("deepseek_v3", deepseek_v3_calls, lit(marker("deepseek_v3", "_TYPE")), aliases=("deepseekv3", "deepseek_r1"),
+              doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json …```"),
+    _deepseek("deepseek_v31", deepseek_v31_calls, name(), aliases=("deepseekv31",),
+              doc="<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>"),
     Dialect("kimi_k2", tuple(Opener(o, head=(ws(),))  # a token only Kimi writes: the section is Kimi's whatever follows
-                             for o in ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")),
-            TAGGED, kimi_calls, "kimi_k2", end=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
-            item=("<|tool_call_begin|>", "<|tool_call_end|>"), json_strings=True,
+                             for o in markers("kimi_k2", "_SECTION_BEGIN", "_SECTION_BEGIN_SINGULAR")),
+            TAGGED, kimi_calls, "kimi_k2", end=markers("kimi_k2", "_SECTION_END", "_SECTION_END_SINGULAR"),
+            item=(marker("kimi_k2", "_BEGIN"), marker("kimi_k2", "_END")), json_strings=True,
             doc="<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{…}<|tool_call_end|>…"),
     # (before openai: both open on <|start|>assistant to=, and ATEM's head, which reads on to its wrapper, decides)
     xml_dialect("atem", _ATEM, wrapper=("<atem:function_calls>", "</atem:function_calls>"),
-                framed=tuple(Opener(o, head=(name(), lit("<|message|>"), ws(), lit("<atem:function_calls>"), ws()),
+                framed=tuple(Opener(o, head=(name(), lit(_MESSAGE), ws(), lit("<atem:function_calls>"), ws()),
                                     look=(lit("<atem:invoke"),), line_start=not o.startswith("<"))
-                             for o in ("<|start|>assistant to=", "to=")),  # (the first message: right after the prompt)
+                             for o in (_ASSISTANT_TO, _TO)),  # (the first message: right after the prompt)
                 aliases=("muse_glimmer", "glimmer"), source=_ATEM_SOURCE,
                 doc='<|start|>assistant to=NAME<|message|><atem:function_calls><atem:invoke name="NAME">'
                     '<atem:parameter name="K">V</atem:parameter></atem:invoke></atem:function_calls><|eot|> (Muse Glimmer)'),
-    Dialect("openai", (Opener("<|channel|>commentary to=", look=(name(),)), Opener("<|start|>assistant to=", look=(name(),)),
-                       Opener("<|channel|>analysis to=", look=(name(),)),  # the recipient written in the analysis channel
-                       Opener("to=functions.", keep=10, line_start=True)),
+    Dialect("openai", (*(Opener(o, look=(name(),)) for o in markers("openai", "_COMMENTARY_TO", "_ASSISTANT_TO",
+                                                                      "_ANALYSIS_TO")),  # (a recipient in analysis too)
+                       Opener(marker("openai", "_TO_FUNCTIONS"), keep=len(marker("openai", "_FUNCTIONS")), line_start=True)),
             # <|end|> also ends a call (vLLM's test): the model ended the message instead of calling
-            TAGGED, harmony_calls, "openai", end=("<|call|>", "<|end|>"), eos_ends=True, json_strings=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
+            TAGGED, harmony_calls, "openai", end=markers("openai", "_CALL", "_END"), eos_ends=True, json_strings=True, aliases=("gpt_oss", "gpt-oss", "harmony"),
             doc="gpt-oss harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>"),
     xml_dialect("seed_oss", _QWEN3, wrapper=("<seed:tool_call>", "</seed:tool_call>"),
                 source="ByteDance Seed-OSS: Qwen3-Coder's calls inside <seed:tool_call>; reasoning in <seed:think>.\n"
@@ -259,25 +278,16 @@ _DECLARATIONS = (
     Dialect("cohere", (_json_tag("<|START_ACTION|>"),), JSON, cohere_calls, "cohere", closers=("<|END_ACTION|>",),
             aliases=("cohere_command4", "cohere_command3", "command_r7b"),
             doc='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>'),
-    Dialect("gemma4", (_call_head("<|tool_call>"),), TAGGED, gemma4_calls, "gemma4", end=("<tool_call|>", "<turn|>"), quotes=('<|"|>',),
-            doc='<|tool_call>call:NAME{k:<|"|>v<|"|>,n:1}<tool_call|>'),
-    Dialect("functiongemma", (_call_head("<start_function_call>"),), TAGGED, functiongemma_calls, "functiongemma",
-            end=("<end_function_call>",), quotes=("<escape>",),
-            doc="<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>"),
-    Dialect("deepseek_v32", tuple(Opener(o, head=(ws(),), look=(lit("<｜DSML｜invoke"),))
-                                  for o in ("<｜DSML｜function_calls>", "<｜DSML｜tool_calls>")),
-            TAGGED, dsml_calls, "deepseek_v32", end=_DSML_END, item=("<｜DSML｜invoke", "</｜DSML｜invoke>"),
-            values=ValueTags(("<｜DSML｜parameter",), "</｜DSML｜parameter>", ("<｜DSML｜parameter",)),
-            aliases=("deepseekv32", "deepseek_v4", "deepseekv4"),
-            doc='<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>…'),
-    Dialect("deepseek_v41", (Opener("<｜DSML｜ calls>", head=(ws(),), look=(lit("<｜DSML｜ invoke"),)),), TAGGED, dsml_calls,
-            "deepseek_v32", end=("</｜DSML｜ calls>",), item=("<｜DSML｜ invoke", "</｜DSML｜ invoke>"),
-            values=ValueTags(("<｜DSML｜ parameter",), "</｜DSML｜ parameter>", ("<｜DSML｜ parameter",)),
-            aliases=("deepseekv41", "deepseek_v4_1"),
-            doc='<｜DSML｜ calls><｜DSML｜ invoke name="NAME"><｜DSML｜ parameter name="K" string="true">V</｜DSML｜ parameter>… '
+    _gemma("gemma4", gemma4_calls, ("_CLOSE", "_TURN_END"), doc='<|tool_call>call:NAME{k:<|"|>v<|"|>,n:1}<tool_call|>'),
+    _gemma("functiongemma", functiongemma_calls, ("_CLOSE",),
+           doc="<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>"),
+    _dsml("deepseek_v32", "V32", ("FUNCTION_CALLS", "TOOL_CALLS"), aliases=("deepseekv32", "deepseek_v4", "deepseekv4"),
+          doc='<｜DSML｜function_calls><｜DSML｜invoke name="NAME"><｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>…'),
+    _dsml("deepseek_v41", "V41", ("CALLS",), aliases=("deepseekv41", "deepseek_v4_1"),
+          doc='<｜DSML｜ calls><｜DSML｜ invoke name="NAME"><｜DSML｜ parameter name="K" string="true">V</｜DSML｜ parameter>… '
                 "(V4.1: DSML with a space, wrapper \"calls\")"),
-    Dialect("olmo3", (Opener("<function_calls>", head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED, olmo3_calls,
-            "olmo3", end=("</function_calls>",), quotes=("'", '"'),
+    Dialect("olmo3", (Opener(marker("olmo3", "_CALLS"), head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED,
+            olmo3_calls, "olmo3", end=(marker("olmo3", "_CALLS_END"),), quotes=("'", '"'),
             doc="<function_calls>\nf(a=1)\ng(b=null)\n</function_calls> (one pythonic call per line)"),
     Dialect("apertus", (_json_tag("<|tools_prefix|>"),), JSON, apertus_calls, "apertus", closers=("<|tools_suffix|>",),
             aliases=("apertus2509",), doc='<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>'),
@@ -288,9 +298,9 @@ _DECLARATIONS = (
                           *(Opener(o, head=(ws(),), look=(peek("{"),)) for o in ("function call<|role_sep|>", "<|function_call|>"))),
             JSON, json_calls, "gigachat3", closers=("</s>",),
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
-    Dialect("kimi_k3", (Opener("<|open|>tools<|sep|>", head=(ws(),), look=(lit("<|open|>call"),)),), TAGGED, kimi_k3_calls,
-            "kimi_k3", end=("<|close|>tools<|sep|>",), item=("<|open|>call", "<|close|>call<|sep|>"),
-            values=ValueTags(("<|open|>argument",), "<|close|>argument<|sep|>", ("<|open|>argument",)),
+    Dialect("kimi_k3", (Opener(marker("kimi_k3", "_TOOLS"), head=(ws(),), look=(lit(_K3_CALL),)),), TAGGED, kimi_k3_calls,
+            "kimi_k3", end=(marker("kimi_k3", "_TOOLS_END"),), item=(_K3_CALL, marker("kimi_k3", "_CALL_CLOSE")),
+            values=ValueTags((_K3_ARGUMENT,), marker("kimi_k3", "_ARGUMENT_END"), (_K3_ARGUMENT,)),
             doc='<|open|>tools<|sep|><|open|>call tool="NAME"<|sep|><|open|>argument key="K" type="string"<|sep|>V'
                 "<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"),
     # ---- issue 30 §4: formats seen in the wild (sources in each grammar's header)
@@ -315,10 +325,8 @@ _DECLARATIONS = (
             JSON, json_calls, "react", named_only=True, aliases=("langchain_react", "react_json"),
             doc="Action: NAME\nAction Input: {…} (LangChain's ReAct; Thought:/Observation: stay text); named only"),
     # ---- issue 42: formats the chat templates write that no declaration read
-    Dialect("gigachat35", (Opener("<｜GCML｜tool_calls>", head=(ws(),), look=(lit("<｜GCML｜invoke"),)),), TAGGED, dsml_calls,
-            "deepseek_v32", end=("</｜GCML｜tool_calls>",), item=("<｜GCML｜invoke", "</｜GCML｜invoke>"),
-            values=ValueTags(("<｜GCML｜parameter",), "</｜GCML｜parameter>", ("<｜GCML｜parameter",)), aliases=("gigachat3_5",),
-            doc='<｜GCML｜tool_calls><｜GCML｜invoke name="NAME"><｜GCML｜parameter name="K" string="true">V</｜GCML｜parameter>… '
+    _dsml("gigachat35", "GCML", ("TOOL_CALLS",), aliases=("gigachat3_5",),
+          doc='<｜GCML｜tool_calls><｜GCML｜invoke name="NAME"><｜GCML｜parameter name="K" string="true">V</｜GCML｜parameter>… '
                 "(GigaChat 3.5: DeepSeek's DSML under another namespace)"),
     Dialect("granite_20b_fc", (Opener("<function_call>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "granite_20b_fc",
             aliases=("granite-20b-fc",), doc='<function_call> {"name", "arguments"}, no closer, one per line'),
@@ -370,21 +378,21 @@ _DECLARATIONS = (
 SPANS: tuple[Span, ...] = (
     Span("<think>", ("</think>",)),
     Span("<seed:think>", ("</seed:think>",), dialect="seed_oss"),
-    Span("<|channel|>analysis<|message|>", ("<|end|>",), dialect="openai"),
-    Span("<|channel|>final<|message|>", ("<|return|>", "<|end|>"), kind="content", dialect="openai"),
-    Span("<|channel|>commentary<|message|>", ("<|end|>",), kind="content", dialect="openai"),
-    Span("<|start|>assistant", kind="drop", dialect="openai"),
+    Span(marker("openai", "_ANALYSIS"), markers("openai", "_END"), dialect="openai"),
+    Span(marker("openai", "_FINAL"), markers("openai", "_RETURN", "_END"), kind="content", dialect="openai"),
+    Span(marker("openai", "_COMMENTARY"), markers("openai", "_END"), kind="content", dialect="openai"),
+    Span(marker("openai", "_ASSISTANT"), kind="drop", dialect="openai"),
     Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
     Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
     Span("<|START_TEXT|>", ("<|END_TEXT|>",), kind="content", dialect="cohere"),  # Cohere2MoE's content
     # Apriel 1.6: its generation prompt opens plain-text reasoning, which the model ends with [BEGIN FINAL RESPONSE]
     # (its calls are hunyuan's). The opener is the prompt's whole tail, so prose never looks like it.
     Span("<|begin_assistant|>\nHere are my reasoning steps:\n", ("[BEGIN FINAL RESPONSE]",), dialect="hunyuan"),
-    Span("<|open|>think<|sep|>", ("<|close|>think<|sep|>",), dialect="kimi_k3"),
-    Span("<|open|>response<|sep|>", ("<|close|>response<|sep|>",), kind="content", dialect="kimi_k3"),
-    Span("<|close|>message<|sep|>", kind="drop", dialect="kimi_k3"),
-    Span("[THINK]", ("[/THINK]",), dialect="mistral_v11"),  # Magistral 2509+, Ministral 3 reasoning
-    Span("<|channel>thought", ("<channel|>",), dialect="gemma4"),  # Gemma 4 thinking
+    Span(marker("kimi_k3", "_THINK"), markers("kimi_k3", "_THINK_END"), dialect="kimi_k3"),
+    Span(marker("kimi_k3", "_RESPONSE"), markers("kimi_k3", "_RESPONSE_END"), kind="content", dialect="kimi_k3"),
+    Span(marker("kimi_k3", "_MESSAGE_END"), kind="drop", dialect="kimi_k3"),
+    Span(marker("mistral_v11", "_THINK"), markers("mistral_v11", "_THINK_END"), dialect="mistral_v11"),  # Magistral, Ministral 3
+    Span(marker("gemma4", "_THOUGHT"), markers("gemma4", "_CHANNEL_END"), dialect="gemma4"),  # Gemma 4 thinking
     Span(">>>all\n", kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
     Span(f"<think{_HY}>", (f"</think{_HY}>",), dialect="hy3"),
     Span(f"<｜hy_eos{_HY}｜>", kind="drop", dialect="hy3"),  # end of turn, when a server leaves it in
@@ -403,10 +411,10 @@ SPANS: tuple[Span, ...] = (
     Span("<|content|>", kind="drop", dialect="solar_open"),
     Span("<|flush|>", kind="drop", dialect="solar_open"),  # ends content before calls
     Span("<|end|>", kind="drop", dialect="solar_open"),  # ends a content message
-    Span("<|start|>assistant to=self<|message|>", ("<|eom|>", "<|eot|>"), dialect="atem"),  # reasoning: to itself
-    Span("to=self<|message|>", ("<|eom|>", "<|eot|>"), dialect="atem"),  # (at a line start: right after the prompt)
-    Span("<|start|>assistant to=user<|message|>", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
-    Span("to=user<|message|>", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
+    Span(f"{_ASSISTANT_TO}self{_MESSAGE}", ("<|eom|>", "<|eot|>"), dialect="atem"),  # reasoning: to itself
+    Span(f"{_TO}self{_MESSAGE}", ("<|eom|>", "<|eot|>"), dialect="atem"),  # (at a line start: right after the prompt)
+    Span(f"{_ASSISTANT_TO}user{_MESSAGE}", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
+    Span(f"{_TO}user{_MESSAGE}", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),
     Span("<|eom|>", kind="drop", dialect="atem"),  # ends a message another follows (after a call)
     Span("<|eot|>", kind="drop", dialect="atem"),  # ends the turn, when a server leaves it in
 )

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from . import DIALECTS
 from .kv_family import KvCall
+from .markers import markers
 from .xml_family import XmlCall
 
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
@@ -81,26 +82,36 @@ def _gemma_value(value: Any, quote: str) -> str:
     return _js(value)
 
 
-def _gemma(opener: str, closer: str, quote: str) -> Callable[[str, dict[str, Any]], Rendered]:
-    return lambda n, a: _closed_at(f"{opener}call:{n}{_gemma_value(a, quote)}{closer}", closer)
+def _gemma(grammar: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    opener, call, closer, quote = markers(grammar, "_OPEN", "_CALL", "_CLOSE", "_QUOTE")
+    return lambda n, a: _closed_at(f"{opener}{call}{n}{_gemma_value(a, quote)}{closer}", closer)
 
 
-def _dsml(name: str, args: dict[str, Any], space: str = "DSML", block: str = "function_calls") -> Rendered:
-    """DeepSeek's DSML (GigaChat 3.5 writes the same under ``GCML``)."""
-    params = "".join(f'<｜{space}｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}'
-                     f"</｜{space}｜parameter>\n" for k, v in args.items())
-    return _settled_at_end(f'<｜{space}｜{block}>\n<｜{space}｜invoke name="{name}">\n{params}</｜{space}｜invoke>\n'
-                           f"</｜{space}｜{block}>")
+def _dsml(space: str, wrapper: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    """DeepSeek's DSML in one namespace of ``deepseek_v32.lark`` (GigaChat 3.5 writes the same under ``GCML``)."""
+    opener, closer, invoke, invoke_end, param, param_end = markers("deepseek_v32", *(f"_{space}_{t}" for t in (
+        wrapper, f"{wrapper}_END", "INVOKE", "INVOKE_END", "PARAMETER", "PARAMETER_END")))
+
+    def render_call(name: str, args: dict[str, Any]) -> Rendered:
+        params = "".join(f'{param} name="{k}" string="{str(isinstance(v, str)).lower()}">{_text_value(v)}{param_end}\n'
+                         for k, v in args.items())
+        return _settled_at_end(f'{opener}\n{invoke} name="{name}">\n{params}{invoke_end}\n{closer}')
+
+    return render_call
+
+
+_K3 = markers("kimi_k3", "_TOOLS", "_CALL", "_SEP", "_ARGUMENT", "_ARGUMENT_END", "_CALL_CLOSE", "_TOOLS_END")
 
 
 def _kimi_k3(name: str, args: dict[str, Any]) -> Rendered:
+    tools, call, sep, argument, argument_end, call_end, tools_end = _K3
+
     def arg(k: str, v: Any) -> str:
         kind = "string" if isinstance(v, str) else "json"
-        return f'<|open|>argument key="{_attr(k)}" type="{kind}"<|sep|>{_text_value(v)}<|close|>argument<|sep|>\n'
+        return f'{argument} key="{_attr(k)}" type="{kind}"{sep}{_text_value(v)}{argument_end}\n'
 
     body = "".join(arg(k, v) for k, v in args.items())
-    return _settled_at_end(f'<|open|>tools<|sep|>\n<|open|>call tool="{_attr(name)}" index="0"<|sep|>\n{body}'
-                           "<|close|>call<|sep|>\n<|close|>tools<|sep|>")
+    return _settled_at_end(f'{tools}\n{call} tool="{_attr(name)}" index="0"{sep}\n{body}{call_end}\n{tools_end}')
 
 
 def _attr(text: str) -> str:
@@ -108,7 +119,8 @@ def _attr(text: str) -> str:
 
 
 def _olmo3(name: str, args: dict[str, Any]) -> Rendered:
-    text = f"<function_calls>\n{_pythonic(name, args)[0][1:-1]}\n</function_calls>"
+    opener, closer = markers("olmo3", "_CALLS", "_CALLS_END")
+    text = f"{opener}\n{_pythonic(name, args)[0][1:-1]}\n{closer}"
     return text, len(text)
 
 
@@ -185,10 +197,36 @@ def _lfm2(name: str, args: dict[str, Any]) -> Rendered:
     return "<|tool_call_start|>" + call + "<|tool_call_end|>", len("<|tool_call_start|>" + call)
 
 
-_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>")
+def _deepseek(grammar: str) -> Callable[[str, dict[str, Any]], Rendered]:
+    """DeepSeek V3 (``function``, the separator, the name, the arguments in a JSON fence) or V3.1 (the name, the
+    separator, the arguments)."""
+    section, call, sep, call_end, section_end = markers(grammar, "_CALLS_BEGIN", "_BEGIN", "_SEP", "_END", "_CALLS_END")
+    if grammar == "deepseek_v3":
+        kind, fence, fence_end = markers(grammar, "_TYPE", "_JSON_FENCE", "_FENCE_CLOSE")
+        return lambda n, a: _closed_at(
+            f"{section}{call}{kind}{sep}{n}\n{fence}\n{_js(a)}\n{fence_end}{call_end}{section_end}", call_end)
+    return lambda n, a: _closed_at(f"{section}{call}{n}{sep}{_js(a)}{call_end}{section_end}", call_end)
+
+
+def _kimi_k2(name: str, args: dict[str, Any]) -> Rendered:
+    section, call, arguments, call_end, section_end = markers(
+        "kimi_k2", "_SECTION_BEGIN", "_BEGIN", "_ARGS_BEGIN", "_END", "_SECTION_END")
+    return _closed_at(f"{section}{call}functions.{name}:0{arguments}{_js(args)}{call_end}{section_end}", call_end)
+
+
+def _harmony(name: str, args: dict[str, Any]) -> Rendered:
+    header, functions, constrain, message, call = markers(
+        "openai", "_COMMENTARY_TO", "_FUNCTIONS", "_CONSTRAIN_JSON", "_MESSAGE", "_CALL")
+    return _json_between(f"{header}{functions}{name} {constrain}{message}", args, call, complete_at_end=True)
+
+
+_HERMES = markers("hermes", "_OPEN", "_CLOSE")
+_MISTRAL = markers("mistral", "_OPEN")[0]
+_MISTRAL_V11 = markers("mistral_v11", "_OPEN", "_ARGS")
+_PYTHON_TAG = markers("llama3_json", "_TAG")[0]
 
 RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
-    "hermes": lambda n, a: _json_between("<tool_call>\n", {"name": n, "arguments": a}, "\n</tool_call>"),
+    "hermes": lambda n, a: _json_between(f"{_HERMES[0]}\n", {"name": n, "arguments": a}, f"\n{_HERMES[1]}"),
     "qwen3_coder": _family("qwen3_coder"),
     "glm45": _kv("glm45"),
     "tools_array": lambda n, a: _json_between("<tools>[", {"name": n, "arguments": a}, "]</tools>"),
@@ -196,19 +234,15 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "angle_json": lambda n, a: _json_between("<", {"name": n, "arguments": a}, ">"),
     "name_tag": lambda n, a: _json_between(f"<{n}>", a, "</function>"),
     "tool_calls_json": lambda n, a: _json_between("", {"tool_calls": [{"name": n, "arguments": a}]}),
-    "llama3_json": lambda n, a: _json_between("<|python_tag|>", {"name": n, "parameters": a}),
+    "llama3_json": lambda n, a: _json_between(_PYTHON_TAG, {"name": n, "parameters": a}),
     "xlam": lambda n, a: _json_between("[", {"name": n, "arguments": a}, "]"),
     "pythonic": _pythonic,
-    "mistral": lambda n, a: _json_between("[TOOL_CALLS][", {"name": n, "arguments": a}, "]"),
-    "mistral_v11": lambda n, a: _json_between(f"[TOOL_CALLS]{n}[ARGS]", a),
-    "deepseek_v3": lambda n, a: _closed_at(
-        f"{_DS[0]}{_DS[1]}function{_DS[2]}{n}\n```json\n{_js(a)}\n```{_DS[3]}{_DS[4]}", _DS[3]),
-    "deepseek_v31": lambda n, a: _closed_at(f"{_DS[0]}{_DS[1]}{n}{_DS[2]}{_js(a)}{_DS[3]}{_DS[4]}", _DS[3]),
-    "kimi_k2": lambda n, a: _closed_at(
-        f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{n}:0<|tool_call_argument_begin|>{_js(a)}"
-        "<|tool_call_end|><|tool_calls_section_end|>", "<|tool_call_end|>"),
-    "openai": lambda n, a: _json_between(f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>", a,
-                                         "<|call|>", complete_at_end=True),
+    "mistral": lambda n, a: _json_between(f"{_MISTRAL}[", {"name": n, "arguments": a}, "]"),
+    "mistral_v11": lambda n, a: _json_between(f"{_MISTRAL_V11[0]}{n}{_MISTRAL_V11[1]}", a),
+    "deepseek_v3": _deepseek("deepseek_v3"),
+    "deepseek_v31": _deepseek("deepseek_v31"),
+    "kimi_k2": _kimi_k2,
+    "openai": _harmony,
     "seed_oss": _family("seed_oss"),
     "minimax_m2": _family("minimax_m2"),
     "granite": lambda n, a: _json_between("<|tool_call|>[", {"name": n, "arguments": a}, "]"),
@@ -219,9 +253,9 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "lfm2": _lfm2,
     "cohere": lambda n, a: _json_between("<|START_ACTION|>[", {"tool_call_id": "0", "tool_name": n, "parameters": a},
                                          "]<|END_ACTION|>"),
-    "gemma4": _gemma("<|tool_call>", "<tool_call|>", '<|"|>'),
-    "functiongemma": _gemma("<start_function_call>", "<end_function_call>", "<escape>"),
-    "deepseek_v32": _dsml,
+    "gemma4": _gemma("gemma4"),
+    "functiongemma": _gemma("functiongemma"),
+    "deepseek_v32": _dsml("V32", "FUNCTION_CALLS"),
     "olmo3": _olmo3,
     "kimi_k3": _kimi_k3,
     "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
@@ -237,7 +271,7 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "plamo3": _plamo3,
     "minimax_m3": _minimax_m3,
     "command_r": lambda n, a: _json_between("Action:\n```json\n[", {"tool_name": n, "parameters": a}, "]```"),
-    "gigachat35": lambda n, a: _dsml(n, a, "GCML", "tool_calls"),
+    "gigachat35": _dsml("GCML", "TOOL_CALLS"),
     "granite_20b_fc": lambda n, a: _json_between("<function_call> ", {"name": n, "arguments": a}),
     "dots": _family("dots"),
     "dots_json": lambda n, a: _json_between("<dots_function_call>\n", {"name": n, "arguments": a}, "\n</dots_function_call>"),

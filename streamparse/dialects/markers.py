@@ -1,0 +1,105 @@
+"""A format's markers, read by terminal name from its grammar: the grammar is the one place each is written.
+
+Invariant: ``marker(grammar, terminal)`` is the text the terminal ``terminal`` of ``grammar`` stands for
+(``arguments.grammar.grammar_text``: ``grammars/<grammar>.lark``), read from the grammar's definitions by Lark's own
+grammar of grammars (``lark.lark``, which Lark ships): a string literal (``"<|tool_call_begin|>"``, its ``i`` flag
+ignored), or a sequence of string literals and such terminals (``_OPENER: _CHANNEL "commentary"``), which Lark joins.
+Anything else (a regex, an alternation, an operator, a missing name) raises ``MarkerError`` naming the grammar and
+the terminal, at import of the declaration that asks. A terminal no rule uses (a section marker the scanner reads and
+the item grammar never sees) is read all the same: Lark leaves it out of the parser, not out of the grammar.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from lark import Lark, Token, Tree
+
+from ..arguments.grammar import grammar_text
+
+__all__ = ["MarkerError", "marker", "markers", "plain_terminals"]
+
+
+
+class MarkerError(ValueError):
+    """A declaration asked a grammar for a marker the grammar does not spell as plain text."""
+
+
+@functools.cache
+def _grammar_of_grammars() -> Lark:
+    return Lark.open_from_package("lark", "lark.lark", ("grammars",), parser="lalr")
+
+
+@functools.cache
+def _definitions(grammar: str) -> dict[str, Tree[Token]]:
+    """The grammar's terminal definitions by name: each the body after ``NAME[.priority]:``."""
+    tree = _grammar_of_grammars().parse(grammar_text(grammar) + "\n")
+    bodies: dict[str, Tree[Token]] = {}
+    for definition in tree.find_data("token"):
+        name, *rest = definition.children
+        body = rest[-1]
+        if isinstance(name, Token) and isinstance(body, Tree):
+            bodies[str(name)] = body
+    return bodies
+
+
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
+
+
+def _string(literal: Token) -> str | None:
+    """A Lark string literal's text (``"…"`` or ``"…"i``), its escapes ``\\\\ \\" \\n \\t \\r`` read as Lark reads
+    them; None when it holds another escape."""
+    inner = literal.removesuffix("i")[1:-1]
+    text, escaped = [], False
+    for char in inner:
+        if escaped:
+            if char not in _ESCAPES:
+                return None
+            text.append(_ESCAPES[char])
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        else:
+            text.append(char)
+    return "".join(text)
+
+
+def _text(grammar: str, node: object, seen: tuple[str, ...]) -> str | None:
+    """What ``node`` (a part of a terminal's body) stands for when it is plain text, else None."""
+    if isinstance(node, Tree):
+        if node.data == "alias" and node.children[1:] == [None]:
+            return _text(grammar, node.children[0], seen)
+        if node.data == "expr" and all(c is None for c in node.children[1:]):
+            return _text(grammar, node.children[0], seen)
+        if node.data == "expansion":
+            parts = [_text(grammar, c, seen) for c in node.children]
+            return None if None in parts else "".join(p for p in parts if p is not None)
+        if node.data == "literal" and len(node.children) == 1:
+            token = node.children[0]
+            return _string(token) if isinstance(token, Token) and token.type == "STRING" else None
+        if node.data == "name" and len(node.children) == 1:
+            name = str(node.children[0])
+            body = _definitions(grammar).get(name)
+            return None if body is None or name in seen else _text(grammar, body, (*seen, name))
+    return None
+
+
+@functools.cache
+def plain_terminals(grammar: str) -> dict[str, str]:
+    """Every terminal of ``grammar`` that stands for plain text, with that text."""
+    texts = {name: _text(grammar, body, (name,)) for name, body in _definitions(grammar).items()}
+    return {name: text for name, text in texts.items() if text is not None}
+
+
+def marker(grammar: str, terminal: str) -> str:
+    """The text of ``terminal`` in ``grammar``; ``MarkerError`` when it has none or it is not plain text."""
+    found = plain_terminals(grammar).get(terminal)
+    if found is None:
+        why = "is not plain text (a string, or strings joined)" if terminal in _definitions(grammar) else "is not defined"
+        raise MarkerError(f"terminal {terminal} of grammar {grammar!r} {why}: the declaration cannot read its marker")
+    return found
+
+
+def markers(grammar: str, *terminals: str) -> tuple[str, ...]:
+    """``marker`` for each of ``terminals``, in order."""
+    return tuple(marker(grammar, t) for t in terminals)
