@@ -19,7 +19,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 from lark.lexer import TerminalDef
 
-from .grammar_places import NotRegular, Place, RulePlace, Sequence, TerminalPlace
+from .grammar_places import Branch, NotRegular, Place, RulePlace, TerminalPlace
 
 __all__ = ["fill_lexing", "lexer_order"]
 
@@ -49,24 +49,23 @@ class _Automaton:
 
     def _rule(self, place: RulePlace, out: int) -> int:
         if not place.repeated:
-            return self._sequences(place.sequences, out)
+            return self._branch(place.branches, out)
         again = self._node()
-        entry = self._sequences(place.sequences, again)
+        entry = self._branch(place.branches, again)
         self.moves[again] += [out, entry]
         return entry
 
-    def _sequences(self, sequences: list[Sequence], out: int) -> int:
+    def _branch(self, branch: Branch, out: int) -> int:
         node = self._node()
-        for sequence in sequences:
-            after = out
-            for place, optional in zip(reversed(sequence.places), reversed(sequence.optional)):
-                entry = self._place(place, after)
-                if optional:  # read it, or go on without
-                    skip = self._node()
-                    self.moves[skip] += [entry, after]
-                    entry = skip
-                after = entry
-            self.moves[node].append(after)
+        for place, optional, after in branch.edges:
+            rest = self._branch(after, out)
+            entry = self._place(place, rest)
+            if optional:  # read it, or go on without
+                skip = self._node()
+                self.moves[skip] += [entry, rest]
+                entry = skip
+            self.moves[node].append(entry)
+        self.moves[node] += [out] * len(branch.ends)  # two sequences ending here: two ways
         return node
 
     def _place(self, place: Place, after: int) -> int:

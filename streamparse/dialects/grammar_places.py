@@ -5,7 +5,7 @@ recursive, except rules of Lark's repetition form ``_r: b | _r b`` (what ``x*`` 
 ``b`` one or more times; otherwise it raises ``NotRegular`` saying why. Each use of a rule is a place of its own.
 Lark expands ``x?`` into one alternative with and one without ``x``; a rule's alternatives are folded back into
 ``Sequence``s, each standing for the alternatives that drop any subset of its optional places, so ``k``
-optional symbols give ``k`` optional places, not ``2**k`` copies. Each alternative keeps its ``Shape``: how
+optional symbols give ``k`` optional places, not ``2**k`` copies; sequences that begin alike share those places. Each alternative keeps its ``Shape``: how
 Lark's tree builder (``lark.parse_tree_builder``, LALR) makes its node from its children, read from the rule's
 public fields only (``alias``, ``options``, ``expansion``, a terminal's ``filter_out``).
 """
@@ -20,7 +20,7 @@ from lark import Lark
 from lark.grammar import NonTerminal, Rule, Symbol, Terminal
 from lark.lexer import TerminalDef
 
-__all__ = ["NotRegular", "TerminalPlace", "RulePlace", "Place", "Sequence", "Alternative", "Shape", "unfold"]
+__all__ = ["NotRegular", "TerminalPlace", "RulePlace", "Place", "Branch", "Sequence", "Alternative", "Shape", "unfold"]
 
 MAX_PLACES = 2000  # a grammar that unfolds to more is left to Lark (a regex that large is no gain)
 
@@ -74,12 +74,23 @@ class Sequence:
 
 
 @dataclass(eq=False)
+class Branch:
+    """Where sequences part: the next places (optional or not, each with the branch after it), and the sequences
+    ending here. Sequences that begin alike share those places, so a common beginning is read once."""
+
+    edges: list[tuple["Place", bool, "Branch"]] = field(default_factory=list)
+    ends: list[Sequence] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class RulePlace:
-    """One place a rule is read: one of its ``sequences``. ``repeated``: they hold the ``b`` of ``_r: b | _r b``,
-    read one or more times, every reading's children spliced into the node that holds the place."""
+    """One place a rule is read: one of its ``sequences``, which ``branches`` hold as a tree of their places.
+    ``repeated``: they hold the ``b`` of ``_r: b | _r b``, read one or more times, every reading's children spliced
+    into the node that holds the place."""
 
     name: str
     sequences: list[Sequence]
+    branches: Branch
     repeated: bool
     ident: int
 
@@ -147,9 +158,18 @@ class _Unfolding:
         repeated = any(not s.is_term and s.name == name for r in rules for s in r.expansion)
         if repeated:
             rules = self._repeated(name, rules)
-        sequences = []
+        sequences, branches = [], Branch()
         for full, optional, members in _families(rules):
-            places = [self.place(symbol, (*outer, name)) for symbol in full]
+            at, places = branches, []
+            for symbol, maybe in zip(full, optional):
+                for place, also_optional, after in at.edges:
+                    if also_optional == maybe and _reads(place, symbol):
+                        break
+                else:
+                    place, after = self.place(symbol, (*outer, name)), Branch()
+                    at.edges.append((place, maybe, after))
+                places.append(place)
+                at = after
             alternatives = {}
             for mask, rule in members.items():
                 read, k = [], 0
@@ -164,7 +184,8 @@ class _Unfolding:
                     if isinstance(child, TerminalPlace):
                         child.kept = True
             sequences.append(Sequence(places, optional, alternatives, next(self.idents)))
-        return RulePlace(name, sequences, repeated, next(self.idents))
+            at.ends.append(sequences[-1])
+        return RulePlace(name, sequences, branches, repeated, next(self.idents))
 
     def place(self, symbol: Symbol, outer: tuple[str, ...]) -> Place:
         self.places += 1
@@ -193,6 +214,12 @@ class _Unfolding:
             if first.include != ((0, True, 0), *shifted) or first.nones_after != rest.nones_after or first.expand1:
                 raise NotRegular(f"rule {name!r}: a repetition whose readings shape differently")
         return base
+
+
+def _reads(place: Place, symbol: Symbol) -> bool:
+    if isinstance(place, TerminalPlace):
+        return symbol.is_term and place.terminal.name == symbol.name
+    return not symbol.is_term and place.name == symbol.name
 
 
 def unfold(lark: Lark) -> RulePlace:

@@ -15,7 +15,7 @@ import sys
 
 from lark import Lark
 
-from .grammar_places import NotRegular, Place, RulePlace, TerminalPlace
+from .grammar_places import Branch, NotRegular, Place, RulePlace, TerminalPlace
 
 __all__ = ["RegexWriter", "ATOMIC_GROUPS"]
 
@@ -26,7 +26,13 @@ def _places(place: Place) -> list[TerminalPlace]:
     """The terminal places under ``place`` in the order the regex writes them."""
     if isinstance(place, TerminalPlace):
         return [place]
-    return [t for sequence in place.sequences for p in sequence.places for t in _places(p)]
+    found, todo = [], [place.branches]
+    while todo:  # (depth first, in the order written)
+        branch = todo.pop()
+        for part, _, after in branch.edges:
+            found += _places(part)
+            todo.append(after)
+    return found
 
 
 class RegexWriter:
@@ -94,16 +100,15 @@ class RegexWriter:
         return "(?!" + "|".join(f"(?:{self.patterns[n]})" for n in sorted(names)) + ")" if names else ""
 
     def sequences(self, place: RulePlace, capture: bool) -> str:
+        return self.branch(place.branches, capture, capture and len(place.sequences) > 1)
+
+    def branch(self, branch: Branch, capture: bool, marked: bool) -> str:
+        """The ways on from ``branch``: its places (each then its own branch), then the sequences ending here."""
         ways = []
-        for sequence in place.sequences:
-            parts = []
-            for part, optional in zip(sequence.places, sequence.optional):
-                text = self.place(part, capture, optional)
-                if optional:
-                    marked = capture and isinstance(part, RulePlace)
-                    text = f"(?:{text}(?P<o{part.ident}>))?" if marked else f"(?:{text})?"
-                parts.append(text)
-            if capture and len(place.sequences) > 1:
-                parts.append(f"(?P<e{sequence.ident}>)")
-            ways.append("".join(parts))
+        for part, optional, after in branch.edges:
+            text = self.place(part, capture, optional)
+            if optional:
+                text = f"(?:{text}(?P<o{part.ident}>))?" if capture and isinstance(part, RulePlace) else f"(?:{text})?"
+            ways.append(text + self.branch(after, capture, marked))
+        ways += [f"(?P<e{end.ident}>)" if marked else "" for end in branch.ends]
         return ways[0] if len(ways) == 1 else "(?:" + "|".join(ways) + ")"

@@ -279,6 +279,18 @@ KEY: /[a-z]/
 VALUE: /[^()]+/
 _WS: /\s+/
 """
+# Sequences that begin alike (a repetition, then an optional group or not), as the key/value family writes them.
+_FAMILIES = r"""
+start: _WS? NAME (_WS? pair)* (_WS? open)? _WS? END? _WS?
+pair: "<" KEY ">" VALUE? ";"
+open: "<" KEY ">" REST
+NAME: /[a-z]+/
+KEY: /[a-z]/
+VALUE.2: /[^;<>]+(?=;)/
+REST.1: /[^;<>]+\Z/
+END: "."
+_WS: /\s+/
+"""
 _KEPT = r"""
 !start: "a" B? "c" mark?
 mark: "m" B
@@ -294,6 +306,7 @@ def _small(grammar: str) -> Lark:
     (_LEXER_CHOICES, ["<ab>", "< ab :x>", "<ab:", "<ab:>", "<ab: >>", "<ab  :a:b>"], "<>: ab\n"),
     (_SHAPES, ["hab", "hab(a=1)!b", "hab (a=)tx", "hab!atx+yz ", "hx(b=q q) (c=r)!dty"], "ht(!=)+ ab1\n"),
     (_KEPT, ["ac", "abbc", "acmb", "abcmbb"], "abcm "),
+    (_FAMILIES, ["ab", "ab<c>x;", "ab <c>x; <d>;", "ab<c>rest", "ab <c>x; <d>rest", "ab . ", " ab<c>;."], "ab<c>x; .\n"),
 ])
 def test_small_grammars_read_as_lark_reads_them(grammar: str, seeds: list[str], alphabet: str) -> None:
     lark = _small(grammar)
