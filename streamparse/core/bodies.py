@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from .block import Block
 from .json_lexis import comment_end
-from .gaps import MAX_GAP, NON_WS, closer_at
+from .gaps import MAX_GAP, NON_WS, Stop, closer_at
 
 __all__ = ["BracketBody"]
 
@@ -101,8 +101,8 @@ class BracketBody:
             if self.state != _VALUE:
                 b.write(text[pos:i])
                 r = self._between(text, i, end, final)
-                if r < 0:  # wait for more text from -r-1
-                    return -r - 1
+                if isinstance(r, Stop):
+                    return r.at
                 pos = i = r
                 continue
             j = self.skip(text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
@@ -180,9 +180,9 @@ class BracketBody:
             self.opens = self.opens[:-1]
         return True
 
-    def _between(self, text: str, i: int, end: int, final: bool) -> int:
+    def _between(self, text: str, i: int, end: int, final: bool) -> int | Stop:
         """Outside a value: before the first, after one (AFTER), or after an inner value (INNER).
-        Writes what it takes; returns where to go on, or -(hold position)-1 to wait for more text."""
+        Writes what it takes; returns where to go on, or a ``Stop`` where it waits for more text."""
         b = self.b
         m = NON_WS.search(text, i, end)
         k = m.start() if m else end
@@ -191,7 +191,7 @@ class BracketBody:
             if len(self.pending) > MAX_GAP:
                 return self._end_without(k)
             if m is None:
-                return -(end) - 1 if not final else self._end_without(end)
+                return Stop(end) if not final else self._end_without(end)
         elif m is None:
             b.write(text[i:end])
             return end
@@ -226,7 +226,7 @@ class BracketBody:
         if self.closers and (ch == "<" or ch == "`"):
             r = closer_at(text, k, end, self.closers, final)
             if r == -1:
-                return -k - 1
+                return Stop(k)
             if isinstance(r, str):
                 b.write(self.pending)
                 b.end(r)

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 from .literals import literals
 
-__all__ = ["MAX_GAP", "NON_WS", "closer_at", "partial_tail"]
+__all__ = ["MAX_GAP", "NON_WS", "Stop", "closer_at", "partial_tail"]
 
 MAX_GAP = 64  # whitespace allowed between a value and an optional closer (positional: chunking-invariant)
 NON_WS = re.compile(r"\S")
+
+
+class Stop(NamedTuple):
+    """A body reader's answer when its scan stops at ``at``: the text from there waits for more (held), or the
+    block ended there. Any other answer is an ``int``: where the scan goes on."""
+
+    at: int
 
 
 def closer_at(text: str, j: int, end: int, closers: tuple[str, ...], final: bool) -> str | int | None:

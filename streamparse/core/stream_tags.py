@@ -21,7 +21,7 @@ from ..arguments.schema import declared_types
 from ..arguments.xml_values import coerce_xml_value, settle_layout
 from ..dialects.spec import TagParams
 from .json_lexis import ESCAPES, escaped as _escaped
-from .scanner import tag_or_tail
+from .gaps import Stop
 
 __all__ = ["TagStream"]
 
@@ -150,10 +150,11 @@ class TagStream:
         self._tail = ""
         i, n = 0, len(t)
         while i < n and self._state != _STOPPED:
-            i = (self._head, self._between, self._in_value, self._after_close)[self._state](t, i, n)
-            if i < 0:  # wait for more text from -i-1
-                self._tail = t[-i - 1 :]
+            r = (self._head, self._between, self._in_value, self._after_close)[self._state](t, i, n)
+            if isinstance(r, Stop):  # wait for more text from there
+                self._tail = t[r.at :]
                 return
+            i = r
 
     def end_closed_value(self) -> None:
         """The item was cut right after a value's closer: that value is complete, so it leaves now."""
@@ -172,19 +173,19 @@ class TagStream:
 
     # ------------------------------------------------------------------ states
 
-    def _head(self, t: str, i: int, n: int) -> int:
+    def _head(self, t: str, i: int, n: int) -> int | Stop:
         m = self._c.head.match(t, i)
         if m is None or m.end() - i > _HEAD_LIMIT:  # the limit is positional: every chunking stops alike
             if m is not None or n - i > _HEAD_LIMIT:
                 self._state = _STOPPED
                 return n
-            return -i - 1
+            return Stop(i)
         name = m.group(1).strip()
         if self._c.bare_name and m.end() == n:
-            return -i - 1  # a GLM name may go on
+            return Stop(i)  # a GLM name may go on
         follows = self._follows(t, m.end(), n)  # a call starts only where a parameter or the item's end follows
         if follows is None:
-            return -i - 1
+            return Stop(i)
         if not follows or not name or not self._on_name(name):
             self._state = _STOPPED
             return n
@@ -206,7 +207,7 @@ class TagStream:
             return True
         return None if k + len(rest) == n and any(tag.startswith(rest) for tag in tags) else False
 
-    def _between(self, t: str, i: int, n: int) -> int:
+    def _between(self, t: str, i: int, n: int) -> int | Stop:
         while i < n and t[i].isspace():
             i += 1
         if i == n:
@@ -214,7 +215,7 @@ class TagStream:
         m = self._c.param.match(t, i)
         if m is None or m.end() - i >= _HEAD_LIMIT:  # (positional, as in _may_come)
             if m is None and self._may_come(t[i:].lower()):
-                return -i - 1
+                return Stop(i)
             self._state = _STOPPED
             return n
         key = m.group(1).strip()
@@ -237,7 +238,7 @@ class TagStream:
         self._state = _VALUE
         return m.end()
 
-    def _in_value(self, t: str, i: int, n: int) -> int:
+    def _in_value(self, t: str, i: int, n: int) -> int | Stop:
         k = t.find("<", i)
         if k < 0:
             self._value_text(t[i:n])
@@ -246,7 +247,7 @@ class TagStream:
         rest = t[k : k + max(len(self._c.close), len(self._c.param_start), len(self._c.item_close))].lower()
         if self._c.item_close and rest.startswith(self._c.item_close):
             if n - k <= len(self._c.item_close):
-                return -k - 1  # the item may end here (then so does the value)
+                return Stop(k)  # the item may end here (then so does the value)
             self._value_text(t[k : k + len(self._c.item_close)])  # text follows in the same item: the value's own
             return k + len(self._c.item_close)
         if rest.startswith(self._c.close):
@@ -258,11 +259,11 @@ class TagStream:
             return n
         if n - k < len(rest) + 1 and any(lit.startswith(rest) for lit in (self._c.close, self._c.param_start,
                                                                            self._c.item_close) if lit):
-            return -k - 1
+            return Stop(k)
         self._value_text("<")
         return k + 1
 
-    def _after_close(self, t: str, i: int, n: int) -> int:
+    def _after_close(self, t: str, i: int, n: int) -> int | Stop:
         j = i
         while j < n and t[j].isspace():
             j += 1
@@ -274,7 +275,7 @@ class TagStream:
             return j
         rest = t[j:].lower()
         if self._may_come(rest):
-            return -j - 1  # the next head, or the item's end, still to be seen
+            return Stop(j)  # the next head, or the item's end, still to be seen
         if self._c.param_tag and rest.startswith(self._c.param_tag) and len(rest) > len(self._c.param_tag):
             self._state = _STOPPED  # a malformed parameter head after a value: only the whole item can say
             return n

@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, partial_tail
+from .gaps import MAX_GAP, NON_WS, Stop, partial_tail
 from .literals import Literals, first_characters, literal_pattern, literals
 from .tag_strings import QuotedStrings
 from .tag_values import RawValueScan
@@ -100,29 +100,15 @@ class TagBody(RawValueScan, QuotedStrings):
         i = pos
         while i < end and not b.done:
             if self.between:
-                m = NON_WS.search(text, i, end)
-                k = m.start() if m else end
-                self.pending += text[i:k]
-                i = pos = k
-                if len(self.pending) > MAX_GAP:
-                    return self._end_without(k)
-                if m is None:
-                    if final:
-                        return self._end_without(k)
-                    return k
-                r = self.closers.at(text, k, end, final)
-                if r == -1:
-                    return k
-                if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
-                    return self._end_without(k)
-                self.between = False
-                b.write(self.pending)
-                self.pending = ""
+                r = self._between(text, i, end, final)
+                if isinstance(r, Stop):
+                    return r.at
+                i = pos = r
             if self.in_str:
                 k = self._skip_string(text, i, end, final)
-                if k < 0:
-                    b.write(text[pos : -1 - k])
-                    return -1 - k
+                if isinstance(k, Stop):
+                    b.write(text[pos : k.at])
+                    return k.at
                 i = k
                 continue
             m = self.search(text, i, end)
@@ -162,21 +148,21 @@ class TagBody(RawValueScan, QuotedStrings):
         b.write(text[pos:i])
         return i
 
-    def _between(self, text: str, i: int, end: int, final: bool) -> int:
-        """Between items (as in ``scan``): whitespace joins ``pending``; the next item or the block's end is read
-        on; anything else ends the block before it. Returns where to go on, or ``-1 - k``: wait (or ended) at k."""
+    def _between(self, text: str, i: int, end: int, final: bool) -> int | Stop:
+        """Between items: whitespace joins ``pending``; the next item or the block's end is read on; anything else
+        ends the block before it. Returns where to go on, or a ``Stop``: wait (or ended) there."""
         m = NON_WS.search(text, i, end)
         k = m.start() if m else end
         self.pending += text[i:k]
         if len(self.pending) > MAX_GAP:
-            return -1 - self._end_without(k)
+            return Stop(self._end_without(k))
         if m is None:
-            return -1 - (self._end_without(k) if final else k)
+            return Stop(self._end_without(k) if final else k)
         r = self.closers.at(text, k, end, final)
         if r == -1:
-            return -1 - k
+            return Stop(k)
         if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
-            return -1 - self._end_without(k)
+            return Stop(self._end_without(k))
         self.between = False
         self.b.write(self.pending)
         self.pending = ""

@@ -9,11 +9,7 @@ the text's end, is found in one search.
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
-
-from .block import Block
-from .events import Event
-from .gaps import partial_tail
+from .gaps import Stop, partial_tail
 
 __all__ = ["QuotedStrings"]
 
@@ -23,9 +19,9 @@ class QuotedStrings:
 
     in_str: str
 
-    def _skip_string(self, text: str, i: int, end: int, final: bool) -> int:
-        """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or ``-1 - k``:
-        hold from k (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
+    def _skip_string(self, text: str, i: int, end: int, final: bool) -> int | Stop:
+        """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or a ``Stop``:
+        hold from there (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
         quote = self.in_str
         if len(quote) > 1:
             k = text.find(quote, i, end)
@@ -33,14 +29,14 @@ class QuotedStrings:
                 self.in_str = ""
                 return k + len(quote)
             hold = end if final else partial_tail(text, i, end, (quote,), len(quote))
-            return end if hold == end else -1 - hold
+            return end if hold == end else Stop(hold)
         j = _STRING_BODY[quote](text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
         if j == end:
             return end
         if text[j] == quote:
             self.in_str = ""
             return j + 1
-        return end if final else -1 - j  # a backslash ending the text
+        return end if final else Stop(j)  # a backslash ending the text
 
 
 # A string's inside: runs of plain characters, one escape between runs (sre reads a run in one step; the plain

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .block import Block
-from .gaps import MAX_GAP, NON_WS, partial_tail
+from .gaps import MAX_GAP, NON_WS, Stop, partial_tail
 from .literals import PARTIAL_CLOSER, Literals
 from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search
 
@@ -46,7 +46,7 @@ class RawValueScan:
     state_tags: dict[int, tuple[str, ...]]
     follows: dict[int, Literals]
 
-    def _between(self, text: str, i: int, end: int, final: bool) -> int:
+    def _between(self, text: str, i: int, end: int, final: bool) -> int | Stop:
         raise NotImplementedError  # TagBody's
 
     def _scan_values(self, text: str, pos: int, end: int, final: bool) -> int:
@@ -57,15 +57,15 @@ class RawValueScan:
         while i < end and not b.done:
             if self.between:
                 k = self._between(text, i, end, final)
-                if k < 0:
-                    return -1 - k
+                if isinstance(k, Stop):
+                    return k.at
                 i = pos = k
             st = self.vstate
             if st >= _AFTER_VALUE:
                 b.write(text[pos:i])
                 k = self._follow(text, i, end, final)
-                if k < 0:
-                    return -1 - k
+                if isinstance(k, Stop):
+                    return k.at
                 i = pos = k
                 continue
             m = (self.out_search if st == _OUT else self.in_search)(text, i, end)
@@ -119,9 +119,9 @@ class RawValueScan:
         self.between = True
         return False
 
-    def _follow(self, text: str, i: int, end: int, final: bool) -> int:
+    def _follow(self, text: str, i: int, end: int, final: bool) -> int | Stop:
         """After a tentative closer: read the whitespace, then decide by what follows. Returns where to go on,
-        or ``-1 - k``: wait at k (the rest is held) or stop there."""
+        or a ``Stop``: wait there (the rest is held) or stop there."""
         b, st, values = self.b, self.vstate, self.values
         assert values is not None
         m = NON_WS.search(text, i, end)
@@ -141,13 +141,13 @@ class RawValueScan:
         if m is None:
             if final:
                 self._at_end_of_stream()
-            return -1 - k
+            return Stop(k)
         if st == _AFTER_END:  # only the end of the stream confirms a block's end met in a value
             self._revert()
             return k
         r = self.follows[st].at(text, k, end, final)
         if r == PARTIAL_CLOSER:
-            return -1 - k
+            return Stop(k)
         tag = r.lower() if isinstance(r, str) else None
         if tag is None:
             self._revert()
@@ -158,13 +158,13 @@ class RawValueScan:
                 b.write(r)  # type: ignore[arg-type]  # (a str here)
                 if self.single:
                     self._close_item()
-                    return -1 - (k + len(tag))
+                    return Stop(k + len(tag))
                 self.vstate, self.ws_after, self.unclosed = _AFTER_ITEM, 0, False
                 return k + len(tag)
             else:  # the block's end
                 b.close_item()
                 b.end(r)  # type: ignore[arg-type]  # (a str here)
-                return -1 - (k + len(tag))
+                return Stop(k + len(tag))
         elif self.unclosed and tag in self.ends:
             # an item's closer read inside a value, then the block's end: with the value never closed, a later
             # ``</parameter>`` would make both the value's text (the parse in which the tags balance), so the end is
@@ -176,13 +176,13 @@ class RawValueScan:
             return k + len(tag)
         else:  # _AFTER_ITEM, followed by the next item or the block's end: it was the item's closer
             if self._close_item():
-                return -1 - k
+                return Stop(k)
             if tag in self.ends:  # the block's end, read here as ``_between`` and the scan would read it next
                 self.between = False
                 b.write(self.pending)
                 self.pending = ""
                 b.end(r)  # type: ignore[arg-type]  # (a str here)
-                return -1 - (k + len(tag))
+                return Stop(k + len(tag))
         return k
 
     def _revert(self) -> None:
