@@ -4,8 +4,9 @@ Invariant: ``RegexWriter.whole(start)`` matches a text exactly when the places r
 that Lark's contextual lexer would cut the same way (given ``grammar_lexing``'s ``before``), or the subset of those
 texts its lookaheads can tell (a lookahead that cannot name the place read just before refuses the union of what
 every such place allows: never more). ``readings(place)`` is one reading of a repetition, for re-reading its span.
-Group names: ``t<id>`` a terminal place's token, ``a<id>`` its match on Python 3.10 (no atomic groups there), ``o<id>`` an optional rule place read, ``e<id>`` the sequence
-read when a rule place has several, ``r<id>`` a repetition's span; the places' readers look them up by name.
+Group names: ``t<id>`` a terminal place's token, ``a<id>`` its match on Python 3.10 (no atomic groups there),
+``o<id>`` an optional rule place read, ``e<id>`` the sequence read when a rule place has several, ``r<id>`` a
+repetition's span; the places' readers look them up by name.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ ATOMIC_GROUPS = sys.version_info >= (3, 11)  # ``(?>…)``; before, the same wit
 
 
 def _places(place: Place) -> list[TerminalPlace]:
-    """The terminal places under ``place`` in the order the regex writes them."""
+    """The terminal places under ``place``."""
     if isinstance(place, TerminalPlace):
         return [place]
     found, todo = [], [place.branches]
-    while todo:  # (depth first, in the order written)
+    while todo:
         branch = todo.pop()
         for part, _, after in branch.edges:
             found += _places(part)
@@ -43,23 +44,23 @@ class RegexWriter:
         for name, pattern in self.patterns.items():
             if re.compile(pattern).groups and re.search(r"\\[1-9]|\(\?P=|\(\?\(", pattern):
                 raise NotRegular(f"terminal {name} refers to its own groups")
-        ordered = _places(start)
-        self.order = {place: i for i, place in enumerate(ordered)}
-        for place in ordered:
+        for place in _places(start):
             if not place.before:
                 raise NotRegular(f"{place.terminal.name} is never read (no parser state reaches it)")
             if len({frozenset(g) for g in place.before.values()}) > 1:
                 for before in place.before:
                     if before is not None:
                         before.tested = True
-        self.captured: set[TerminalPlace] = set()  # the places with a group so far, in the regex being written
+        # In the regex being written: the terminal places written so far, in order; those given a group.
+        self.written: dict[TerminalPlace, int] = {}
+        self.captured: set[TerminalPlace] = set()
 
     def whole(self, start: RulePlace) -> str:
-        self.captured = set()
+        self.written, self.captured = {}, set()
         return self.place(start, True) + r"\Z"
 
     def readings(self, place: RulePlace) -> str:
-        self.captured = set()
+        self.written, self.captured = {}, set()
         return self.sequences(place, True)
 
     def place(self, place: Place, capture: bool, optional: bool = False) -> str:
@@ -71,6 +72,7 @@ class RegexWriter:
             return f"(?P<r{place.ident}>{body})" if capture else body
         atom = self.atom(place)
         guard = self.guard(place)
+        self.written[place] = len(self.written)
         if capture and (place.kept or optional or place.tested):
             atom = f"(?P<t{place.ident}>{atom})"
             self.captured.add(place)
@@ -83,11 +85,15 @@ class RegexWriter:
         return f"(?>{pattern})" if ATOMIC_GROUPS else f"(?=(?P<a{place.ident}>{pattern}))(?P=a{place.ident})"
 
     def guard(self, place: TerminalPlace) -> str:
-        """The lookahead before ``place``: by the place read just before, nearest first while its group can tell
-        (it has one here, and no nearer place that can come just before lacks one); the rest all together."""
+        """The lookahead before ``place``: by the place read just before, nearest first (last written) while its
+        group can tell: it has one, and every place that can come just before and is nearer, or not written before
+        it in this regex (a repetition's end, a place outside the regex), was asked first; the rest all together.
+        The nearest of those places whose group took part is the one read just before: any read after it would be
+        nearer."""
         remaining = dict(place.before)
         chain: list[tuple[TerminalPlace, set[str]]] = []
-        for before in sorted(remaining, key=lambda p: -1 if p is None else self.order[p], reverse=True):
+        unwritten = len(self.written)  # (sorts as nearest: asked first, it ends the chain)
+        for before in sorted(remaining, key=lambda p: -1 if p is None else self.written.get(p, unwritten), reverse=True):
             if len({frozenset(g) for g in remaining.values()}) <= 1 or before is None or before not in self.captured:
                 break
             chain.append((before, remaining.pop(before)))

@@ -291,6 +291,14 @@ REST.1: /[^;<>]+\Z/
 END: "."
 _WS: /\s+/
 """
+# What Lark's lexer tries before E depends on which of "<", K, V was read just before it.
+_NEAREST = r"""
+start: _OPEN K? V? E
+K.3: /k+/
+V.2: /[kv]+/
+E: /[kve>]+/
+_OPEN: "<"
+"""
 _KEPT = r"""
 !start: "a" B? "c" mark?
 mark: "m" B
@@ -306,6 +314,7 @@ def _small(grammar: str) -> Lark:
     (_LEXER_CHOICES, ["<ab>", "< ab :x>", "<ab:", "<ab:>", "<ab: >>", "<ab  :a:b>"], "<>: ab\n"),
     (_SHAPES, ["hab", "hab(a=1)!b", "hab (a=)tx", "hab!atx+yz ", "hx(b=q q) (c=r)!dty"], "ht(!=)+ ab1\n"),
     (_KEPT, ["ac", "abbc", "acmb", "abcmbb"], "abcm "),
+    (_NEAREST, ["<kkvv>", "<vk>", "<kve", "<e", "<kk>", "<v>"], "<kve>"),
     (_FAMILIES, ["ab", "ab<c>x;", "ab <c>x; <d>;", "ab<c>rest", "ab <c>x; <d>rest", "ab . ", " ab<c>;."], "ab<c>x; .\n"),
 ])
 def test_small_grammars_read_as_lark_reads_them(grammar: str, seeds: list[str], alphabet: str) -> None:
