@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Callable, Final, Literal, Mapping, Optional, Protocol, Union
 
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Opener, Part
-from .literals import literals
 
 __all__ = ["PARTIAL", "Partial", "HeadMatch", "CompiledHead", "compile_head", "MAX_WS", "MAX_NAME"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .events import Diagnostic, Event, TextDelta, ToolCall, ToolCallDelta
+from .events import Diagnostic, TextDelta, ToolCall
 from .live import LiveCall, whole_call_events
 from .output import Output
 from .states import Move, State

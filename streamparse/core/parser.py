@@ -31,7 +31,8 @@ from .live import LiveCall
 from .mid_line import MidLine
 from .items import ItemCalls
 from .scanner import PARTIAL, Candidate, HeadMatch, match_head, table_for
-from .tag_body import TagBody, ValueTagBody
+from .tag_body import TagBody
+from .tag_values import ValueTagBody
 from .chat_template import decide_setup
 from .openings import answer_opening
 from .parser_class import register_parser

@@ -26,7 +26,7 @@ from ..arguments.schema import Note, declared_types
 from .echo_comments import CommentEcho
 from .echo_strings import StringEcho
 from .echo_schema import COLON as _COLON, KEY as _KEY, NEXT as _NEXT, VALUE as _VALUE, Frame as _Frame, SchemaPosition
-from .json_lexis import JSON_WS, PLAIN, TOKEN, WORD_END, scalar
+from .json_lexis import JSON_WS, TOKEN, WORD_END, scalar
 
 __all__ = ["JsonEcho", "ARGUMENT_KEYS", "MAX_DEPTH"]
 

@@ -1,56 +1,29 @@
-"""Raw-text values in a tag body (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM...): the part of ``TagBody``'s scan that
-keeps markup quoted inside an open value as the value's (``tag_body``'s note gives the rule).
+"""Raw-text values in a tag body (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM...): ``ValueTagBody``, the tag body whose
+scan keeps markup quoted inside an open value as the value's (``tag_body``'s note gives the rule).
 
-Invariant: ``TagBody``'s, whose part this is (a mixin; the state lives in ``TagBody``'s slots): each character is
-examined once, and what waits after a tentative closer is that closer and at most ``MAX_GAP`` whitespace.
+Invariant: ``TagBody``'s: each character is examined once, and what waits after a tentative closer is that closer and
+at most ``MAX_GAP`` whitespace.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
-
-from .block import Block
 from .gaps import MAX_GAP, NON_WS, Stop, partial_tail
-from .literals import PARTIAL_CLOSER, Literals
-from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT, Pair, Search
+from .literals import PARTIAL_CLOSER
+from .tag_body import TagBody
+from .value_tables import _AFTER_END, _AFTER_ITEM, _AFTER_VALUE, _IN, _OUT
 
-if TYPE_CHECKING:
-    from ..dialects.spec import ValueTags
-
-__all__ = ["RawValueScan"]
+__all__ = ["ValueTagBody"]
 
 
 
-class RawValueScan:
-    """The raw-value half of ``TagBody``'s scan; the attributes are ``TagBody``'s (see there)."""
+class ValueTagBody(TagBody):
+    """A tag body whose items hold raw-text values (``values`` set): its own ``scan`` keeps markup quoted inside an
+    open value as the value's; the rest is ``TagBody``'s."""
 
-    b: Block
-    item: Pair
-    ends: tuple[str, ...]
-    values: ValueTags | None
-    between: bool
-    single: bool
-    depth: int
-    vstate: int
-    ws_after: int
-    closer: str
-    pending: str
-    longest: int
-    cand: tuple[int, str, bool] | None
-    quoted: bool
-    unclosed: bool
-    fallback: str
-    out_search: Search
-    in_search: Search
-    tags: tuple[str, ...]
-    state_tags: dict[int, tuple[str, ...]]
-    follows: dict[int, Literals]
+    __slots__ = ()
 
-    def _between(self, text: str, i: int, end: int, final: bool) -> int | Stop:
-        raise NotImplementedError  # TagBody's
-
-    def _scan_values(self, text: str, pos: int, end: int, final: bool) -> int:
-        """``scan`` for raw-text values (see the module's note). ``pos``..``i``: read, not yet written."""
+    def scan(self, text: str, pos: int, end: int, final: bool) -> int:
+        """``TagBody.scan`` for raw-text values (see the module's note). ``pos``..``i``: read, not yet written."""
         b = self.b
         item = self.item
         i = pos
@@ -224,3 +197,19 @@ class RawValueScan:
             self.pending = ""
             self.vstate = _OUT
             self.fallback = "the stream ended right after a block's end written inside a value: read as its end"
+
+    def finish(self) -> None:
+        """End of stream inside the block: a tentative closer was real; a value never closed is cut at the last
+        closer quoted in it; else as ``TagBody``'s."""
+        b = self.b
+        if not b.done and self.vstate >= _AFTER_VALUE:
+            self._at_end_of_stream()
+        if not b.done and self.cand is not None and b.in_item and self.vstate == _IN:
+            at, closer, block_end = self.cand  # the stream ended in a value: cut at the last closer it quoted
+            rest = b.cut_item(at) + self.pending
+            self.pending = ""
+            b.close_item()
+            b.end(closer if block_end else "", rest[len(closer) :] if block_end else rest)
+            self.fallback = ("the stream ended inside a value: it was cut at the last closer quoted in it, "
+                             "and what followed is text")
+        super().finish()
