@@ -1,14 +1,11 @@
 """The streaming core: text deltas in, events out. Pure, synchronous, no I/O.
 
-Invariant: every character is examined a bounded number of times. In prose one regex search per delta
-finds the characters that can start markup; everything before them leaves at once and only a possible
-marker prefix is held. A marker opens a block whose owner is decided by a short head check (dialect table,
-no per-dialect branches here); the body's scanner reads only new characters, each item is decoded once
-when it closes, and the call leaves in that same feed.
-
-States (one method each, dispatched through ``self._scan``):
-TEXT (prose) -> HEAD (which dialect?) -> BODY (items, end) -> AFTER (optional closers) -> TEXT,
-and TEXT -> SPAN (reasoning / content channel) -> TEXT.
+Invariant: every character is examined a bounded number of times. One gate stands before the machine: a delta
+holding no character that a token live in the current state can begin with (and nothing held before it) is taken
+whole by that state's run, at the cost of one search. Every other delta is read by the machine: each state has one
+reader, and the state changes only by a move of ``states.TABLE`` (``_go``). A marker opens a block whose owner is
+decided by a short head check (dialect table, no per-dialect branches here); the body's scanner reads only new
+characters, each item is decoded once when it closes, and the call leaves in that same feed.
 
 Whitespace rule: text outside blocks is emitted verbatim. A block runs from its first marker character (or
 opening fence) to its last closer; whitespace between a body and its optional closers is the block's, up
