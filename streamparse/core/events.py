@@ -127,10 +127,6 @@ class Diagnostic:
 
 Event = Union[TextDelta, ReasoningDelta, ToolCall, Diagnostic, ToolCallStart, ToolCallDelta]
 
-# A block body's fast path: a delta it takes whole gives its events (often none); None: the slow path must read it.
-FastPath = Callable[[str], Optional[list[Event]]]
-
-
 class ParseResult:
     """Events gathered into what a whole answer holds: its text, reasoning, calls and diagnostics."""
 
