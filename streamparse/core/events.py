@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Literal, Optional, Union
+from typing import Any, ClassVar, Iterable, Literal, Union
 
 
 @dataclass(slots=True)
