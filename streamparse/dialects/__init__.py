@@ -25,6 +25,8 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..arguments.grammar import load_grammar
 from .decoders import (deepseek_v3_calls, deepseek_v31_calls, harmony_calls, json_calls, kimi_calls, pythonic_calls,
                        plamo3_calls, solar_open_calls)
@@ -33,13 +35,13 @@ from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongem
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Decoder, Dialect, Opener, Part, Registry, Span, ValueTags, lit, name, opt, peek, ws
 from .kv_family import KvCall, kv_dialect
-from .markers import marker, markers
+from .markers import marker, markers, pair
 from .xml_family import XmlCall, xml_dialect
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]
 
 # Qwen's <tool_call> tag, as hermes's grammar writes it: Qwen3-Coder and GLM wrap their calls in it too.
-_TOOLCALL, _TOOLCALL_END = markers("hermes", "_OPEN", "_CLOSE")
+_TOOLCALL, _TOOLCALL_END = pair("hermes", "_OPEN", "_CLOSE")
 _NAME_KEY = (ws(), lit('"name"'), ws(), lit(":"), ws(), lit('"'), name(gated=True), lit('"'))
 # Harmony's framing (openai.lark), which Muse Glimmer's ATEM messages are written in too.
 _ASSISTANT_TO, _TO, _MESSAGE = markers("openai", "_ASSISTANT_TO", "_TO", "_MESSAGE")
@@ -101,8 +103,7 @@ _DOTS_SOURCE = """rednote dots: Claude-style invokes inside <dots_function_call>
 Source: vLLM tool_parsers/dots_tool_parser.py and tests/tool_parsers/test_dots_tool_parser.py; SGLang
 function_call/dots_detector.py. The JSON body the same wrapper may hold is dots_json's."""
 _HY = ":opensource"
-_PLAMO = "<|plamo:"
-_M3 = "]<]minimax[>["  # MiniMax-M3's namespace marker, before every tag
+_M3 = marker("minimax_m3", "_NS")  # MiniMax-M3's namespace marker, before every tag (in its doc below)
 # The key/value-tag family (kv_family): each member's markup is written once, here.
 _GLM = KvCall("arg_key", "arg_value")
 _GLM_SOURCE = """GLM-4.5 / 4.6 (one argument per line) and GLM-4.7 (no newlines at all): the body of one <tool_call>.
@@ -145,7 +146,9 @@ _IFM_SOURCE = """K2 Horizon (MBZUAI IFM), its default xml flavour: calls inside 
   </ifm|tool_calls>
 Source: vLLM tool_parsers/k2_horizon_tool_parser.py and tests/tool_parsers/test_k2_horizon_tool_parser.py; SGLang
 function_call/k2_v3_detector.py."""
-_SOLAR_CALL, _SOLAR_CALL_END = "<|tool_call:begin|>", "<|tool_call:end|>"
+_SOLAR_CALL = marker("solar_open", "_BEGIN")
+_DOTS = pair("dots_json", "_OPEN", "_CLOSE")  # rednote dots' wrapper, around invokes (dots) or JSON (dots_json)
+_LONGCAT_TAGS = pair("longcat", "_OPEN", "_CLOSE")  # LongCat's call tag, around JSON (longcat) or key/values (longcat_xml)
 _MINICPM5_SOURCE = """MiniCPM5: bare function elements, one per call, values inline (CDATA around a value holding <, & or a
 newline).
   <function name="get_weather"><param name="city">Paris</param><param name="note"><![CDATA[a
@@ -194,17 +197,19 @@ _DECLARATIONS = (
                 doc="<tool_call><function=NAME><parameter=K>V</parameter></function></tool_call> (wrapper optional)"),
     kv_dialect("glm45", _GLM, opener=_TOOLCALL, closer=_TOOLCALL_END, source=_GLM_SOURCE,
                aliases=("glm47", "glm4_moe", "glm"), doc="<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>"),
-    Dialect("tools_array", (_json_tag("<tools>"),), JSON, json_calls, "tools_array", end=("</tools>",),
+    Dialect("tools_array", (_json_tag(marker("tools_array", "_OPEN")),), JSON, json_calls, "tools_array",
+            end=markers("tools_array", "_CLOSE"),
             doc="<tools>[{…}, {…}]</tools>, each element emitted as it closes"),
-    Dialect("function_tag", (_json_tag("<function>", start="{"),
-                             Opener("<function=", head=(name(), lit(">"), ws()), look=(peek("{"),)),
-                             Opener('<function name="', head=(name(), lit('">'), ws()), look=(peek("{"),))),
-            JSON, json_calls, "function_tag", end=("</function>",),
+    Dialect("function_tag", (_json_tag(marker("function_tag", "_OPEN"), start="{"),
+                             *(Opener(opener, head=(name(), lit(closer), ws()), look=(peek("{"),))
+                               for opener, closer in (markers("function_tag", "_EQUALS_OPEN", "_EQUALS_CLOSE"),
+                                                      markers("function_tag", "_NAME_OPEN", "_NAME_CLOSE")))),
+            JSON, json_calls, "function_tag", end=markers("function_tag", "_CLOSE"),
             doc='<function>{"name", "parameters"}</function>, <function=NAME>{…}</function>, <function name="NAME">{…}</function>'),
     Dialect("angle_json", (Opener("<{", keep=1),), JSON, json_calls, "angle_json", closers=(">",),
             doc='<{"name": …, "arguments": …}>'),
     Dialect("name_tag", (Opener("<{name}>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "name_tag",
-            end=("</function>", "</{name}>"), doc="<TOOL_NAME>{…}</function> or </TOOL_NAME> (provided tools only)"),
+            end=(marker("name_tag", "_FUNCTION_CLOSE"), "</{name}>"), doc="<TOOL_NAME>{…}</function> or </TOOL_NAME> (provided tools only)"),
     Dialect("tool_calls_json", (Opener("{", keep=1, line_start=True,
                                        look=(ws(), lit('"tool_calls"', "'tool_calls'"), ws(), lit(":"), ws(), peek("["))),),
             JSON, json_calls, "tool_calls_json", needs_tools=True,
@@ -220,8 +225,8 @@ _DECLARATIONS = (
     Dialect("xlam", (Opener("[", keep=1, line_start=True, look=(ws(), lit("{"), *_NAME_KEY)),), JSON, json_calls, "xlam",
             doc='[{"name", "arguments"}, …] at a line start, fenced or not (provided tools only)'),
     Dialect("pythonic", (Opener("[", keep=1, line_start=True, look=(ws(), name(gated=True, called="("), ws(), lit("("))),
-                         Opener("<|python_start|>", head=(ws(),), look=(peek("["),))),
-            PYTHON, pythonic_calls, "pythonic", closers=("<|python_end|>",), aliases=("llama4_pythonic",),
+                         Opener(marker("pythonic", "_START"), head=(ws(),), look=(peek("["),))),
+            PYTHON, pythonic_calls, "pythonic", closers=markers("pythonic", "_END"), aliases=("llama4_pythonic",),
             doc='[f(a=1, b="x"), g()] at a line start (when tools are given: each element judged, an undeclared '
                 'name stays text, reported), or in <|python_start|>…<|python_end|>'),
     Dialect("mistral", (_json_tag(marker("mistral", "_OPEN")),), JSON, json_calls, "mistral",
@@ -262,20 +267,24 @@ _DECLARATIONS = (
     xml_dialect("minimax_m2", _INVOKE, wrapper=("<minimax:tool_call>", "</minimax:tool_call>"), aliases=("minimax-m2",),
                 source=_MINIMAX_SOURCE,
                 doc='<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></minimax:tool_call>'),
-    Dialect("granite", (_json_tag("<|tool_call|>"),), JSON, json_calls, "granite", closers=("<|/tool_call|>",),
+    Dialect("granite", (_json_tag(marker("granite", "_OPEN")),), JSON, json_calls, "granite",
+            closers=markers("granite", "_CLOSE"),
             doc="<|tool_call|>[{…}], optionally closed by <|/tool_call|> (Phi-4-mini's template writes it so)"),
-    Dialect("hunyuan", (_json_tag("<tool_calls>"),), JSON, json_calls, "hunyuan", end=("</tool_calls>",), several=True,
+    Dialect("hunyuan", (_json_tag(marker("hunyuan", "_OPEN")),), JSON, json_calls, "hunyuan",
+            end=markers("hunyuan", "_CLOSE"), several=True,
             aliases=("hunyuan_a13b", "jamba", "minimax"), doc="<tool_calls>[{…}]</tool_calls> (also MiniMax-M1, vLLM's minimax parser)"),
-    Dialect("phi4_mini", (Opener("functools", head=(ws(),), look=(peek("["),), line_start=True),), JSON, json_calls, "phi4_mini",
-            closers=("<|/tool_call|>",), aliases=("phi4_mini_json",),
+    Dialect("phi4_mini", (Opener(marker("phi4_mini", "_OPEN"), head=(ws(),), look=(peek("["),), line_start=True),), JSON,
+            json_calls, "phi4_mini", closers=markers("phi4_mini", "_CLOSE"), aliases=("phi4_mini_json",),
             doc="functools[{…}] at a line start, optionally closed by <|/tool_call|>"),
     # ---- issue 18: formats the engines read that were missing (sources in each grammar's header)
-    Dialect("nemotron", (_json_tag("<TOOLCALL>"),), JSON, json_calls, "nemotron", closers=("</TOOLCALL>",),
+    Dialect("nemotron", (_json_tag(marker("nemotron", "_OPEN")),), JSON, json_calls, "nemotron",
+            closers=markers("nemotron", "_CLOSE"),
             aliases=("nemotron_json", "nemotron_v2"), doc='<TOOLCALL>[{"name", "arguments"}]</TOOLCALL>'),
-    Dialect("lfm2", (Opener("<|tool_call_start|>", head=(ws(),), look=(peek("["),)),), PYTHON, pythonic_calls, "lfm2",
-            closers=("<|tool_call_end|>",),
+    Dialect("lfm2", (Opener(marker("lfm2", "_OPEN"), head=(ws(),), look=(peek("["),)),), PYTHON, pythonic_calls, "lfm2",
+            closers=markers("lfm2", "_CLOSE"),
             doc="<|tool_call_start|>[f(a=1), g()]<|tool_call_end|>"),
-    Dialect("cohere", (_json_tag("<|START_ACTION|>"),), JSON, cohere_calls, "cohere", closers=("<|END_ACTION|>",),
+    Dialect("cohere", (_json_tag(marker("cohere", "_OPEN")),), JSON, cohere_calls, "cohere",
+            closers=markers("cohere", "_CLOSE"),
             aliases=("cohere_command4", "cohere_command3", "command_r7b"),
             doc='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>'),
     _gemma("gemma4", gemma4_calls, ("_CLOSE", "_TURN_END"), doc='<|tool_call>call:NAME{k:<|"|>v<|"|>,n:1}<tool_call|>'),
@@ -289,14 +298,18 @@ _DECLARATIONS = (
     Dialect("olmo3", (Opener(marker("olmo3", "_CALLS"), head=(ws(),), look=(name(), ws(), lit("("))),), TAGGED,
             olmo3_calls, "olmo3", end=(marker("olmo3", "_CALLS_END"),), quotes=("'", '"'),
             doc="<function_calls>\nf(a=1)\ng(b=null)\n</function_calls> (one pythonic call per line)"),
-    Dialect("apertus", (_json_tag("<|tools_prefix|>"),), JSON, apertus_calls, "apertus", closers=("<|tools_suffix|>",),
+    Dialect("apertus", (_json_tag(marker("apertus", "_OPEN")),), JSON, apertus_calls, "apertus",
+            closers=markers("apertus", "_CLOSE"),
             aliases=("apertus2509",), doc='<|tools_prefix|>[{"NAME": {…}}]<|tools_suffix|>'),
-    Dialect("internlm", (Opener("<|action_start|>", head=(ws(), lit("<|plugin|>"), ws()), look=(peek("{"),)),), JSON,
-            json_calls, "internlm", closers=("<|action_end|>",), aliases=("internlm2", "interns1"),
+    Dialect("internlm", (Opener(marker("internlm", "_ACTION_START"), head=(ws(), lit(marker("internlm", "_PLUGIN")), ws()),
+                                look=(peek("{"),)),), JSON,
+            json_calls, "internlm", closers=markers("internlm", "_CLOSE"), aliases=("internlm2", "interns1"),
             doc='<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>'),
-    Dialect("gigachat3", (Opener("<|message_sep|>", head=(ws(), lit("function call<|role_sep|>"), ws()), look=(peek("{"),)),
-                          *(Opener(o, head=(ws(),), look=(peek("{"),)) for o in ("function call<|role_sep|>", "<|function_call|>"))),
-            JSON, json_calls, "gigachat3", closers=("</s>",),
+    Dialect("gigachat3", (Opener(marker("gigachat3", "_MESSAGE_SEP"), head=(ws(), lit(marker("gigachat3", "_FUNCTION_CALL")),
+                                                                           ws()), look=(peek("{"),)),
+                          *(Opener(o, head=(ws(),), look=(peek("{"),))
+                            for o in markers("gigachat3", "_FUNCTION_CALL", "_FUNCTION_CALL_TOKEN"))),
+            JSON, json_calls, "gigachat3", closers=markers("gigachat3", "_CLOSE"),
             doc='<|message_sep|>function call<|role_sep|>\n{"name", "arguments"}'),
     Dialect("kimi_k3", (Opener(marker("kimi_k3", "_TOOLS"), head=(ws(),), look=(lit(_K3_CALL),)),), TAGGED, kimi_k3_calls,
             "kimi_k3", end=(marker("kimi_k3", "_TOOLS_END"),), item=(_K3_CALL, marker("kimi_k3", "_CALL_CLOSE")),
@@ -308,67 +321,73 @@ _DECLARATIONS = (
                 aliases=("claude", "invoke_xml"), source=_CLAUDE_SOURCE,
                 doc='<function_calls><invoke name="NAME"><parameter name="K">V</parameter></invoke></function_calls> '
                     "(several invokes per wrapper), or a bare <invoke name=\"NAME\">…</invoke>"),
-    Dialect("tool_use", (Opener("<tool_use>", head=(ws(),), look=(lit("<name>", "<tool_name>"),)),), TAGGED, tool_use_calls,
-            "tool_use", end=("</tool_use>",), eos_ends=True, json_strings=True, aliases=("cherry_studio", "tool_use_xml"),
+    Dialect("tool_use", (Opener(marker("tool_use", "_OPEN"), head=(ws(),), look=(lit(*markers("tool_use", "_NAME", "_TOOL_NAME")),)),),
+            TAGGED, tool_use_calls, "tool_use", end=markers("tool_use", "_CLOSE"), eos_ends=True, json_strings=True, aliases=("cherry_studio", "tool_use_xml"),
             doc="<tool_use><name>NAME</name><arguments>{…}</arguments></tool_use> (also <tool_name>, and <input>, "
                 "<tool_input> or <parameters> for the arguments)"),
-    Dialect("llama31_builtin", (Opener("<|python_tag|>", head=(ws(),), look=(name(), lit("("))),),  # llama3_json's: a "{"
-            TAGGED, llama31_builtin_calls, "llama31_builtin", end=("<|eom_id|>", "<|eot_id|>"), eos_ends=True,
+    Dialect("llama31_builtin", (Opener(marker("llama31_builtin", "_TAG"), head=(ws(),), look=(name(), lit("("))),),
+            # (llama3_json's opener too: there a "{" follows)
+            TAGGED, llama31_builtin_calls, "llama31_builtin",
+            end=markers("llama31_builtin", "_END_OF_MESSAGE", "_END_OF_TURN"), eos_ends=True,
             quotes=("'", '"'), aliases=("llama3_builtin", "llama_builtin"),
             doc='<|python_tag|>brave_search.call(query="…")<|eom_id|> (Llama 3.1 built-in tools: the call\'s name is '
                 "the tool's, its keyword arguments the arguments)"),
-    Dialect("functionary_v32", (Opener(">>>", head=(name(), ws()), look=(peek("{"),)),), JSON, json_calls,
+    Dialect("functionary_v32", (Opener(marker("functionary_v32", "_OPEN"), head=(name(), ws()), look=(peek("{"),)),), JSON,
+            json_calls,
             "functionary_v32", named_only=True, aliases=("functionary", "functionary_v3_2"),
             doc=">>>NAME\n{…} (several back to back; >>>all\n opens plain content); named only"),
-    Dialect("react", (Opener("Action:", line_start=True, head=(ws(), name(), ws(), lit("Action Input:"), ws()),
-                             look=(peek("{"),)),),
+    Dialect("react", (Opener(marker("react", "_ACTION_LABEL"), line_start=True,
+                             head=(ws(), name(), ws(), lit(marker("react", "_INPUT_LABEL")), ws()), look=(peek("{"),)),),
             JSON, json_calls, "react", named_only=True, aliases=("langchain_react", "react_json"),
             doc="Action: NAME\nAction Input: {…} (LangChain's ReAct; Thought:/Observation: stay text); named only"),
     # ---- issue 42: formats the chat templates write that no declaration read
     _dsml("gigachat35", "GCML", ("TOOL_CALLS",), aliases=("gigachat3_5",),
           doc='<｜GCML｜tool_calls><｜GCML｜invoke name="NAME"><｜GCML｜parameter name="K" string="true">V</｜GCML｜parameter>… '
                 "(GigaChat 3.5: DeepSeek's DSML under another namespace)"),
-    Dialect("granite_20b_fc", (Opener("<function_call>", head=(ws(),), look=(peek("{"),)),), JSON, json_calls, "granite_20b_fc",
+    Dialect("granite_20b_fc", (Opener(marker("granite_20b_fc", "_OPEN"), head=(ws(),), look=(peek("{"),)),), JSON, json_calls,
+            "granite_20b_fc",
             aliases=("granite-20b-fc",), doc='<function_call> {"name", "arguments"}, no closer, one per line'),
-    xml_dialect("dots", _INVOKE, wrapper=("<dots_function_call>", "</dots_function_call>"), source=_DOTS_SOURCE,
+    xml_dialect("dots", _INVOKE, wrapper=_DOTS, source=_DOTS_SOURCE,
                 doc='<dots_function_call><invoke name="NAME"><parameter name="K">V</parameter></invoke></dots_function_call> '
                     "(rednote dots; quotes around names optional)"),
-    Dialect("dots_json", (_json_tag("<dots_function_call>", start="{"),), JSON, json_calls, "dots_json",
-            end=("</dots_function_call>",), doc='<dots_function_call>{"name", "arguments"|"parameters"}</dots_function_call>'),
+    Dialect("dots_json", (_json_tag(_DOTS[0], start="{"),), JSON, json_calls, "dots_json",
+            end=(_DOTS[1],), doc='<dots_function_call>{"name", "arguments"|"parameters"}</dots_function_call>'),
     kv_dialect("hy3", _HY3, opener=f"<tool_calls{_HY}>", closer=f"</tool_calls{_HY}>", source=_HY3_SOURCE,
                aliases=("hy_v3", "hunyuan_v3"),
                doc=f"<tool_calls{_HY}><tool_call{_HY}>NAME<tool_sep{_HY}><arg_key{_HY}>K</arg_key{_HY}>"
                    f"<arg_value{_HY}>V</arg_value{_HY}></tool_call{_HY}></tool_calls{_HY}> (Tencent Hy3)"),
-    kv_dialect("longcat_xml", _LONGCAT, opener="<longcat_tool_call>", closer="</longcat_tool_call>", source=_LONGCAT_SOURCE,
+    kv_dialect("longcat_xml", _LONGCAT, opener=_LONGCAT_TAGS[0], closer=_LONGCAT_TAGS[1], source=_LONGCAT_SOURCE,
                doc="<longcat_tool_call>NAME<longcat_arg_key>K</longcat_arg_key><longcat_arg_value>V</longcat_arg_value>"
                    "</longcat_tool_call> (LongCat-Flash-Thinking-2601, Flash-Lite, the LongCat API)"),
-    Dialect("longcat", (_json_tag("<longcat_tool_call>"),), JSON, json_calls, "longcat", end=("</longcat_tool_call>",),
+    Dialect("longcat", (_json_tag(_LONGCAT_TAGS[0]),), JSON, json_calls, "longcat", end=(_LONGCAT_TAGS[1],),
             several=True, separators=",", aliases=("longcat_flash",),
             doc='<longcat_tool_call>{"name", "arguments"}</longcat_tool_call> (LongCat-Flash-Chat)'),
-    Dialect("minimax_m3", tuple(Opener(o, head=(ws(),), look=(lit(f"{_M3}<invoke"),))  # (a server may strip the first NS)
-                                for o in (f"{_M3}<tool_call>", "<tool_call>")),
-            TAGGED, minimax_m3_calls, "minimax_m3", end=(f"{_M3}</tool_call>",), item=(f"{_M3}<invoke", f"{_M3}</invoke>"),
+    Dialect("minimax_m3", tuple(Opener(o, head=(ws(),), look=(lit(marker("minimax_m3", "_INVOKE")),))
+                                for o in markers("minimax_m3", "_CALLS", "_BARE_CALLS")),  # (a server may strip the first NS)
+            TAGGED, minimax_m3_calls, "minimax_m3", end=markers("minimax_m3", "_CALLS_END"),
+            item=pair("minimax_m3", "_INVOKE", "_INVOKE_END"),
             text_values=True, value_layout=False, aliases=("minimax-m3",),
             doc=f'{_M3}<tool_call>{_M3}<invoke name="NAME">{_M3}<KEY>V{_M3}</KEY>…{_M3}</invoke>{_M3}</tool_call> '
                 "(every tag after the namespace marker; objects as nested tags, arrays as <item> tags)"),
-    Dialect("plamo3", (Opener(f"{_PLAMO}begin_tool_requests:plamo|>", head=(ws(),),
-                              look=(lit(f"{_PLAMO}begin_tool_request:plamo|>"),)),),
-            TAGGED, plamo3_calls, "plamo3", end=(f"{_PLAMO}end_tool_requests:plamo|>",),
-            item=(f"{_PLAMO}begin_tool_request:plamo|>", f"{_PLAMO}end_tool_request:plamo|>"), json_strings=True,
+    Dialect("plamo3", (Opener(marker("plamo3", "_REQUESTS"), head=(ws(),), look=(lit(marker("plamo3", "_BEGIN")),)),),
+            TAGGED, plamo3_calls, "plamo3", end=markers("plamo3", "_REQUESTS_END"),
+            item=pair("plamo3", "_BEGIN", "_END"), json_strings=True,
             aliases=("plamo",), doc="<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
                                     "<|plamo:begin_tool_name:plamo|>NAME<|plamo:end_tool_name:plamo|>"
                                     "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{…}"
                                     "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>…"),
-    Dialect("command_r", (Opener("Action:", line_start=True, head=(ws(), lit("```json"), ws()), look=(peek("["),)),), JSON,
-            cohere_calls, "command_r", closers=("```",), aliases=("command_r_plus", "cohere_classic"),
+    Dialect("command_r", (Opener(marker("command_r", "_ACTION"), line_start=True, head=(ws(), lit(marker("command_r", "_FENCE")),
+                                                                                       ws()), look=(peek("["),)),), JSON,
+            cohere_calls, "command_r", closers=markers("command_r", "_FENCE_CLOSE"), aliases=("command_r_plus", "cohere_classic"),
             doc='Action:\n```json\n[{"tool_name", "parameters"}]``` at a line start (classic Command-R / R+)'),
     kv_dialect("k2_horizon", _IFM, opener="<ifm|tool_calls>", closer="</ifm|tool_calls>", source=_IFM_SOURCE,
                aliases=("ifm", "k2_v3"),
                doc="<ifm|tool_calls><ifm|tool_call>NAME<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value>"
                    "</ifm|tool_call></ifm|tool_calls> (K2 Horizon's IFM, xml flavour)"),
-    Dialect("solar_open", (Opener("<|tool_calls|>", head=(ws(),), look=(lit(_SOLAR_CALL),)),
+    Dialect("solar_open", (Opener(marker("solar_open", "_CALLS"), head=(ws(),), look=(lit(_SOLAR_CALL),)),
                            Opener(_SOLAR_CALL, keep=len(_SOLAR_CALL))),  # the wrapper is optional (Upstage's parser)
-            TAGGED, solar_open_calls, "solar_open", end=("<|calls|>",), item=(_SOLAR_CALL, _SOLAR_CALL_END),
+            TAGGED, solar_open_calls, "solar_open", end=markers("solar_open", "_CALLS_END"),
+            item=(_SOLAR_CALL, marker("solar_open", "_END")),
             eos_ends=True, json_strings=True, aliases=("solar", "solar_open_100b"),
             doc="<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>…<|calls|>"),
     xml_dialect("minicpm5", _MINICPM5, wrapper=None, bare=True, stream=False, source=_MINICPM5_SOURCE,
@@ -382,35 +401,36 @@ SPANS: tuple[Span, ...] = (
     Span(marker("openai", "_FINAL"), markers("openai", "_RETURN", "_END"), kind="content", dialect="openai"),
     Span(marker("openai", "_COMMENTARY"), markers("openai", "_END"), kind="content", dialect="openai"),
     Span(marker("openai", "_ASSISTANT"), kind="drop", dialect="openai"),
-    Span("<|START_THINKING|>", ("<|END_THINKING|>",), dialect="cohere"),
-    Span("<|START_RESPONSE|>", ("<|END_RESPONSE|>",), kind="content", dialect="cohere"),
-    Span("<|START_TEXT|>", ("<|END_TEXT|>",), kind="content", dialect="cohere"),  # Cohere2MoE's content
+    Span(marker("cohere", "_THINKING"), markers("cohere", "_THINKING_END"), dialect="cohere"),
+    Span(marker("cohere", "_RESPONSE"), markers("cohere", "_RESPONSE_END"), kind="content", dialect="cohere"),
+    Span(marker("cohere", "_TEXT"), markers("cohere", "_TEXT_END"), kind="content", dialect="cohere"),  # Cohere2MoE's
     # Apriel 1.6: its generation prompt opens plain-text reasoning, which the model ends with [BEGIN FINAL RESPONSE]
     # (its calls are hunyuan's). The opener is the prompt's whole tail, so prose never looks like it.
-    Span("<|begin_assistant|>\nHere are my reasoning steps:\n", ("[BEGIN FINAL RESPONSE]",), dialect="hunyuan"),
+    Span(marker("hunyuan", "_APRIEL_REASONING"), markers("hunyuan", "_APRIEL_REASONING_END"), dialect="hunyuan"),
     Span(marker("kimi_k3", "_THINK"), markers("kimi_k3", "_THINK_END"), dialect="kimi_k3"),
     Span(marker("kimi_k3", "_RESPONSE"), markers("kimi_k3", "_RESPONSE_END"), kind="content", dialect="kimi_k3"),
     Span(marker("kimi_k3", "_MESSAGE_END"), kind="drop", dialect="kimi_k3"),
     Span(marker("mistral_v11", "_THINK"), markers("mistral_v11", "_THINK_END"), dialect="mistral_v11"),  # Magistral, Ministral 3
     Span(marker("gemma4", "_THOUGHT"), markers("gemma4", "_CHANNEL_END"), dialect="gemma4"),  # Gemma 4 thinking
-    Span(">>>all\n", kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
+    Span(marker("functionary_v32", "_ALL"), kind="drop", dialect="functionary_v32"),  # Functionary's content recipient: the text is content
     Span(f"<think{_HY}>", (f"</think{_HY}>",), dialect="hy3"),
     Span(f"<｜hy_eos{_HY}｜>", kind="drop", dialect="hy3"),  # end of turn, when a server leaves it in
     Span("<longcat_think>", ("</longcat_think>",), dialect="longcat_xml"),
     Span("<ifm|think>", ("</ifm|think>",), dialect="k2_horizon"),  # three tags, by reasoning effort
     Span("<ifm|think_fast>", ("</ifm|think_fast>",), dialect="k2_horizon"),
     Span("<ifm|think_faster>", ("</ifm|think_faster>",), dialect="k2_horizon"),
-    Span("<|inner_prefix|>", ("<|inner_suffix|>",), dialect="apertus"),  # Apertus 1.5's reasoning
-    Span("<|plamo:begin_think:plamo|>", ("<|plamo:end_think:plamo|>",), dialect="plamo3"),
-    Span("<|plamo:tag|>", kind="drop", dialect="plamo3"),  # end of turn, when a server leaves it in
-    Span("<mm:think>", ("</mm:think>",), dialect="minimax_m3"),
-    Span("</mm:think>", kind="drop", dialect="minimax_m3"),  # begins an answer without reasoning (the template's prefix)
-    Span("[e~[", kind="drop", dialect="minimax_m3"),  # end of turn, when a server leaves it in
-    Span("<|think|>", ("<|end|>",), dialect="solar_open"),  # reasoning is a message of its own
-    Span("<|begin|>assistant", kind="drop", dialect="solar_open"),  # the next message's header
-    Span("<|content|>", kind="drop", dialect="solar_open"),
-    Span("<|flush|>", kind="drop", dialect="solar_open"),  # ends content before calls
-    Span("<|end|>", kind="drop", dialect="solar_open"),  # ends a content message
+    Span(marker("apertus", "_THINK"), markers("apertus", "_THINK_END"), dialect="apertus"),  # Apertus 1.5's reasoning
+    Span(marker("plamo3", "_THINK"), markers("plamo3", "_THINK_END"), dialect="plamo3"),
+    Span(marker("plamo3", "_TURN_END"), kind="drop", dialect="plamo3"),  # end of turn, when a server leaves it in
+    Span(marker("minimax_m3", "_THINK"), markers("minimax_m3", "_THINK_END"), dialect="minimax_m3"),
+    # (its closer alone begins an answer without reasoning: the template's prefix)
+    Span(marker("minimax_m3", "_THINK_END"), kind="drop", dialect="minimax_m3"),
+    Span(marker("minimax_m3", "_TURN_END"), kind="drop", dialect="minimax_m3"),  # end of turn, when a server leaves it in
+    Span(marker("solar_open", "_THINK"), markers("solar_open", "_END_MESSAGE"), dialect="solar_open"),  # its own message
+    Span(marker("solar_open", "_ASSISTANT"), kind="drop", dialect="solar_open"),  # the next message's header
+    Span(marker("solar_open", "_CONTENT"), kind="drop", dialect="solar_open"),
+    Span(marker("solar_open", "_FLUSH"), kind="drop", dialect="solar_open"),  # ends content before calls
+    Span(marker("solar_open", "_END_MESSAGE"), kind="drop", dialect="solar_open"),  # ends a content message
     Span(f"{_ASSISTANT_TO}self{_MESSAGE}", ("<|eom|>", "<|eot|>"), dialect="atem"),  # reasoning: to itself
     Span(f"{_TO}self{_MESSAGE}", ("<|eom|>", "<|eot|>"), dialect="atem"),  # (at a line start: right after the prompt)
     Span(f"{_ASSISTANT_TO}user{_MESSAGE}", ("<|eot|>", "<|eom|>"), kind="content", dialect="atem"),

@@ -17,7 +17,7 @@ from lark import Lark, Token, Tree
 
 from ..arguments.grammar import grammar_text
 
-__all__ = ["MarkerError", "marker", "markers", "plain_terminals"]
+__all__ = ["MarkerError", "marker", "markers", "pair", "plain_terminals"]
 
 
 
@@ -103,3 +103,8 @@ def marker(grammar: str, terminal: str) -> str:
 def markers(grammar: str, *terminals: str) -> tuple[str, ...]:
     """``marker`` for each of ``terminals``, in order."""
     return tuple(marker(grammar, t) for t in terminals)
+
+
+def pair(grammar: str, opener: str, closer: str) -> tuple[str, str]:
+    """The markers of an opener and its closer."""
+    return marker(grammar, opener), marker(grammar, closer)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from . import DIALECTS
 from .kv_family import KvCall
-from .markers import markers
+from .markers import marker, markers
 from .xml_family import XmlCall
 
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]
@@ -157,44 +157,45 @@ def _kv(dialect: str) -> Callable[[str, dict[str, Any]], Rendered]:
     return render_call
 
 
-_M3 = "]<]minimax[>["
+_M3, _M3_ITEM = markers("minimax_m3", "_NS", "_ITEM")
 
 
 def _m3_value(value: Any) -> str:
-    """A value as MiniMax-M3's template writes it: objects as tags named after their keys, arrays as ``<item>`` tags,
+    """A value as MiniMax-M3's template writes it: objects as tags named after their keys, arrays as item tags,
     None left out, strings raw, numbers and booleans as JSON."""
     if isinstance(value, dict):
         return "".join(f"{_M3}<{k}>{_m3_value(v)}{_M3}</{k}>" for k, v in value.items() if v is not None)
     if isinstance(value, list):
-        return "".join(f"{_M3}<item>{_m3_value(v)}{_M3}</item>" for v in value if v is not None)
+        return "".join(f"{_M3}<{_M3_ITEM}>{_m3_value(v)}{_M3}</{_M3_ITEM}>" for v in value if v is not None)
     return _text_value(value)
 
 
 def _minimax_m3(name: str, args: dict[str, Any]) -> Rendered:
-    text = (f'{_M3}<tool_call>\n{_M3}<invoke name="{name}">{_m3_value(args)}{_M3}</invoke>\n{_M3}</tool_call>')
-    return _closed_at(text, f"{_M3}</invoke>")
+    calls, invoke, invoke_end, calls_end = markers("minimax_m3", "_CALLS", "_INVOKE", "_INVOKE_END", "_CALLS_END")
+    return _closed_at(f'{calls}\n{invoke} name="{name}">{_m3_value(args)}{invoke_end}\n{calls_end}', invoke_end)
 
 
 def _plamo3(name: str, args: dict[str, Any]) -> Rendered:
     """PLaMo 3: every tag in the ``<|plamo:…:plamo|>`` namespace, no whitespace between them."""
-    def tag(word: str) -> str:
-        return f"<|plamo:{word}:plamo|>"
-
-    text = (f"{tag('begin_tool_requests')}{tag('begin_tool_request')}{tag('begin_tool_name')}{name}{tag('end_tool_name')}"
-            f"{tag('begin_tool_arguments')}<|plamo:constrain|>json<|plamo:msg|>{_js(args)}{tag('end_tool_arguments')}"
-            f"{tag('end_tool_request')}{tag('end_tool_requests')}")
-    return _closed_at(text, tag("end_tool_request"))
+    requests, request, name_open, name_close, arguments, constrain, message, arguments_end, request_end, requests_end = (
+        markers("plamo3", "_REQUESTS", "_BEGIN", "_NAME_OPEN", "_NAME_CLOSE", "_ARGS_OPEN", "_CONSTRAIN_JSON", "_MSG",
+                "_END_ARGUMENTS", "_END", "_REQUESTS_END"))
+    text = (f"{requests}{request}{name_open}{name}{name_close}{arguments}{constrain}{message}{_js(args)}{arguments_end}"
+            f"{request_end}{requests_end}")
+    return _closed_at(text, request_end)
 
 
 def _llama31_builtin(name: str, args: dict[str, Any]) -> Rendered:
     """``TOOL.call(k=v, …)``: values as JSON, which both Python's literals and llama.cpp's reader (JSON) accept."""
-    text = f"<|python_tag|>{name}.call(" + ", ".join(f"{k}={_js(v)}" for k, v in args.items()) + ")<|eom_id|>"
+    tag, call, end = markers("llama31_builtin", "_TAG", "_CALL_METHOD", "_END_OF_MESSAGE")
+    text = f"{tag}{name}{call}(" + ", ".join(f"{k}={_js(v)}" for k, v in args.items()) + f"){end}"
     return text, len(text)
 
 
 def _lfm2(name: str, args: dict[str, Any]) -> Rendered:
+    opener, closer = markers("lfm2", "_OPEN", "_CLOSE")
     call = _pythonic(name, args)[0]
-    return "<|tool_call_start|>" + call + "<|tool_call_end|>", len("<|tool_call_start|>" + call)
+    return opener + call + closer, len(opener + call)
 
 
 def _deepseek(grammar: str) -> Callable[[str, dict[str, Any]], Rendered]:
@@ -209,9 +210,9 @@ def _deepseek(grammar: str) -> Callable[[str, dict[str, Any]], Rendered]:
 
 
 def _kimi_k2(name: str, args: dict[str, Any]) -> Rendered:
-    section, call, arguments, call_end, section_end = markers(
-        "kimi_k2", "_SECTION_BEGIN", "_BEGIN", "_ARGS_BEGIN", "_END", "_SECTION_END")
-    return _closed_at(f"{section}{call}functions.{name}:0{arguments}{_js(args)}{call_end}{section_end}", call_end)
+    section, call, functions, arguments, call_end, section_end = markers(
+        "kimi_k2", "_SECTION_BEGIN", "_BEGIN", "_FUNCTIONS", "_ARGS_BEGIN", "_END", "_SECTION_END")
+    return _closed_at(f"{section}{call}{functions}{name}:0{arguments}{_js(args)}{call_end}{section_end}", call_end)
 
 
 def _harmony(name: str, args: dict[str, Any]) -> Rendered:
@@ -220,24 +221,56 @@ def _harmony(name: str, args: dict[str, Any]) -> Rendered:
     return _json_between(f"{header}{functions}{name} {constrain}{message}", args, call, complete_at_end=True)
 
 
-_HERMES = markers("hermes", "_OPEN", "_CLOSE")
-_MISTRAL = markers("mistral", "_OPEN")[0]
+def _solar_open(name: str, args: dict[str, Any]) -> Rendered:
+    calls, call, name_tag, args_tag, call_end, calls_end = markers(
+        "solar_open", "_CALLS", "_BEGIN", "_NAME_TAG", "_ARGS_TAG", "_END", "_CALLS_END")
+    return _closed_at(f"{calls}{call}0{name_tag}{name}{args_tag}{_js(args)}{call_end}{calls_end}", call_end)
+
+
+def _tool_use(name: str, args: dict[str, Any]) -> Rendered:
+    opener, name_open, name_close, arguments, arguments_end, closer = markers(
+        "tool_use", "_OPEN", "_NAME", "_NAME_END", "_ARGUMENTS", "_ARGUMENTS_END", "_CLOSE")
+    return _closed_at(f"{opener}\n{name_open}{name}{name_close}\n{arguments}{_js(args)}{arguments_end}\n{closer}", closer)
+
+
+def _json_block(before: str, after: str, value: Callable[[str, dict[str, Any]], Any]) -> Callable[
+        [str, dict[str, Any]], Rendered]:
+    """A JSON value between two fixed texts (a format's markers and the layout around them)."""
+    return lambda n, a: _json_between(before, value(n, a), after)
+
+
+def _call(arguments: str = "arguments") -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+    """A call object whose arguments are under ``arguments``."""
+    return lambda n, a: {"name": n, arguments: a}
+
+
+def _between(grammar: str, opener: str, closer: str, inside: tuple[str, str] = ("", "")) -> tuple[str, str]:
+    """``grammar``'s markers ``opener`` and ``closer`` (a terminal's name each; "": none), with ``inside`` written
+    just within them."""
+    return ((marker(grammar, opener) if opener else "") + inside[0], inside[1] + (marker(grammar, closer) if closer else ""))
+
+
+_LIST = ("[", "]")
+_LINES = ("\n", "\n")
+_PYTHON_TAG = marker("llama3_json", "_TAG")
 _MISTRAL_V11 = markers("mistral_v11", "_OPEN", "_ARGS")
-_PYTHON_TAG = markers("llama3_json", "_TAG")[0]
+_NAME_TAG_CLOSE = marker("name_tag", "_FUNCTION_CLOSE")
+_FUNCTIONARY = marker("functionary_v32", "_OPEN")
+_REACT = markers("react", "_ACTION_LABEL", "_INPUT_LABEL")
 
 RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
-    "hermes": lambda n, a: _json_between(f"{_HERMES[0]}\n", {"name": n, "arguments": a}, f"\n{_HERMES[1]}"),
+    "hermes": _json_block(*_between("hermes", "_OPEN", "_CLOSE", _LINES), _call()),
     "qwen3_coder": _family("qwen3_coder"),
     "glm45": _kv("glm45"),
-    "tools_array": lambda n, a: _json_between("<tools>[", {"name": n, "arguments": a}, "]</tools>"),
-    "function_tag": lambda n, a: _json_between("<function>", {"name": n, "parameters": a}, "</function>"),
+    "tools_array": _json_block(*_between("tools_array", "_OPEN", "_CLOSE", _LIST), _call()),
+    "function_tag": _json_block(*_between("function_tag", "_OPEN", "_CLOSE"), _call("parameters")),
     "angle_json": lambda n, a: _json_between("<", {"name": n, "arguments": a}, ">"),
-    "name_tag": lambda n, a: _json_between(f"<{n}>", a, "</function>"),
+    "name_tag": lambda n, a: _json_between(f"<{n}>", a, _NAME_TAG_CLOSE),
     "tool_calls_json": lambda n, a: _json_between("", {"tool_calls": [{"name": n, "arguments": a}]}),
-    "llama3_json": lambda n, a: _json_between(_PYTHON_TAG, {"name": n, "parameters": a}),
+    "llama3_json": _json_block(_PYTHON_TAG, "", _call("parameters")),
     "xlam": lambda n, a: _json_between("[", {"name": n, "arguments": a}, "]"),
     "pythonic": _pythonic,
-    "mistral": lambda n, a: _json_between(f"{_MISTRAL}[", {"name": n, "arguments": a}, "]"),
+    "mistral": _json_block(*_between("mistral", "_OPEN", "", _LIST), _call()),
     "mistral_v11": lambda n, a: _json_between(f"{_MISTRAL_V11[0]}{n}{_MISTRAL_V11[1]}", a),
     "deepseek_v3": _deepseek("deepseek_v3"),
     "deepseek_v31": _deepseek("deepseek_v31"),
@@ -245,46 +278,46 @@ RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
     "openai": _harmony,
     "seed_oss": _family("seed_oss"),
     "minimax_m2": _family("minimax_m2"),
-    "granite": lambda n, a: _json_between("<|tool_call|>[", {"name": n, "arguments": a}, "]"),
-    "hunyuan": lambda n, a: _json_between("<tool_calls>[", {"name": n, "arguments": a}, "]</tool_calls>"),
-    "phi4_mini": lambda n, a: _json_between("functools[", {"name": n, "arguments": a}, "]"),
+    "granite": _json_block(*_between("granite", "_OPEN", "", _LIST), _call()),
+    "hunyuan": _json_block(*_between("hunyuan", "_OPEN", "_CLOSE", _LIST), _call()),
+    "phi4_mini": _json_block(*_between("phi4_mini", "_OPEN", "", _LIST), _call()),
     "generic": lambda n, a: _json_between("", {"tool_call": {"name": n, "arguments": a}}),
-    "nemotron": lambda n, a: _json_between("<TOOLCALL>[", {"name": n, "arguments": a}, "]</TOOLCALL>"),
+    "nemotron": _json_block(*_between("nemotron", "_OPEN", "_CLOSE", _LIST), _call()),
     "lfm2": _lfm2,
-    "cohere": lambda n, a: _json_between("<|START_ACTION|>[", {"tool_call_id": "0", "tool_name": n, "parameters": a},
-                                         "]<|END_ACTION|>"),
+    "cohere": _json_block(*_between("cohere", "_OPEN", "_CLOSE", _LIST),
+                          lambda n, a: {"tool_call_id": "0", "tool_name": n, "parameters": a}),
     "gemma4": _gemma("gemma4"),
     "functiongemma": _gemma("functiongemma"),
     "deepseek_v32": _dsml("V32", "FUNCTION_CALLS"),
     "olmo3": _olmo3,
     "kimi_k3": _kimi_k3,
-    "apertus": lambda n, a: _json_between("<|tools_prefix|>[", {n: a}, "]<|tools_suffix|>"),
-    "internlm": lambda n, a: _json_between("<|action_start|><|plugin|>\n", {"name": n, "parameters": a}, "<|action_end|>"),
-    "gigachat3": lambda n, a: _json_between("<|message_sep|>function call<|role_sep|>\n", {"name": n, "arguments": a}),
+    "apertus": _json_block(*_between("apertus", "_OPEN", "_CLOSE", _LIST), lambda n, a: {n: a}),
+    "internlm": _json_block("".join(markers("internlm", "_ACTION_START", "_PLUGIN")) + "\n", marker("internlm", "_CLOSE"),
+                            _call("parameters")),
+    "gigachat3": _json_block("".join(markers("gigachat3", "_MESSAGE_SEP", "_FUNCTION_CALL")) + "\n", "", _call()),
     "claude_xml": _family("claude_xml"),
     "minicpm5": _family("minicpm5"),
     "atem": _family("atem"),
     "hy3": _kv("hy3"),
     "longcat_xml": _kv("longcat_xml"),
-    "longcat": lambda n, a: _json_between("<longcat_tool_call>\n", {"name": n, "arguments": a}, "\n</longcat_tool_call>"),
+    "longcat": _json_block(*_between("longcat", "_OPEN", "_CLOSE", _LINES), _call()),
     "k2_horizon": _kv("k2_horizon"),
     "plamo3": _plamo3,
     "minimax_m3": _minimax_m3,
-    "command_r": lambda n, a: _json_between("Action:\n```json\n[", {"tool_name": n, "parameters": a}, "]```"),
+    "command_r": _json_block("\n".join(markers("command_r", "_ACTION", "_FENCE")) + "\n[",
+                             "]" + marker("command_r", "_FENCE_CLOSE"), lambda n, a: {"tool_name": n, "parameters": a}),
     "gigachat35": _dsml("GCML", "TOOL_CALLS"),
-    "granite_20b_fc": lambda n, a: _json_between("<function_call> ", {"name": n, "arguments": a}),
+    "granite_20b_fc": _json_block(marker("granite_20b_fc", "_OPEN") + " ", "", _call()),
     "dots": _family("dots"),
-    "dots_json": lambda n, a: _json_between("<dots_function_call>\n", {"name": n, "arguments": a}, "\n</dots_function_call>"),
-    "solar_open": lambda n, a: _closed_at(f"<|tool_calls|><|tool_call:begin|>0<|tool_call:name|>{n}<|tool_call:args|>"
-                                          f"{_js(a)}<|tool_call:end|><|calls|>", "<|tool_call:end|>"),
-    "tool_use": lambda n, a: _closed_at(f"<tool_use>\n<name>{n}</name>\n<arguments>{_js(a)}</arguments>\n</tool_use>",
-                                        "</tool_use>"),
+    "dots_json": _json_block(*_between("dots_json", "_OPEN", "_CLOSE", _LINES), _call()),
+    "solar_open": _solar_open,
+    "tool_use": _tool_use,
     "llama31_builtin": _llama31_builtin,
 }
 
 NAMED_ONLY_RENDERERS: dict[str, Callable[[str, dict[str, Any]], Rendered]] = {
-    "functionary_v32": lambda n, a: _json_between(f">>>{n}\n", a),
-    "react": lambda n, a: _json_between(f"Action: {n}\nAction Input: ", a),
+    "functionary_v32": lambda n, a: _json_between(f"{_FUNCTIONARY}{n}\n", a),
+    "react": lambda n, a: _json_between(f"{_REACT[0]} {n}\n{_REACT[1]} ", a),
 }
 
 
