@@ -185,21 +185,21 @@ def _check_options(lark: Lark) -> None:
         raise NotRegular(f"parser {options.parser} with lexer {options.lexer} (only LALR with the contextual lexer)")
     if options.postlex is not None or options.lexer_callbacks or options.regex or options.g_regex_flags \
             or options.transformer is not None or options.tree_class not in (None, Tree) or options.use_bytes \
-            or options.edit_terminals is not None:
-        raise NotRegular("options that change tokens or trees (postlex, callbacks, regex module, flags, ...)")
+            or options.edit_terminals is not None or options.propagate_positions:
+        raise NotRegular("options that change tokens or trees (postlex, callbacks, regex module, flags, positions)")
 
 
 def compile_grammar(lark: Lark, name: str = "") -> GrammarProgram:
     """The program of a grammar whose rules reachable from ``start`` are regular; NotRegular says why not."""
     _check_options(lark)
-    start = unfold(lark)
-    fill_lexing(lark, start)
     try:
+        start = unfold(lark)
+        fill_lexing(lark, start)
         writer = RegexWriter(lark, start)
         regex = re.compile(writer.whole(start))
         reader = _Readers(writer).reader(start, regex.groupindex)
     except (re.error, RecursionError, OverflowError) as exc:
-        raise NotRegular(f"its regex does not compile: {exc}") from None
+        raise NotRegular(f"too deep, or its regex does not compile: {exc}") from None
     return GrammarProgram(name, regex, reader)
 
 

@@ -1,9 +1,10 @@
 """The regex of unfolded places: each terminal read atomically, after a lookahead refusing what Lark lexes first.
 
-Invariant: ``RegexWriter.whole(start)`` matches a text exactly when the places read it as a sequence of tokens
-that Lark's contextual lexer would cut the same way (given ``grammar_lexing``'s ``before``), or the subset of those
-texts its lookaheads can tell (a lookahead that cannot name the place read just before refuses the union of what
-every such place allows: never more). ``readings(place)`` is one reading of a repetition, for re-reading its span.
+Invariant: a text ``RegexWriter.whole(start)`` matches is one the places read as tokens cut exactly as Lark's
+contextual lexer cuts them (given ``grammar_lexing``'s ``before``): each terminal matched atomically, after a
+lookahead refusing the terminals Lark tries before it there. Where that lookahead cannot tell which place was read
+just before (no group to ask), it refuses what any of them would: the regex may refuse a text Lark reads, never
+the reverse. ``readings(place)`` is one reading of a repetition, for re-reading its span.
 Group names: ``t<id>`` a terminal place's token, ``a<id>`` its match on Python 3.10 (no atomic groups there),
 ``o<id>`` an optional rule place read, ``e<id>`` the sequence read when a rule place has several, ``r<id>`` a
 repetition's span; the places' readers look them up by name.
