@@ -3,16 +3,16 @@ a fence's closing backticks), read after the block.
 
 Invariant: whitespace before a closer belongs to the block only up to ``MAX_GAP`` characters and only if a
 closer follows; otherwise it leaves as text, once, in order, and the text after it is read as prose.
-Closers are taken in their order, each at most once.
+Closers are taken in their order, each at most once. The reader owns its state (the closers still allowed, the
+whitespace read); the parser owns the moves (``done``: the closers end, by ``states.Move.CLOSERS_END``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Protocol
 
 from .gaps import MAX_GAP, closer_at
-from .output import Output
 from .states import Move
 
 __all__ = ["AfterReader"]
@@ -20,35 +20,50 @@ __all__ = ["AfterReader"]
 _WS_RUN = re.compile(r"\s*")
 
 
-class AfterReader(Output):
-    """The part of the parser that reads optional closers after a block (the parser sets the attributes)."""
+class Owner(Protocol):
+    """What the reader asks of its parser: where text goes, and the move that ends the closers."""
 
-    _go: Callable[[Move], None]  # the parser's one state change (states.py)
-    _closers: list[str]  # optional closers still allowed, lowercase, in order
-    _after_ws: str  # whitespace read while waiting for a closer
+    def _text(self, s: str) -> None: ...
+    def _go(self, move: Move) -> None: ...
 
-    def _scan_after(self, text: str, pos: int, final: bool) -> int:
+
+class AfterReader:
+    """Optional closers after a block: ``start`` them, ``scan`` the text after the block, ``end`` at the stream's
+    end. Whitespace that turned out to be text goes to the owner's text; the owner moves when the closers end."""
+
+    __slots__ = ("closers", "ws", "_owner")
+
+    def __init__(self, owner: Owner) -> None:
+        self.closers: list[str] = []  # optional closers still allowed, lowercase, in order
+        self.ws = ""  # whitespace read while waiting for a closer
+        self._owner = owner
+
+    def start(self, closers: list[str]) -> None:
+        self.closers, self.ws = closers, ""
+
+    def scan(self, text: str, pos: int, final: bool) -> int:
         n = len(text)
-        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self._after_ws))  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-        self._after_ws += text[pos:k]
-        if len(self._after_ws) > MAX_GAP:
-            return self._end_after(k)
+        k = min(_WS_RUN.match(text, pos).end(), pos + MAX_GAP + 1 - len(self.ws))  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
+        self.ws += text[pos:k]
+        if len(self.ws) > MAX_GAP:
+            return self.end(k)
         if k >= n:
-            return n if not final else self._end_after(n)
-        r = closer_at(text, k, n, tuple(self._closers), final)
+            return n if not final else self.end(n)
+        r = closer_at(text, k, n, tuple(self.closers), final)
         if r == -1:
             return k
         if isinstance(r, str):
-            self._closers = self._closers[self._closers.index(r.lower()) + 1 :]
-            self._after_ws = ""
-            if not self._closers:
-                self._go(Move.CLOSERS_END)
+            self.closers = self.closers[self.closers.index(r.lower()) + 1 :]
+            self.ws = ""
+            if not self.closers:
+                self._owner._go(Move.CLOSERS_END)
             return k + len(r)
-        return self._end_after(k)
+        return self.end(k)
 
-    def _end_after(self, resume: int) -> int:
-        self._closers = []
-        self._go(Move.CLOSERS_END)
-        ws, self._after_ws = self._after_ws, ""
-        self._text(ws)
+    def end(self, resume: int) -> int:
+        """No closer follows: the whitespace read is text, and reading resumes at ``resume``."""
+        self.closers = []
+        self._owner._go(Move.CLOSERS_END)
+        ws, self.ws = self.ws, ""
+        self._owner._text(ws)
         return resume

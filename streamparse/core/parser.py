@@ -46,7 +46,7 @@ SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand by the prose gate's run (tests/core/test_gate.py)
 
 
-class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
+class StreamParser(ItemCalls, SpanReader):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -97,8 +97,9 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
         self._max_block = max_block_chars
         self._factory = CallFactory(self._schemas, max_calls, id_factory)
+        self._after = AfterReader(self)  # AFTER's reader, and its state
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
-                      _BODY: self._read_body, _AFTER: self._scan_after}  # each state's reader (states.py: the moves)
+                      _BODY: self._read_body, _AFTER: self._after.scan}  # each state's reader (states.py: the moves)
         self._mode: State = _SPAN if start_in_reasoning or start_in_response else _TEXT
         self._pass: Callable[[str], list[Event]] = self._pass_text  # the gated state's run (``_arm_gate``)
         self._room = _NO_LIMIT  # the longest delta the gate's run may take
@@ -106,14 +107,12 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         self._held = ""
         self._block: Block | None = None
         self._cands: list[Candidate] = []
-        self._closers: list[str] = []  # AFTER: optional closers still allowed
-        self._after_ws = ""  # AFTER: whitespace read while waiting for a closer
         self._closed: bool | str = False  # "truncated" / "" while close() runs
         self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
         self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
         self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
         self._resume: State = _TEXT  # the state the open block began in, given back when it ends
-        self._look = ""  # a look past a mid-line "[" cut by the last text's end (mid_line.py)
+        self._mid = MidLine(self)  # reports "[NAME(" mid-line, and keeps a look a delta's end cut (mid_line.py)
         ItemCalls.__init__(self)
         if generation_prompt:
             opening = answer_opening(generation_prompt, self._table)
@@ -168,7 +167,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
     @property
     def held_text(self) -> str:
         """Characters received but not yet emitted, outside a block (a possible marker)."""
-        return self._held + self._after_ws if self._mode in (_TEXT, _SPAN, _AFTER) else ""
+        return self._held + self._after.ws if self._mode in (_TEXT, _SPAN, _AFTER) else ""
 
     # ------------------------------------------------------------------ driver
 
@@ -176,7 +175,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         """Read ``text`` (what was held, then the delta) through the state table until a state needs more."""
         self._out = []
         self._held = ""
-        pos, n = self._look_on(text, final) if self._look else 0, len(text)
+        pos, n = self._mid.look_on(text, final) if self._mid.look else 0, len(text)
         while True:
             while pos < n:
                 mode = self._mode
@@ -200,7 +199,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         closer alone can end it; a block's value, where its scanner names its tokens (``gate``) and no streamed
         call waits to start. Elsewhere (a head, a gap, a tentative closer) every character is the machine's."""
         gate: Callable[[str], object] = type  # (never None: every delta goes to the machine)
-        if final or self._held or self._look:
+        if final or self._held or self._mid.look:
             pass
         elif self._mode == _TEXT:
             if self._resume == _TEXT and not self._line_blank:
@@ -239,7 +238,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         elif self._mode == _BODY:
             self._finish_block()
         elif self._mode == _AFTER:
-            self._end_after(0)
+            self._after.end(0)
         else:
             return True
         return False
@@ -287,7 +286,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
             if found == PARTIAL:
                 return j
             if found is None:
-                end = self._mid_line(text, j, final)  # "[NAME(" mid-line: reported, its text up to "(" out
+                end = self._mid.at(text, j, final)  # "[NAME(" mid-line: reported, its text up to "(" out
                 pos = end or pos
                 i = end or j + 1
                 continue
@@ -416,7 +415,7 @@ class StreamParser(ItemCalls, SpanReader, AfterReader, MidLine):
         if b.fence and b.closer != "```":
             closers.append("```")
         if closers and b.calls:  # a block released as text leaves its optional closers as text too
-            self._closers = closers
+            self._after.start(closers)
             self._go(Move.CLOSERS_MAY_FOLLOW)
         else:
             self._go(Move.BLOCK_ENDS)
