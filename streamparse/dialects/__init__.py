@@ -1,26 +1,32 @@
 """The dialect registry: every tool-call format streamparse knows, as data.
 
-Invariant: this table is the only place a format is described. The scanner
-compiles the enabled openers into one search and never names a dialect.
+Invariant: this table is the only place a format is declared, and the scanner compiles the enabled openers into
+one search and never names a dialect. Every format but the two families writes its markers in its grammar
+(``grammars/<name>.lark``): its declaration, its spans and its renderer (``render``) read each one there by
+terminal name (``markup.marker``), and the import fails, naming the terminal, when the grammar does not spell it
+as plain text. The XML-parameter and key/value families are written once in their ``XmlCall`` / ``KvCall`` values
+below, from which their grammars are derived.
 
 Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
 
-1. Write ``grammars/call_tag.lark`` describing one block, with the format's
-   source (chat template, engine parser) in its header comment.
-2. Pick or write a decoder: JSON bodies use ``json_calls`` as they are; a tag
-   format gets a rule method in ``decoders._TagCalls`` and one line
-   ``call_tag_calls = grammar_decoder("call_tag", _TagCalls())``.
-3. Declare it below::
+1. Write ``grammars/call_tag.lark`` describing one block, with the format's source (chat template, engine
+   parser) in its header comment. Give each marker a named string terminal (``_NAME_OPEN: "<call name=\\""``,
+   ``_NAME_CLOSE: "\\">"``, ``_CLOSE: "</call>"``); one the rules never read (a wrapper the scanner strips, a
+   reasoning span) is declared all the same, and Lark leaves it out of the parser.
+2. Pick or write a decoder: JSON bodies use ``json_calls`` as they are; a tag format gets a rule method in
+   ``decoders._TagCalls`` and one line ``call_tag_calls = grammar_decoder("call_tag", _TagCalls())``.
+3. Declare it below, its markers read from the grammar::
 
-       Dialect("call_tag", openers=(Opener('<call name="', head=(name(), lit('">'), ws()), look=(peek("{"),)),),
-               body=JSON, decode=json_calls, grammar="call_tag", end=("</call>",))
+       Dialect("call_tag", (Opener(marker("call_tag", "_NAME_OPEN"),
+                                   head=(name(), lit(marker("call_tag", "_NAME_CLOSE")), ws()), look=(peek("{"),)),),
+               JSON, json_calls, "call_tag", end=(marker("call_tag", "_CLOSE"),))
 
-   ``head`` is read after the opener (a ``name()`` there names the call);
-   ``look`` must follow but stays in the body; ``end`` closes the block.
-   A format whose markers are ordinary prose (``Action:``, ``>>>``) is declared
+   ``head`` is read after the opener (a ``name()`` there names the call); ``look`` must follow but stays in the
+   body; ``end`` closes the block. A format whose markers are ordinary prose (``Action:``, ``>>>``) is declared
    ``named_only=True``: auto mode (``resolve(None)``) leaves it out, naming it reads it.
-4. Add a renderer to the tests' dialect table: every promise (chunking
-   invariance, split markers, text around, unicode) is then tested for it.
+4. Add its renderer to ``render.RENDERERS``, writing the same terminals (``markers("call_tag", …)``): the
+   dialect tests take their samples from it, so every promise (chunking invariance, split markers, text around,
+   unicode) is tested for it. List it in ``tests/dialects/test_markup_once.py``'s ``CONVERTED``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from .decoders_tags import (apertus_calls, cohere_calls, dsml_calls, functiongem
 from .decoders_wild import llama31_builtin_calls, tool_use_calls
 from .spec import JSON, PYTHON, TAGGED, Decoder, Dialect, Opener, Part, Registry, Span, ValueTags, lit, name, opt, peek, ws
 from .kv_family import KvCall, kv_dialect
-from .markers import marker, markers, pair
+from .markup import marker, markers, pair
 from .xml_family import XmlCall, xml_dialect
 
 __all__ = ["DIALECTS", "ALIASES", "SPANS", "REGISTRY", "Dialect", "Opener", "Span", "resolve", "warm_up"]

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from . import DIALECTS
 from .kv_family import KvCall
-from .markers import marker, markers
+from .markup import marker, markers
 from .xml_family import XmlCall
 
 __all__ = ["RENDERERS", "NAMED_ONLY_RENDERERS", "render"]

@@ -2,6 +2,8 @@
 
 Invariant: every field is data. The scanner (``streamparse.scanner``) only reads
 these declarations; it never names a dialect. Adding a format never touches it.
+The marker texts a declaration holds are read from its format's grammar
+(``dialects.markup``) or derived from its family's markup; none is written here.
 
 A block is ``[fence] opener head… body [end] [closers]``:
 

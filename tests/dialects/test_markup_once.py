@@ -2,10 +2,11 @@
 
 For every dialect in ``CONVERTED``, each literal its declaration holds (openers, the texts its heads and looks check,
 end markers, closers, item and value tags, string quotes, the spans it enables) is the text of a terminal of its
-grammar, read by ``dialects.markers``; that reading is the one Lark's compiler makes of the same terminals; and the
-literal is written nowhere in ``streamparse/dialects/*.py``'s code (docstrings, ``doc=``/``source=`` texts and the
-``*_SOURCE`` texts describe formats and are not scanned), beyond the few occurrences ``ELSEWHERE`` lists, each with
-its reason. The families (``xml_family``'s ``XmlCall``, ``kv_family``'s ``KvCall``) are spelled once by their own
+grammar, read by ``dialects.markup``; that reading is the one Lark's compiler makes of the same terminals; and no
+plain terminal of its grammar (so no marker its renderer writes either) is written in ``streamparse/dialects/*.py``'s
+code (docstrings, ``doc=``/``source=`` texts and the ``*_SOURCE`` texts describe formats and are not scanned; one
+character and plain words are not looked for), beyond the few occurrences ``ELSEWHERE`` lists, each with its
+reason. The families (``xml_family``'s ``XmlCall``, ``kv_family``'s ``KvCall``) are spelled once by their own
 declarations and are not listed here.
 """
 
@@ -23,7 +24,7 @@ import pytest
 
 from streamparse.arguments.grammar import grammar_text
 from streamparse.dialects import DIALECTS, SPANS
-from streamparse.dialects.markers import MarkerError, marker, plain_terminals
+from streamparse.dialects.markup import MarkerError, marker, plain_terminals
 from streamparse.dialects.spec import LIT, OPT, Dialect
 
 # The dialects whose markers are read from their grammars (dialects/__init__.py and dialects/render.py), by
@@ -38,25 +39,10 @@ CONVERTED = (
     "xlam", "tool_calls_json", "generic", "angle_json",
 )
 
-# Terminals only the renderer writes (the declaration never checks them), by dialect: scanned like the rest.
-RENDERED = {
-    "kimi_k2": ("_FUNCTIONS", "_ARGS_BEGIN"),
-    "deepseek_v3": ("_JSON_FENCE", "_FENCE_CLOSE"),
-    "openai": ("_COMMENTARY_TO", "_FUNCTIONS", "_CONSTRAIN_JSON", "_MESSAGE", "_CALL"),
-    "gemma4": ("_CLOSE",),
-    "functiongemma": ("_CLOSE",),
-    "kimi_k3": ("_SEP",),
-    "plamo3": ("_NAME_OPEN", "_NAME_CLOSE", "_ARGS_OPEN", "_CONSTRAIN_JSON", "_MSG", "_END_ARGUMENTS"),
-    "solar_open": ("_NAME_TAG", "_ARGS_TAG"),
-    "tool_use": ("_NAME_END", "_ARGUMENTS", "_ARGUMENTS_END"),
-    "llama31_builtin": ("_CALL_METHOD",),
-    "minimax_m3": ("_NS",),
-}
-
 # Literals a declaration checks that are not the format's markup: JSON's and Python's own punctuation and keys,
 # and a tool's name standing in an opener or closer.
-NOT_MARKUP = {"{", "{{", "[", "(", ":", '"', "'", '"name"', '"tool_calls"', "'tool_calls'", '"tool_call"', "'tool_call'",
-              "<{", ">", "<{name}>", "</{name}>"}
+NOT_MARKUP = {"{", "{{", "[", "(", ":", '"', "'", '"name"', '"tool_calls"', "'tool_calls'", '"tool_call"',
+              "'tool_call'", "<{", ">", "<{name}>", "</{name}>"}
 
 # Where a scanned literal is still written in dialects/*.py's code, and why (occurrences counted).
 ELSEWHERE = {
@@ -68,7 +54,7 @@ ELSEWHERE = {
     "call:": (2, "Lark rule syntax in the grammars the families derive: kv_family's 'glm_call:', xml_family's 'call:'"),
     "<tool_use>": (2, "decoders_wild.py's error messages name the element"),
     # another format's own declaration writing the same tag (a family member: its declaration is its one place)
-    "<function_calls>": (1, "claude_xml's wrapper (Claude's tag, which OLMo 3 writes too), in its xml_family declaration"),
+    "<function_calls>": (1, "claude_xml's wrapper (Claude's tag, OLMo 3 writes it too), in its xml_family declaration"),
     "</function_calls>": (1, "claude_xml's wrapper's closer, in its xml_family declaration"),
 }
 
@@ -139,16 +125,17 @@ def test_every_marker_the_declaration_holds_is_a_terminal_of_its_grammar(name: s
     assert not stray, f"{name}: not terminals of grammars/{dialect.grammar}.lark: {stray}"
 
 
-@pytest.mark.parametrize("name", CONVERTED)
-def test_no_marker_of_the_format_is_written_again_in_the_dialects_code(name: str) -> None:
-    dialect = DIALECTS[name]
-    terminals = {_terminal_of(dialect, lit) for lit in _declared(dialect) if lit not in NOT_MARKUP}
-    terminals |= set(RENDERED.get(name, ()))
-    texts = {marker(dialect.grammar, t) for t in terminals if t is not None}
-    written = {text: _occurrences(text) for text in texts if _scanned(text)}
+_GRAMMARS = sorted({DIALECTS[name].grammar for name in CONVERTED})
+
+
+@pytest.mark.parametrize("grammar", _GRAMMARS)
+def test_no_marker_of_the_grammar_is_written_again_in_the_dialects_code(grammar: str) -> None:
+    """Every plain terminal of the grammar (the markers its declarations and renderer read, and the item's own),
+    looked for in the code of streamparse/dialects/*.py."""
+    written = {text: _occurrences(text) for text in plain_terminals(grammar).values() if _scanned(text)}
     allowed = {text: ELSEWHERE.get(text, (0, ""))[0] for text in written}
-    assert written == allowed, (f"{name}: marker literals written in streamparse/dialects/*.py's code "
-                                f"(count found vs allowed): { {t: (n, allowed[t]) for t, n in written.items() if n != allowed[t]} }")
+    wrong = {text: (found, allowed[text]) for text, found in written.items() if found != allowed[text]}
+    assert not wrong, f"{grammar}: markers written in streamparse/dialects/*.py's code (found, allowed): {wrong}"
 
 
 def _imports(base_path: object, grammar_path: str) -> tuple[str, str]:
@@ -156,7 +143,7 @@ def _imports(base_path: object, grammar_path: str) -> tuple[str, str]:
     return name, grammar_text(name)
 
 
-@pytest.mark.parametrize("grammar", sorted({DIALECTS[name].grammar for name in CONVERTED}))
+@pytest.mark.parametrize("grammar", _GRAMMARS)
 def test_the_markers_read_are_what_lark_compiles_the_same_terminals_to(grammar: str) -> None:
     """Every plain terminal, used by a rule or not, compiled by Lark (a rule that takes any of them added): its
     pattern is the text ``markers`` reads."""
