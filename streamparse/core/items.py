@@ -9,11 +9,10 @@ back once, in the order it was written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from .events import Diagnostic, TextDelta, ToolCall
+from .events import Diagnostic, Event, TextDelta, ToolCall
 from .live import LiveCall, whole_call_events
-from .output import Output
 from .states import Move, State
 
 BODY = State.BODY
@@ -22,120 +21,133 @@ if TYPE_CHECKING:
     from .block import Block
     from .calls import CallFactory
 
+
+class Owner(Protocol):
+    """What the items' reader asks of its parser: the open block and its state, where text and events go, the
+    move to make, and how a block ends."""
+
+    _block: Block | None
+    _mode: State
+
+    def _text(self, s: str) -> None: ...
+    def _event(self, ev: Event) -> None: ...
+    def _go(self, move: Move) -> None: ...
+    def _end_block(self, b: Block, resume: int = 0) -> int: ...
+
 __all__ = ["ItemCalls"]
 
 _SEPARATORS = " \t\r\n,;[]{}"  # a call block's own punctuation between items
 
 
-class ItemCalls(Output):
-    """The part of the parser that turns items into events (the parser sets the attributes below)."""
+class ItemCalls:
+    """Turns a block's items into events for its parser; owns the calls being streamed (``lives``)."""
 
-    _factory: CallFactory
-    _block: Block | None
-    _streaming: bool
-    _lives: list[LiveCall]
-    _max_block: int
-    _mode: State
-    _go: Callable[[Move], None]  # the parser's one state change (states.py)
-    _end_block: Callable[[Block], int]
+    __slots__ = ("lives", "factory", "streaming", "_owner")
 
-    def _finish_block(self) -> None:
+    def __init__(self, owner: Owner, factory: CallFactory, streaming: bool) -> None:
+        self.lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
+        self.factory = factory
+        self.streaming = streaming  # ToolCallStart / ToolCallDelta as arguments are written (live.py)
+        self._owner = owner
+
+    def finish_block(self) -> None:
         """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
-        b = self._block
+        b = self._owner._block
         assert b is not None and b.scanner is not None
         b.scanner.finish()
         if b.scanner.fallback:
-            self._event(Diagnostic("repaired", b.scanner.fallback, b.dialect.name))
-        exact = b.in_item and (b.dialect.eos_ends or bool(self._lives) and self._lives[-1].started)
+            self._owner._event(Diagnostic("repaired", b.scanner.fallback, b.dialect.name))
+        exact = b.in_item and (b.dialect.eos_ends or bool(self.lives) and self.lives[-1].started)
         if exact:
             b.close_item()
-        self._drain(b, exact)
-        self._end_block(b)
+        self.drain(b, exact)
+        self._owner._end_block(b)
 
-    def _drop_unfinished(self) -> None:
+    def drop_unfinished(self) -> None:
         """A stream cut off inside a block: what is not a call yet is dropped, reported with its text. A call
         already streaming (``stream_arguments``: its start and fragments are out) ends as the end of the stream
         ends it, so the client's arguments are valid JSON; ``finish_reason: "length"`` says they were cut."""
-        b = self._block
+        b = self._owner._block
         assert b is not None
-        if self._mode == BODY and self._lives and self._lives[-1].started:
-            self._finish_block()
+        if self._owner._mode == BODY and self.lives and self.lives[-1].started:
+            self.finish_block()
             return
-        dropped = b.unemitted() + (b.scanner.unread() if b.scanner is not None else "") if self._mode == BODY else b.head
-        name = b.dialect.name if self._mode == BODY else ""
-        self._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
+        in_body = self._owner._mode == BODY
+        dropped = b.unemitted() + (b.scanner.unread() if b.scanner is not None else "") if in_body else b.head
+        name = b.dialect.name if in_body else ""
+        self._owner._event(Diagnostic("truncated", "the stream was cut off inside a call: its unfinished text is dropped",
                                name, {"text": dropped}))
-        self._lives.clear()
-        self._block = None
-        self._go(Move.DROPPED)
+        self.lives.clear()
+        self._owner._block = None
+        self._owner._go(Move.DROPPED)
 
 
-    def _drain(self, b: Block, exact: bool = False) -> None:
+    def drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""
         runs = b.item_runs  # where each item stands among the runs outside items
         total = len(b.outside)  # runs released as text during this drain leave b.outside from its front
         for k, item in enumerate(b.items):
             at = runs[k] if k < len(runs) else total
-            self._on_item(b, item, exact, max(at - (total - len(b.outside)), 0))
+            self.on_item(b, item, exact, max(at - (total - len(b.outside)), 0))
         b.items.clear()
         runs.clear()
 
-    def _watch_item(self) -> Callable[[str], None] | None:
+    def watch_item(self) -> Callable[[str], None] | None:
         """An item opened (streaming mode): a live call reads its text as it is written."""
-        b = self._block
+        b = self._owner._block
         assert b is not None
-        if self._lives and self._lives[0].block is not b:
-            self._lives.clear()  # left by a block released as text (by its size limit) before its items settled
+        if self.lives and self.lives[0].block is not b:
+            self.lives.clear()  # left by a block released as text (by its size limit) before its items settled
         if b.items:  # items that closed earlier in this scan settle first: their calls come before this one's
-            self._drain(b)
-        live = LiveCall(b.dialect, b.name, self._factory, self._commit)
+            self.drain(b)
+        live = LiveCall(b.dialect, b.name, self.factory, self.commit)
         live.block = b
-        self._lives.append(live)
+        self.lives.append(live)
         return live.feed
 
-    def _commit(self) -> None:
+    def commit(self) -> None:
         """A streamed call starts: the block is a call block from now on."""
-        assert self._block is not None
-        self._commit_block(self._block)
-        self._block.calls += 1
+        assert self._owner._block is not None
+        self.commit_block(self._owner._block)
+        self._owner._block.calls += 1
 
-    def _commit_block(self, b: Block) -> None:
+    def commit_block(self, b: Block) -> None:
         """The block's first call: items held as possibly-not-calls leave as text, and the body copy goes."""
         if not b.calls:
             for diag, text in b.failed:
-                self._event(diag)
-                self._text(text)
+                self._owner._event(diag)
+                self._owner._text(text)
             b.drop_body()
 
-    def _on_item(self, b: Block, item: str, exact: bool = False, runs_before: int = 0) -> None:
+    def on_item(self, b: Block, item: str, exact: bool = False, runs_before: int = 0) -> None:
         """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
         ``exact``: ended only by the end of the stream, so it must not need repair. ``runs_before``: how many
         of the block's runs of text outside items were written before it (released before it, if it is text)."""
-        done = self._lives.pop(0).close(item, exact) if self._lives else None
+        done = self.lives.pop(0).close(item, exact) if self.lives else None
         if done is not None:
             for ev in done:
-                self._event(ev)
+                self._owner._event(ev)
             return
-        events, n_calls, failure = self._factory.from_item(b.dialect, item, b.name, exact)
+        events, n_calls, failure = self.factory.from_item(b.dialect, item, b.name, exact)
         if failure is not None:
             if b.calls:
-                self._event(failure)
-                self._text(self._take_outside(b, runs_before))
-                self._text(item)
+                self._owner._event(failure)
+                self._owner._text(self.take_outside(b, runs_before))
+                self._owner._text(item)
             else:  # with the text outside items written before it: all of it leaves in order if a call follows
-                b.failed.append((failure, self._take_outside(b, runs_before) + item))
+                b.failed.append((failure, self.take_outside(b, runs_before) + item))
             return
-        self._commit_block(b)
+        self.commit_block(b)
         for ev in events:
             if isinstance(ev, TextDelta):  # an element of a Python list that is not a call, in place
-                self._text(ev.text)
+                self._owner._text(ev.text)
                 continue
-            for out in whole_call_events(ev) if self._streaming and isinstance(ev, ToolCall) else (ev,):
-                self._event(out)
+            for out in whole_call_events(ev) if self.streaming and isinstance(ev, ToolCall) else (ev,):
+                self._owner._event(out)
         b.calls += n_calls
 
     @staticmethod
-    def _take_outside(b: Block, runs: int) -> str:
+    def take_outside(b: Block, runs: int) -> str:
         """The block's first ``runs`` runs of text outside items, no longer the block's to release.
         A run of mere separators and brackets is the block's markup (as at the block's end): it goes."""
         taken = "".join(run for run in b.outside[:runs] if run.strip(_SEPARATORS))

@@ -24,9 +24,9 @@ from .bodies import BracketBody
 from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
 from ..dialects.spec import PYTHON, TAGGED, Dialect, Span
 from .events import Diagnostic, Event, ParseResult, TextDelta
-from .live import LiveCall
 from .mid_line import MidLine
 from .items import ItemCalls
+from .output import Output
 from .scanner import PARTIAL, Candidate, HeadMatch, match_head, table_for
 from .tag_body import TagBody
 from .tag_values import ValueTagBody
@@ -46,7 +46,7 @@ SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand by the prose gate's run (tests/core/test_gate.py)
 
 
-class StreamParser(ItemCalls, SpanReader):
+class StreamParser(SpanReader):
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -96,7 +96,6 @@ class StreamParser(ItemCalls, SpanReader):
         self._prose_gate = self._table.prose_gate.search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
         self._max_block = max_block_chars
-        self._factory = CallFactory(self._schemas, max_calls, id_factory)
         self._after = AfterReader(self)  # AFTER's reader, and its state
         self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
                       _BODY: self._read_body, _AFTER: self._after.scan}  # each state's reader (states.py: the moves)
@@ -108,12 +107,11 @@ class StreamParser(ItemCalls, SpanReader):
         self._block: Block | None = None
         self._cands: list[Candidate] = []
         self._closed: bool | str = False  # "truncated" / "" while close() runs
-        self._streaming = stream_arguments  # ToolCallStart / ToolCallDelta as arguments are written (see live.py)
-        self._lives: list[LiveCall] = []  # items being streamed, oldest first (the last may still be open)
+        self._items = ItemCalls(self, CallFactory(self._schemas, max_calls, id_factory), stream_arguments)
         self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
         self._resume: State = _TEXT  # the state the open block began in, given back when it ends
         self._mid = MidLine(self)  # reports "[NAME(" mid-line, and keeps a look a delta's end cut (mid_line.py)
-        ItemCalls.__init__(self)
+        Output.__init__(self)
         if generation_prompt:
             opening = answer_opening(generation_prompt, self._table)
             if opening:
@@ -186,7 +184,7 @@ class StreamParser(ItemCalls, SpanReader):
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        for ev in self._lives[-1].take() if self._lives else ():
+        for ev in self._items.lives[-1].take() if self._items.lives else ():
             self._event(ev)
         self._flush()
         self._arm_gate(final)
@@ -210,7 +208,7 @@ class StreamParser(ItemCalls, SpanReader):
                 gate, self._pass, self._room = span_gate, self._pass_span, _NO_LIMIT
         elif self._mode == _BODY and self._resume == _TEXT:
             b = self._block
-            live = self._lives[-1] if self._lives else None
+            live = self._items.lives[-1] if self._items.lives else None
             if b is not None and b.scanner is not None and (live is None or not live.waiting):
                 body_gate = b.scanner.gate()
                 if body_gate is not None:
@@ -227,16 +225,16 @@ class StreamParser(ItemCalls, SpanReader):
         """A block's value text (no token in it): written to the block (a streamed call reads it as written)."""
         self._room -= len(delta)
         self._block.write(delta)  # type: ignore[union-attr]  # (the gate is armed only with a block)
-        return self._lives[-1].take() if self._lives else []
+        return self._items.lives[-1].take() if self._items.lives else []
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""
         if self._closed == "truncated" and self._mode in (_HEAD, _BODY):
-            self._drop_unfinished()
+            self._items.drop_unfinished()
         elif self._mode == _HEAD:
             self._abort_head()
         elif self._mode == _BODY:
-            self._finish_block()
+            self._items.finish_block()
         elif self._mode == _AFTER:
             self._after.end(0)
         else:
@@ -358,8 +356,8 @@ class StreamParser(ItemCalls, SpanReader):
         ends = op.end if op.end is not None else d.end
         if b.name:
             ends = tuple(e.replace("{name}", b.name) for e in ends)
-        if self._streaming:
-            b.watch = self._watch_item
+        if self._items.streaming:
+            b.watch = self._items.watch_item
         if d.body == TAGGED:
             b.scanner = (TagBody if d.values is None else ValueTagBody)(b, ends, d.item, d.nest, not ends, d.values, d.strings)
         else:
@@ -384,13 +382,13 @@ class StreamParser(ItemCalls, SpanReader):
         end = n if n - pos <= room else pos + max(room, 0)
         new = b.scanner.scan(text, pos, end, final and end == n)
         if b.items:
-            self._drain(b)
+            self._items.drain(b)
         if b.done:
             return self._end_block(b, new)
         if end < n or b.size + len(b.scanner.unread()) + (end - new) >= self._max_block:
-            if self._lives and self._lives[-1].started:
+            if self._items.lives and self._items.lives[-1].started:
                 b.close_item()  # a call under way always ends as a call: cut here
-                self._drain(b, True)
+                self._items.drain(b, True)
             if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
@@ -400,7 +398,7 @@ class StreamParser(ItemCalls, SpanReader):
                 return self._end_block(b, new)
             self._block = None
             self._go(Move.DROPPED)
-            self._lives.clear()
+            self._items.lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
             self._text(b.unemitted() + b.scanner.unread() + text[new:end])
@@ -409,7 +407,7 @@ class StreamParser(ItemCalls, SpanReader):
 
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
-        self._lives.clear()
+        self._items.lives.clear()
         self._block = None
         closers = [c.lower() for c in d.closers] if not b.closer else []
         if b.fence and b.closer != "```":

@@ -18,6 +18,7 @@ from typing import Callable
 from ..dialects.spec import Span
 from .events import Event
 from .gaps import partial_tail
+from .items import ItemCalls
 from .output import Output
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
 from .states import Move, State
@@ -54,7 +55,7 @@ class SpanReader(Output):
     _begin: Callable[[str, int, int, tuple[str, list[Candidate], str | None]], int]
     _go: Callable[[Move], None]  # the parser's one state change (states.py)
     _scan_body: Callable[[str, int, bool], int]
-    _finish_block: Callable[[], None]
+    _items: ItemCalls
 
     def _reads_calls(self, span: Span) -> bool:
         """Are call openers looked for inside ``span`` (see the module's note)?"""
@@ -139,6 +140,6 @@ class SpanReader(Output):
             return self._scan_body(text[:stop], pos, final)
         new = self._scan_body(text[: m.start()], pos, True)
         if self._mode == BODY:
-            self._finish_block()
+            self._items.finish_block()
             return m.start()
         return new
