@@ -460,7 +460,8 @@ def resolve(names: object) -> list[str]:
 
 
 def warm_up() -> None:
-    """Build every grammar now (about 15 ms each), so no first call pays for it; servers call this at start-up."""
+    """Build every grammar now (about 15 ms each), so no first call pays for it; servers call this at start-up. (A
+    grammar's compiled program, ``grammar_program``, is built on its first item: 1-75 ms once per process.)"""
     for grammar in {d.grammar for d in DIALECTS.values()} | {"relaxed_json"}:
         load_grammar(grammar)
 

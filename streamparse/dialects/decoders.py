@@ -23,6 +23,7 @@ from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
 from .grammar_program import program_for
+from .markup import marker
 from .spec import Calls
 
 Decoded = tuple[Calls, bool]  # (calls, repaired)
@@ -100,7 +101,7 @@ class _TagCalls(Transformer[Token, Any]):
     # kimi_k2: functions.NAME:IDX <|tool_call_argument_begin|> {json}
     def kimi_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         call_id, *args = children
-        name = re.sub(r":\d+$", "", str(call_id).strip()).removeprefix("functions.")
+        name = re.sub(r":\d+$", "", str(call_id).strip()).removeprefix(marker("kimi_k2", "_FUNCTIONS"))
         return _json_arguments(name, str(args[0]) if args else "")
 
     # deepseek v3: function<｜tool▁sep｜>NAME ```json {…} ```; v3.1: NAME<｜tool▁sep｜>{…}
@@ -121,7 +122,8 @@ class _TagCalls(Transformer[Token, Any]):
     # openai (harmony): functions.NAME … <|message|>{json}
     def harmony_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         recipient, *args = [c for c in children if not (isinstance(c, Token) and c.type == "META")]
-        return _json_arguments(str(recipient).strip().removeprefix("functions."), str(args[0]) if args else "")
+        return _json_arguments(str(recipient).strip().removeprefix(marker("openai", "_FUNCTIONS")),
+                               str(args[0]) if args else "")
 
 
 @v_args(inline=True)

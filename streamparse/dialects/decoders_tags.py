@@ -12,11 +12,12 @@ import json
 import re
 from typing import Any
 
-from lark import Token, Transformer, Transformer_NonRecursive, Tree, v_args
+from lark import Token, Transformer, Transformer_NonRecursive, v_args
 
 from ..arguments.relaxed_json import holds_expression
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
 from .decoders import grammar_decoder, PythonCalls
+from .markup import marker
 from .spec import Calls
 
 __all__ = ["generic_calls", "cohere_calls", "apertus_calls", "gemma4_calls", "functiongemma_calls", "dsml_calls",
@@ -114,8 +115,8 @@ class _GemmaCalls(Transformer[Token, Any]):
         return None
 
 
-gemma4_calls = grammar_decoder("gemma4", _GemmaCalls('<|"|>'))
-functiongemma_calls = grammar_decoder("functiongemma", _GemmaCalls("<escape>"))
+gemma4_calls = grammar_decoder("gemma4", _GemmaCalls(marker("gemma4", "_QUOTE")))
+functiongemma_calls = grammar_decoder("functiongemma", _GemmaCalls(marker("functiongemma", "_QUOTE")))
 
 
 # --------------------------------------------------------------------------- DeepSeek V3.2 / V4 DSML

@@ -46,10 +46,6 @@ NOT_MARKUP = {"{", "{{", "[", "(", ":", '"', "'", '"name"', '"tool_calls"', "'to
 
 # Where a scanned literal is still written in dialects/*.py's code, and why (occurrences counted).
 ELSEWHERE = {
-    # second spellings left in decoders the markers' module does not reach (decoders*.py: not changed here)
-    '<|"|>': (1, "decoders_tags.py: _GemmaCalls('<|\"|>'), gemma4's decoder given its string delimiter"),
-    "<escape>": (1, "decoders_tags.py: _GemmaCalls(\"<escape>\"), functiongemma's decoder given its delimiter"),
-    "functions.": (2, "decoders.py: kimi_call and the harmony decoder take the prefix off a call's name"),
     # the same text, but not the format's markup
     "call:": (2, "Lark rule syntax in the grammars the families derive: kv_family's 'glm_call:', xml_family's 'call:'"),
     "<tool_use>": (2, "decoders_wild.py's error messages name the element"),
