@@ -55,8 +55,9 @@ def _tails(tags: tuple[str, ...]) -> tuple[str, frozenset[str]]:
 
 @functools.lru_cache(maxsize=256)
 def _first_characters(tags: tuple[str, ...]) -> str:
-    """The characters the tags begin with (``<`` for most; ``[`` for Mistral's ``[/THINK]``), once each."""
-    return "".join(sorted({t[0] for t in tags if t}))
+    """The characters the tags begin with (``<`` for most; ``[`` for Mistral's ``[/THINK]``), once each, in either
+    case (the tags are given lowercase; harmony's ``to=user<|message|>`` may be written ``TO=USER…``)."""
+    return "".join(sorted({ch for t in tags if t for ch in (t[0], t[0].upper())}))
 
 
 @functools.lru_cache(maxsize=256)

@@ -170,11 +170,11 @@ class TagBody:
         """Inside a string: past its closing delimiter (the string ends), to ``end`` (it goes on), or a ``Stop``:
         hold from there (a backslash ending the text, whose escaped character is still to come; a cut delimiter)."""
         quote = self.in_str
-        if len(quote) > 1:
-            k = text.find(quote, i, end)
-            if k >= 0:
+        if len(quote) > 1:  # (it closes as it opens: the tags' search folds ASCII case, so this one does too)
+            m = literal_pattern((quote,)).search(text, i, end)
+            if m is not None:
                 self.in_str = ""
-                return k + len(quote)
+                return m.end()
             hold = end if final else partial_tail(text, i, end, (quote,), len(quote))
             return end if hold == end else Stop(hold)
         j = _STRING_BODY[quote](text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)

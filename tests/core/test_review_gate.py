@@ -272,9 +272,6 @@ def test_no_input_string_raises(text: str, dialects: list[str] | None, options: 
 # ------------------------------------------------------------------ found: a letter-initial closer cut in two
 
 
-@pytest.mark.xfail(strict=True, reason="gaps.partial_tail finds a cut closer by its lowercase first character only "
-                   "(str.find is case-sensitive), so 'T' of 'TO=USER<|MESSAGE|>' ending a delta is not held: the "
-                   "closer that ends the prompt's reasoning is missed when cut, and read when whole")
 @pytest.mark.parametrize("closer", ["TO=USER<|MESSAGE|>", "To=user<|message|>"])
 def test_an_upper_case_letter_initial_closer_cut_by_a_delta_still_ends_the_reasoning(closer: str) -> None:
     text = "Thinking. " + closer + "Hello"
@@ -287,3 +284,21 @@ def test_a_lower_case_letter_initial_closer_cut_by_a_delta_ends_the_reasoning() 
     text = "Thinking. to=user<|message|>Hello"
     for size in (1, 2, 3, 11):
         assert summary(feed_chunks(text, size, None, start_in_reasoning=True)) == ("Hello", [])
+
+
+@pytest.mark.parametrize("delimiter", ["<ESCAPE>", "<Escape>", "<escape>"])
+def test_a_long_string_delimiter_closes_in_the_case_it_opens_in(delimiter: str) -> None:
+    """The body scanner opens a string at the delimiter in any case and closes it the same way, so the block's end
+    is found after it; the grammar reads the lower-case token only (the model's special token): another case is a
+    block kept as text, with the grammar's diagnostic, at every chunking."""
+    from samples import RENDER
+
+    block = RENDER["functiongemma"]("get_weather", {"city": "Paris <end_function_call>"}).replace("<escape>", delimiter)
+    text = "Hi\n" + block + "\nDone."
+    whole = summary(feed_chunks(text, len(text)))
+    if delimiter == "<escape>":
+        assert whole == ("Hi\n\nDone.", [("get_weather", {"city": "Paris <end_function_call>"})])
+    else:
+        assert whole == (text, [])  # the end marker quoted in the string did not end the block early
+    for size in (1, 3, 7):
+        assert summary(feed_chunks(text, size)) == whole
