@@ -11,11 +11,12 @@ from .schema import (ArgumentError, RelaxedJsonToPython, UnparsedArguments, call
                      coerce_value, decode_string_token, first_line, loads_relaxed, missing_required,
                      number_value, resolve_unparsed, strip_fences, tool_schemas, Note, brief, enum_spelling,
                      mistyped, review_arguments, review_values)
+from .tools import ToolSchemas, read_tools
 from .xml_values import coerce_xml_value, settle_layout, strip_layout
 
 __all__ = ["ArgumentError", "RelaxedJsonToPython", "UnparsedArguments", "call_from_object", "close_open_brackets",
            "coerce_value", "coerce_xml_value", "decode_string_token", "first_line", "loads_relaxed", "missing_required",
-           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "settle_layout", "tool_schemas", "Note", "brief",
+           "number_value", "resolve_unparsed", "strip_fences", "strip_layout", "settle_layout", "tool_schemas", "ToolSchemas", "read_tools", "Note", "brief",
            "enum_spelling", "mistyped", "review_arguments", "review_values"]
 
 from .._lazy import lazy_submodules  # noqa: E402

@@ -1,7 +1,8 @@
 """Arguments: a call's name and arguments from a decoded object, and values typed by the tool's schema.
 
 JSON itself (strict first, repaired second) is ``relaxed_json``; its names are
-re-exported here, where the dialect decoders look for them.
+re-exported here, where the dialect decoders look for them, as is ``tool_schemas``
+(a request's tools are read in ``tools``).
 
 Invariant: coercion only ever changes a value to the type its schema declares
 when the text says exactly that value, or a string to its enum's spelling when they differ
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping  # isinstance against these is much cheaper than typing's
+from collections.abc import Mapping  # isinstance against these is much cheaper than typing's
 from typing import Any
 
 from .relaxed_json import ArgumentError, ExpressionRefused, RelaxedJsonToPython, refuse_in_arguments, close_open_brackets, decode_string_token, first_line, loads_relaxed, number_value, strip_fences
+from .tools import tool_schemas
 
 __all__ = ["ArgumentError", "ExpressionRefused", "RelaxedJsonToPython", "UnparsedArguments", "arguments_from_text",
            "call_from_object", "close_open_brackets", "loads_calls",
@@ -32,36 +34,6 @@ class UnparsedArguments(str):
     parameter when the schema makes that unambiguous; else the block is not a call we can
     represent, and stays text (``ArgumentError``). Blank text is no arguments (``{}``, said).
     """
-
-
-# --------------------------------------------------------------------------- tools
-
-def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
-    """Map tool name -> its parameters JSON schema.
-
-    Accepts OpenAI tools (``{"type": "function", "function": {...}}``), bare
-    function dicts (``{"name", "parameters"}``) and Anthropic tools
-    (``{"name", "input_schema"}``). ``None`` means "tools unknown".
-    """
-    if tools is None:
-        return None
-    schemas: dict[str, dict[str, Any]] = {}
-    for tool in tools:  # (``type(x) is dict`` first: an isinstance check against Mapping, an ABC, costs far more)
-        fn = tool.get("function", tool) if type(tool) is dict or isinstance(tool, Mapping) else None
-        name = fn.get("name") if type(fn) is dict or isinstance(fn, Mapping) else None
-        if type(name) is not str and not isinstance(name, str):
-            raise ValueError(f"a tool needs a name: {tool!r}")
-        schema = fn.get("parameters", _NONE)
-        if schema is _NONE:
-            schema = fn.get("input_schema")
-        # (a dict is kept as given, never changed here: the same object in every request lets the typing tables
-        # read for it be found again by identity; another mapping is copied into a dict)
-        schemas[name] = schema if type(schema) is dict and schema else {} if not schema else (
-            dict(schema) if isinstance(schema, Mapping) else {})
-    return schemas
-
-
-_NONE = object()  # a key not there (``parameters: null`` is there: it is read as no schema, as before)
 
 
 _ARGUMENT_KEYS = ("arguments", "parameters", "input", "args")

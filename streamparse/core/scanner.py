@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
 
+from ..arguments.tools import ToolSchemas, declared_names
 from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, CompiledHead, HeadMatch, Partial, compile_head
@@ -118,20 +119,39 @@ class MarkerSet:
 
 
 class MarkerTable(MarkerSet):
-    """A ``MarkerSet`` and the tools' names: what a parser for one tool list reads. Built per tool list, it
-    copies the shared set's references and adds the names (a dict) and their prefixes (a set, made on first use)."""
+    """A ``MarkerSet`` and the tools' names: what a parser for one tool list reads. Built per parser (one with no
+    names is shared), it copies the shared set's attributes (one dict copy, so a read of any of them is one
+    instance attribute, as on the hot paths) and keeps the names as declared. What depends on the names (``tool_names``, ``max_marker``,
+    ``tool_prefixes``) is made on first use, from the ``DeclaredNames`` every table of the same names shares
+    (``arguments.tools.declared_names``)."""
 
-    def __init__(self, shared: MarkerSet, tool_names: Mapping[str, str]):  # noqa: super().__init__ not called: shared
-        self.__dict__.update(shared.__dict__)
-        self.tool_names = tool_names  # lowercase -> as declared
-        self.reads_calls = self.pinned or bool(tool_names)  # a call in reasoning the prompt opened is read (spans.py)
-        longest_tool = max((len(n) for n in tool_names), default=0)
-        self.max_marker = max([self.longest_literal] + [len(b) + len(a) + longest_tool for b, a, _ in self.templates])
+    declared: Sequence[str]  # the tools' names as listed (repeats kept)
+    reads_calls: bool  # a call in reasoning the prompt opened is read (spans.py)
+    tool_names: dict[str, str]  # lowercase -> as declared
+    max_marker: int  # the longest marker text, a {name} opener's with the longest name
+    tool_prefixes: frozenset[str]  # every prefix of every name (lowercase), the empty one too
 
-    @functools.cached_property
-    def tool_prefixes(self) -> frozenset[str]:
-        """Every prefix of every tool's name (lowercase), the empty one too: a name cut by a delta's end."""
-        return frozenset(n[:k] for n in self.tool_names for k in range(len(n) + 1))
+    def __init__(self, shared: MarkerSet, declared: Sequence[str]):  # noqa: super().__init__ not called: shared
+        values = self.__dict__ = shared.__dict__.copy()
+        values["declared"] = declared
+        values["reads_calls"] = shared.pinned or bool(declared)
+
+    if not TYPE_CHECKING:  # (mypy reads the annotations above: any other name stays an error to it)
+        def __getattr__(self, attr: str) -> object:
+            """A value that depends on the names, made on its first read and kept as an attribute."""
+            if attr not in _BY_NAMES:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+            names = self.__dict__.get("_declared_names")
+            if names is None:
+                names = self._declared_names = declared_names(tuple(self.__dict__["declared"]))
+            if attr == "tool_names":
+                value: object = names.lowered
+            elif attr == "tool_prefixes":
+                value = names.prefixes
+            else:
+                value = max([self.longest_literal] + [len(b) + len(a) + names.longest for b, a, _ in self.templates])
+            self.__dict__[attr] = value
+            return value
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -237,37 +257,47 @@ def _enabled(dialects: Iterable[str | Dialect]) -> tuple[Enabled, ...]:
     return tuple(out)
 
 
+_BY_NAMES = frozenset({"tool_names", "tool_prefixes", "max_marker"})  # MarkerTable's values made on first use
+
+
 def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str | Dialect] | None = None) -> MarkerTable:
     """A parser's table: the dialects named (every one detected by default; a ``Dialect`` given as it is, such as
-    one derived from a chat template) and its declared tools' names; one dialect named is pinned. (By default,
-    found by the tool names alone: hashing the 38 dialect names of ``marker_table``'s key cost more than the rest
-    of the lookup.)"""
+    one derived from a chat template) and its declared tools' names; one dialect named is pinned. The names are
+    neither read nor hashed here (a ``ToolSchemas`` gives them as read; another mapping's keys are copied), and by
+    default the shared set is found without hashing the 38 dialect names of ``_marker_set``'s key either."""
+    declared = schemas.names if type(schemas) is ToolSchemas else tuple(schemas or ())
     if dialects is None:
-        key = tuple(schemas or ())
-        table = _AUTO_TABLES.get(key)
-        if table is None:
-            if len(_AUTO_TABLES) >= 64:
-                _AUTO_TABLES.clear()
-            table = _AUTO_TABLES[key] = marker_table(REGISTRY.auto, key, False)
-        return table
+        return MarkerTable(_auto_set(), declared) if declared else _auto_nameless()
     names = _enabled(dialects)
-    return marker_table(names, tuple(schemas or ()), len(names) == 1)
+    return marker_table(names, declared, len(names) == 1)
 
 
-_AUTO_TABLES: dict[tuple[str, ...], MarkerTable] = {}  # tool names -> marker_table(every dialect detected, them)
+@functools.cache
+def _auto_set() -> MarkerSet:
+    return _marker_set(REGISTRY.auto, True, False)
 
 
-@functools.lru_cache(maxsize=64)
-def marker_table(names: tuple[Enabled, ...], tools: tuple[str, ...], pinned: bool = False) -> MarkerTable:
+@functools.cache
+def _auto_nameless() -> MarkerTable:
+    return _nameless_table(REGISTRY.auto, False)
+
+
+@functools.lru_cache(maxsize=256)
+def _nameless_table(names: tuple[Enabled, ...], pinned: bool) -> MarkerTable:
+    """The table of these dialects with no tools declared: there are no names to add, so every parser shares it."""
+    return MarkerTable(_marker_set(names, False, pinned), ())
+
+
+def marker_table(names: tuple[Enabled, ...], tools: Sequence[str], pinned: bool = False) -> MarkerTable:
     """The table for these enabled dialects and tool names. The compiled part is shared by every tool list
-    (``_marker_set``); what a tool list adds is its names, so a new list costs a few dict operations.
+    (``_marker_set``); what a tool list adds is its names, read on first use, so a new list costs one dict copy.
 
     Auto-detection reads prose-like forms (bare JSON, ``[f(x=1)]``) only for declared tools. A dialect the
     operator pinned (``pinned``: exactly one, chosen) is read as its engine parser reads it: anywhere in a
     line, and with no tools declared its gates open; with tools declared, a call must still name one of them.
     """
     pinned = pinned and len(names) == 1
-    return MarkerTable(_marker_set(names, bool(tools), pinned), {t.lower(): t for t in tools})
+    return MarkerTable(_marker_set(names, True, pinned), tools) if tools else _nameless_table(names, pinned)
 
 
 def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:
