@@ -12,7 +12,7 @@ and gives the same object every time after. ``declared_names`` gives the names a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping  # isinstance against these is much cheaper than typing's
-from typing import Any
+from typing import Any, final
 
 __all__ = ["DeclaredNames", "ToolSchemas", "declared_names", "read_tools", "tool_schemas"]
 
@@ -64,11 +64,15 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
     return dict(zip(read.names, map(_schema_of, read.tools)))
 
 
-def read_tools(tools: Iterable[Mapping[str, Any]] | None) -> ToolSchemas | None:
-    """``tool_schemas`` as a parser is built: the names now, each schema on first use. ``None``: tools unknown."""
+def read_tools(tools: Iterable[Mapping[str, Any]] | ToolSchemas | None) -> ToolSchemas | None:
+    """``tool_schemas`` as a parser is built: the names now, each schema on first use. ``None``: tools unknown.
+    Tools read already (a ``ToolSchemas``: a request's edge may read them once) are given back as they are."""
+    if type(tools) is ToolSchemas:
+        return tools
     return None if tools is None else ToolSchemas(tools)
 
 
+@final
 class ToolSchemas(Mapping[str, dict[str, Any]]):
     """Tool name -> its parameters JSON schema, as ``tool_schemas`` maps them. Built, it has read each tool's name
     (``names``: as listed, repeats kept; ``ValueError`` for a tool with none) and kept the list (copied, each tool

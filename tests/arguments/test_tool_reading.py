@@ -79,6 +79,8 @@ def test_no_tools_and_an_empty_list() -> None:
     empty = read_tools([])
     assert empty is not None and not empty and len(empty) == 0 and dict(empty) == {}
     assert list(ToolSchemas(t for t in [{"name": "f"}])) == ["f"]  # any iterable, read once
+    read = ToolSchemas([{"name": "f"}])
+    assert read_tools(read) is read  # read already (once, at a request's edge): given back as it is
 
 
 class _Recorded(Mapping[str, Any]):
