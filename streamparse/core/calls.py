@@ -10,7 +10,6 @@ place, after its own diagnostic.
 from __future__ import annotations
 
 import json
-import os
 from json import encoder as _json_encoder
 from typing import Any, Callable, Mapping
 

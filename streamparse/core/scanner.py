@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
 
 from ..arguments.tools import ToolSchemas, declared_names
 from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
-from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, CompiledHead, HeadMatch, Partial, compile_head
+from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, HeadMatch, Partial
 from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern, tag_or_tail
 
 __all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
@@ -28,7 +28,7 @@ _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?
 FENCE_HEAD_MAX = 80
 _TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
 # Where ``[NAME(`` may start (the name is checked by ``mid_line_call``). Its one group is set only where no other
-# alternative matched (they have no groups, and come first): no marker begins there (``FastPaths._prose_more``).
+# alternative matched (they have no groups, and come first): no marker begins there (``mid_line``).
 _MID_LINE_START = r"\[(?:((?u:[\w.\-]))|\Z)"
 _MID_LINE_NAME = re.compile(rf"[\w.\-]{{0,{_MAX_NAME}}}")  # a look past ``[``: bounded, as the line-start head's
 
@@ -40,7 +40,6 @@ class Candidate:
     dialect: Dialect | None
     opener: Opener | None
     span: Span | None = None
-    head: CompiledHead | None = field(default=None, compare=False)  # the opener's head, compiled (heads.py)
 
 
 Found = Union[tuple[str, list[Candidate], str | None], Partial, None]  # (marker text, candidates, name) | PARTIAL | None
@@ -100,9 +99,8 @@ class MarkerSet:
         # Where markup may start: a marker read anywhere, checked for its first characters (a "<" that opens
         # <div> is prose), a backtick (a fence, when at a line start), or a newline before the first
         # characters of a line-start marker (a line opening "The" is prose). A character this does not match
-        # cannot begin any enabled marker. The parser's fast paths use two narrower searches: mid-line, with
-        # no line break in the delta (prose_gate: no backtick), and from a line start on (prose_check: a
-        # backtick only after a newline; word_start checks the text's own start).
+        # cannot begin any enabled marker. The parser's gate uses a narrower search: mid-line, with no line break
+        # in the delta (prose_gate: no backtick).
         # A bare "[" list of calls read at line starts only (pythonic, auto-detected, tools declared): a "[" mid-line
         # before a name's first character is looked at too, to report ``[NAME(`` left as text (``mid_line``).
         self.mid_line = next((d.name for d in dialects for op in d.openers if op.line_start and op.text == "["
@@ -110,12 +108,9 @@ class MarkerSet:
         bracket = _MID_LINE_START if self.mid_line else ""
         self.trigger = _alternation(any_part, named, bracket, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
         self.prose_gate = _alternation(any_part, named, bracket, "\n")
-        line_part = "|".join(p for p in (at_start, "`") if p)
-        self.prose_check = _alternation(any_part, named, bracket, f"\n[ \t]*(?:{line_part})")
-        self.word_start = re.compile(f"[ \t]*(?:{line_part})", ASCII_NOCASE).match
 
     def _candidate(self, d: Dialect, op: Opener) -> Candidate:
-        return Candidate(d, op, None, compile_head(op, self.ungated))
+        return Candidate(d, op, None)
 
 
 class MarkerTable(MarkerSet):
