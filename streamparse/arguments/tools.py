@@ -19,8 +19,14 @@ __all__ = ["DeclaredNames", "ToolSchemas", "declared_names", "read_tools", "tool
 _NONE = object()  # a key not there (``parameters: null`` is there: it is read as no schema)
 
 
-def _each_name(tools: tuple[Any, ...]) -> list[str]:
-    """Each tool's name, read tool by tool: ValueError for a tool with none."""
+def _names(tools: tuple[Any, ...]) -> list[str]:
+    """Each tool's name, in order, repeats kept: ValueError for a tool with none."""
+    try:  # every tool in the OpenAI shape: one step per tool, no call
+        names = [t["function"]["name"] for t in tools]
+        "".join(names)  # TypeError unless every name is a string
+        return names
+    except Exception:  # noqa: BLE001 - any other list is read tool by tool, which says what is wrong
+        pass
     names = []
     for tool in tools:
         fn = _function_of(tool)
@@ -40,7 +46,7 @@ def _function_of(tool: Any) -> Any:
 def _schema_of(tool: Any) -> dict[str, Any]:
     """A tool's parameters schema (module invariant). A dict is kept as given, never changed here: the same object
     in every request lets the typing tables read for it be found again by identity."""
-    fn = _function_of(tool)
+    fn = tool.get("function", tool) if type(tool) is dict or isinstance(tool, Mapping) else None  # _function_of
     if type(fn) is not dict and not isinstance(fn, Mapping):
         return {}
     schema = fn.get("parameters", _NONE)
@@ -60,8 +66,8 @@ def tool_schemas(tools: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[st
     """
     if tools is None:
         return None
-    read = ToolSchemas(tools)
-    return dict(zip(read.names, map(_schema_of, read.tools)))
+    listed = tuple(tools)
+    return dict(zip(_names(listed), map(_schema_of, listed)))
 
 
 def read_tools(tools: Iterable[Mapping[str, Any]] | ToolSchemas | None) -> ToolSchemas | None:
@@ -82,13 +88,8 @@ class ToolSchemas(Mapping[str, dict[str, Any]]):
     __slots__ = ("names", "tools", "_by_name", "_schemas")
 
     def __init__(self, tools: Iterable[Mapping[str, Any]]):
-        listed = self.tools = tuple(tools)  # (a tuple given is kept: it cannot change)
-        try:  # every tool in the OpenAI shape: one step per tool, no call
-            names = [t["function"]["name"] for t in listed]
-            "".join(names)  # TypeError unless every name is a string
-        except Exception:  # noqa: BLE001 - any other list is read tool by tool, which says what is wrong
-            names = _each_name(listed)
-        self.names = names  # each tool's name, in order, repeats kept
+        self.tools = tuple(tools)  # (a tuple given is kept: it cannot change)
+        self.names = _names(self.tools)  # each tool's name, in order, repeats kept
         self._by_name: dict[str, Any] | None = None  # name -> the last tool of that name
         self._schemas: dict[str, dict[str, Any]] = {}  # name -> its schema, read
 
