@@ -99,8 +99,8 @@ class MarkerSet:
         # Where markup may start: a marker read anywhere, checked for its first characters (a "<" that opens
         # <div> is prose), a backtick (a fence, when at a line start), or a newline before the first
         # characters of a line-start marker (a line opening "The" is prose). A character this does not match
-        # cannot begin any enabled marker. The parser's gate uses a narrower search: mid-line, with no line break
-        # in the delta (prose_gate: no backtick).
+        # cannot begin any enabled marker. The parser's gate uses narrower searches: mid-line, with no line break
+        # in the delta (prose_gate: no backtick); at a line start, the same and the delta's own start (line_gate).
         # A bare "[" list of calls read at line starts only (pythonic, auto-detected, tools declared): a "[" mid-line
         # before a name's first character is looked at too, to report ``[NAME(`` left as text (``mid_line``).
         self.mid_line = next((d.name for d in dialects for op in d.openers if op.line_start and op.text == "["
@@ -108,6 +108,10 @@ class MarkerSet:
         bracket = _MID_LINE_START if self.mid_line else ""
         self.trigger = _alternation(any_part, named, bracket, "`", f"\n[ \t]*(?:{at_start})" if at_start else "")
         self.prose_gate = _alternation(any_part, named, bracket, "\n")
+        # At a line start the gate also stops a delta that begins (after spaces) as a line-start marker or a fence.
+        line_part = "|".join(p for p in (at_start, "`") if p)
+        self.line_gate = _alternation(any_part, named, bracket, "\n", f"\\A[ \t]*(?:{line_part})") if line_part \
+            else self.prose_gate
 
     def _candidate(self, d: Dialect, op: Opener) -> Candidate:
         return Candidate(d, op, None)
