@@ -225,8 +225,10 @@ class StreamParser(SpanReader):
 
     def _pass_line(self, delta: str) -> list[Event]:
         """Prose at a line start (no line break, no marker's start): its text; the line is blank no longer unless
-        the delta is spaces and tabs."""
+        the delta is spaces and tabs, and then the gate is the mid-line one."""
         self._track_line(delta)
+        if not self._line_blank:  # mid-line now: the mid-line gate, and its run inline in feed
+            self._gate, self._pass = self._prose_gate, None
         return [TextDelta(delta)]
 
     def _pass_body(self, delta: str) -> list[Event]:
