@@ -108,14 +108,19 @@ class ToolSchemas(Mapping[str, dict[str, Any]]):
     def get(self, name: str, default: Any = None) -> Any:
         schema = self._schemas.get(name)
         if schema is None:
-            by_name = self._index()
+            by_name = self._by_name
+            if by_name is None:
+                by_name = self._by_name = dict(zip(self.names, self.tools))
             if name not in by_name:
                 return default
             schema = self._schemas[name] = _schema_of(by_name[name])
         return schema
 
     def __contains__(self, name: object) -> bool:
-        return name in self._index()
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = dict(zip(self.names, self.tools))
+        return name in by_name
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._index())

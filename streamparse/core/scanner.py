@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, Union
+from typing import Callable, Generic, Iterable, Mapping, Sequence, TypeVar, Union, overload
 
-from ..arguments.tools import ToolSchemas, declared_names
+from ..arguments.tools import DeclaredNames, ToolSchemas, declared_names
 from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, HeadMatch, Partial
@@ -22,6 +22,7 @@ from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, p
 
 __all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
+_T = TypeVar("_T")
 _NAME_CHARS = re.compile(r"[\w.\-]*")
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
@@ -83,6 +84,9 @@ class MarkerSet:
         self.prefixes = frozenset(m[:k] for m in anywhere for k in range(1, len(m)))
         self.line_prefixes = frozenset(m[:k] for m in self.literals for k in range(1, len(m)))
         self.longest_literal = max([len(m) for m in self.literals] + [1])
+        # the longest {name} opener's text without its name (None: no {name} opener): MarkerTable.max_marker adds the
+        # longest name's length
+        self.longest_template = max((len(b) + len(a) for b, a, _ in self.templates), default=None)
 
         # Markers looked for at line starts only: letter-initial ones (functools, to=functions.) and those
         # whose every opener is line_start (a bare "{" or "["); a pinned dialect's are read anywhere.
@@ -117,40 +121,62 @@ class MarkerSet:
         return Candidate(d, op, None)
 
 
+class _ByNames(Generic[_T]):
+    """A ``MarkerTable`` value made from its names on first read and kept as an instance attribute, so every later
+    read is a plain one (``functools.cached_property`` without its lock)."""
+
+    def __init__(self, make: Callable[[MarkerTable, DeclaredNames], _T]):
+        self._make = make
+        self._attr = make.__name__
+
+    @overload
+    def __get__(self, table: None, owner: type) -> _ByNames[_T]: ...
+
+    @overload
+    def __get__(self, table: MarkerTable, owner: type) -> _T: ...
+
+    def __get__(self, table: MarkerTable | None, owner: type) -> _ByNames[_T] | _T:
+        if table is None:
+            return self
+        values = table.__dict__
+        names = values.get("_names")
+        if names is None:
+            names = values["_names"] = declared_names(tuple(table.declared))
+        value = values[self._attr] = self._make(table, names)
+        return value
+
+
 class MarkerTable(MarkerSet):
     """A ``MarkerSet`` and the tools' names: what a parser for one tool list reads. Built per parser (one with no
     names is shared), it copies the shared set's attributes (one dict copy, so a read of any of them is one
-    instance attribute, as on the hot paths) and keeps the names as declared. What depends on the names (``tool_names``, ``max_marker``,
-    ``tool_prefixes``) is made on first use, from the ``DeclaredNames`` every table of the same names shares
-    (``arguments.tools.declared_names``)."""
+    instance attribute, as on the hot paths) and keeps the names as declared. What depends on the names
+    (``tool_names``, ``max_marker``, ``tool_prefixes``) is made on first read, from the ``DeclaredNames`` every
+    table of the same names shares (``arguments.tools.declared_names``)."""
 
     declared: Sequence[str]  # the tools' names as listed (repeats kept)
     reads_calls: bool  # a call in reasoning the prompt opened is read (spans.py)
-    tool_names: dict[str, str]  # lowercase -> as declared
-    max_marker: int  # the longest marker text, a {name} opener's with the longest name
-    tool_prefixes: frozenset[str]  # every prefix of every name (lowercase), the empty one too
 
     def __init__(self, shared: MarkerSet, declared: Sequence[str]):  # noqa: super().__init__ not called: shared
         values = self.__dict__ = shared.__dict__.copy()
         values["declared"] = declared
         values["reads_calls"] = shared.pinned or bool(declared)
 
-    if not TYPE_CHECKING:  # (mypy reads the annotations above: any other name stays an error to it)
-        def __getattr__(self, attr: str) -> object:
-            """A value that depends on the names, made on its first read and kept as an attribute."""
-            if attr not in _BY_NAMES:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
-            names = self.__dict__.get("_declared_names")
-            if names is None:
-                names = self._declared_names = declared_names(tuple(self.__dict__["declared"]))
-            if attr == "tool_names":
-                value: object = names.lowered
-            elif attr == "tool_prefixes":
-                value = names.prefixes
-            else:
-                value = max([self.longest_literal] + [len(b) + len(a) + names.longest for b, a, _ in self.templates])
-            self.__dict__[attr] = value
-            return value
+    @_ByNames
+    def tool_names(self, names: DeclaredNames) -> dict[str, str]:
+        """Lowercase -> as declared."""
+        return names.lowered
+
+    @_ByNames
+    def max_marker(self, names: DeclaredNames) -> int:
+        """The longest marker text: a {name} opener's with the longest name, or the longest literal."""
+        if self.longest_template is None:
+            return self.longest_literal
+        return max(self.longest_literal, self.longest_template + names.longest)
+
+    @_ByNames
+    def tool_prefixes(self, names: DeclaredNames) -> frozenset[str]:
+        """Every prefix of every name (lowercase), the empty one too: a name cut by a delta's end."""
+        return names.prefixes
 
     def match(self, text: str, i: int, final: bool, line_blank: bool) -> Found:
         """What starts at ``text[i]``: ``(marker, candidates, name)``, PARTIAL, or None."""
@@ -256,7 +282,6 @@ def _enabled(dialects: Iterable[str | Dialect]) -> tuple[Enabled, ...]:
     return tuple(out)
 
 
-_BY_NAMES = frozenset({"tool_names", "tool_prefixes", "max_marker"})  # MarkerTable's values made on first use
 
 
 def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str | Dialect] | None = None) -> MarkerTable:

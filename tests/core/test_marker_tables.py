@@ -60,13 +60,6 @@ def test_tables_without_tools_are_one_table() -> None:
     assert table_for(None).tool_names == {} and not table_for(None).reads_calls
 
 
-def test_other_names_are_still_missing() -> None:
-    table = table_for(ToolSchemas(_tools(["f"])))
-    with pytest.raises(AttributeError, match="no_such_value"):
-        getattr(table, "no_such_value")
-    assert not hasattr(table, "_declared_names_x")
-
-
 _DIALECTS = ["hermes", "qwen3_coder", "pythonic", "llama3_json", "kimi_k2", "minimax_m2", "mistral", "openai",
              "glm45", "deepseek_v31"]
 
