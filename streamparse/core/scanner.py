@@ -282,8 +282,6 @@ def _enabled(dialects: Iterable[str | Dialect]) -> tuple[Enabled, ...]:
     return tuple(out)
 
 
-
-
 def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str | Dialect] | None = None) -> MarkerTable:
     """A parser's table: the dialects named (every one detected by default; a ``Dialect`` given as it is, such as
     one derived from a chat template) and its declared tools' names; one dialect named is pinned. The names are
