@@ -50,6 +50,10 @@ class ItemCalls:
         self.streaming = streaming  # ToolCallStart / ToolCallDelta as arguments are written (live.py)
         self._owner = owner
 
+    def take(self) -> list[Event]:
+        """The newest streamed call's events waiting to leave (its start, its fragments), in order."""
+        return self.lives[-1].take() if self.lives else []
+
     def finish_block(self) -> None:
         """The block's text has ended (end of stream, or of the reasoning it sits in): settle it."""
         b = self._owner._block

@@ -190,7 +190,7 @@ class StreamParser(SpanReader):
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        for ev in self._items.lives[-1].take() if self._items.lives else ():
+        for ev in self._items.take():
             self._event(ev)
         self._flush()
         self._arm_gate(final)
@@ -207,7 +207,7 @@ class StreamParser(SpanReader):
             pass
         elif self._mode == _TEXT:
             if self._resume == _TEXT:
-                gate, self._room = (self._line_gate, _NO_LIMIT) if self._line_blank else (self._prose_gate, _NO_LIMIT)
+                gate, self._room = self._line_gate if self._line_blank else self._prose_gate, _NO_LIMIT
                 self._pass = self._pass_line if self._line_blank else None
         elif self._mode == _SPAN:
             span_gate = self._span_gate()
@@ -235,7 +235,7 @@ class StreamParser(SpanReader):
         """A block's value text (no token in it): written to the block (a streamed call reads it as written)."""
         self._room -= len(delta)
         self._block.write(delta)  # type: ignore[union-attr]  # (the gate is armed only with a block)
-        return self._items.lives[-1].take() if self._items.lives else []
+        return self._items.take()
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""

@@ -12,7 +12,6 @@ even when ``calls_in_reasoning`` is off, when tools are offered or a dialect is 
 from __future__ import annotations
 
 import functools
-import re
 from typing import Callable
 
 from ..dialects.spec import Span
@@ -20,6 +19,7 @@ from .events import Event
 from .gaps import partial_tail
 from .items import ItemCalls
 from .output import Output
+from .literals import first_characters
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
 from .states import Move, State
 
@@ -31,16 +31,6 @@ TEXT, SPAN, HEAD, BODY, AFTER = State
 @functools.lru_cache(maxsize=64)
 def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
-
-
-@functools.lru_cache(maxsize=64)
-def _closer_gate(closers: tuple[str, ...]) -> Callable[[str], re.Match[str] | None] | None:
-    """A search for any character a closer may begin with, in either case (None: no closer)."""
-    firsts = {ch for c in closers if c for ch in (c[0], c[0].lower(), c[0].upper())}
-    return re.compile(f"[{re.escape(''.join(sorted(firsts)))}]").search if firsts else None
-
-
-_NOTHING = re.compile("(?!)").search  # a span with no closer: no character can end it
 
 
 class SpanReader(Output):
@@ -67,7 +57,7 @@ class SpanReader(Output):
         span = self._span
         if self._resume != TEXT or self._reads_calls(span):
             return None
-        return _closer_gate(span.closers) or _NOTHING
+        return first_characters(span.closers)  # (no closer: a search that never matches)
 
     def _pass_span(self, delta: str) -> list[Event]:
         """A delta the gate let through in a span: its text, as ``_scan_span`` gives it."""
