@@ -14,8 +14,8 @@ import functools
 import re
 from typing import Any, Callable, Sequence
 
-__all__ = ["ASCII_NOCASE", "PARTIAL_CLOSER", "Literals", "first_characters", "literals", "literal_pattern", "prefix_pattern",
-           "tag_or_tail"]
+__all__ = ["ASCII_NOCASE", "PARTIAL_CLOSER", "Literals", "first_characters", "literals", "literal_pattern",
+           "prefix_pattern"]
 
 PARTIAL_CLOSER = -1  # the text ends inside one of the literals
 # Markers are ASCII (or have no cased letters). Case-insensitive matching is ASCII-only, so that it agrees
@@ -46,12 +46,6 @@ def prefix_pattern(words: Sequence[str], depth: int) -> str:
         return "(?:" + "|".join([re.escape(ch) + alternatives(child) for ch, child in sorted(node.items())] + [r"\Z"]) + ")"
 
     return "|".join(re.escape(ch) + alternatives(child) for ch, child in sorted(trie.items()))
-
-
-@functools.lru_cache(maxsize=256)
-def tag_or_tail(tags: tuple[str, ...]) -> re.Pattern[str]:
-    """One search for any of ``tags`` or for a prefix of one that ends the text (ASCII case-insensitive)."""
-    return re.compile(prefix_pattern(tags, max(map(len, tags))), ASCII_NOCASE)
 
 
 @functools.lru_cache(maxsize=256)

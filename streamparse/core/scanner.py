@@ -18,9 +18,9 @@ from ..arguments.tools import DeclaredNames, ToolSchemas, declared_names
 from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
 from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
 from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, HeadMatch, Partial
-from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern, tag_or_tail
+from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern
 
-__all__ = ["ASCII_NOCASE", "literal_pattern", "tag_or_tail", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 _T = TypeVar("_T")
 _NAME_CHARS = re.compile(r"[\w.\-]*")

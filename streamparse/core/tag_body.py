@@ -215,32 +215,25 @@ class BodyTable(NamedTuple):
 def _body_table(end_tags: tuple[str, ...], item: Pair, nest: Pair, values: ValueTags | None,
                 strings: tuple[str, ...]) -> BodyTable:
     """Everything a tag body derives from its dialect and end, built once per (dialect, end): a block's scanner
-    is made for every call block, so its construction is a lookup and assignments."""
+    is made for every call block, so its construction is a lookup and assignments. Tags are lowercase, every tag
+    longest first (string delimiters longer than a character are tags too); the search finds any tag or a
+    one-character string delimiter."""
     values = _lowercase(values) if values is not None else None
-    item, nest, ends, tags, search = _tag_table(item, nest, end_tags, values, tuple(q for q in strings if len(q) > 1))
+    item = (item[0].lower(), item[1].lower()) if item else None
+    nest = (nest[0].lower(), nest[1].lower()) if nest else None
+    ends = tuple(t.lower() for t in end_tags)
+    value_tags = (*values.open, values.close, *values.next) if values else ()
+    long_quotes = tuple(q for q in strings if len(q) > 1)  # (string delimiters that are tags)
+    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *long_quotes}, key=len, reverse=True))
     quotes = tuple(q for q in strings if len(q) == 1)
-    if quotes:
-        search = literal_pattern((*tags, *quotes)).search
     table = _value_table(item, ends, values) if values is not None else None
     gates: dict[int | str, Search] = {"": first_characters((*tags, *quotes))}
     if table is not None:
         gates[_OUT], gates[_IN] = (first_characters(table.state_tags[st]) for st in (_OUT, _IN))
     for q in strings:  # inside a string: its delimiter, and a backslash escaping one
         gates[q] = first_characters((q, "\\") if len(q) == 1 else (q,))
-    return BodyTable(values, item, nest, ends, tags, search, literals(tags), len(tags[0]), table, gates)
-
-
-@functools.lru_cache(maxsize=256)
-def _tag_table(item: Pair, nest: Pair, end_tags: tuple[str, ...], values: ValueTags | None = None,
-               quotes: tuple[str, ...] = ()) -> tuple[Pair, Pair, tuple[str, ...], tuple[str, ...], Search]:
-    """A body's tags, lowercase, and their searches, built once per dialect and end: item, nest, ends, every
-    tag (longest first; string delimiters that are tags, ``quotes``, too) and a search for any tag."""
-    item = (item[0].lower(), item[1].lower()) if item else None
-    nest = (nest[0].lower(), nest[1].lower()) if nest else None
-    ends = tuple(t.lower() for t in end_tags)
-    value_tags = (*values.open, values.close, *values.next) if values else ()
-    tags = tuple(sorted({*(item or ()), *(nest or ()), *ends, *value_tags, *quotes}, key=len, reverse=True))
-    return item, nest, ends, tags, literal_pattern(tags).search
+    return BodyTable(values, item, nest, ends, tags, literal_pattern((*tags, *quotes)).search, literals(tags),
+                     len(tags[0]), table, gates)
 
 
 # A string's inside: runs of plain characters, one escape between runs (sre reads a run in one step; the plain
