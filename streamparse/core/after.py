@@ -4,7 +4,7 @@ a fence's closing backticks), read after the block.
 Invariant: whitespace before a closer belongs to the block only up to ``MAX_GAP`` characters and only if a
 closer follows; otherwise it leaves as text, once, in order, and the text after it is read as prose.
 Closers are taken in their order, each at most once. The reader owns its state (the closers still allowed, the
-whitespace read); the parser owns the moves (``done``: the closers end, by ``states.Move.CLOSERS_END``).
+whitespace read); the parser owns the moves (the reader asks it for ``states.Move.CLOSERS_END``).
 """
 
 from __future__ import annotations

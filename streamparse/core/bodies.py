@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable, Optional
 
 from .block import Block
 from .json_lexis import comment_end
 from .gaps import MAX_GAP, NON_WS, Stop, closer_at
+from .value_tables import Search
 
 __all__ = ["BracketBody"]
 
@@ -25,7 +25,6 @@ _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a valu
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
-Search = Callable[[str], Optional["re.Match[str]"]]
 
 
 class BracketBody:
@@ -264,8 +263,7 @@ def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _struct_patterns(python: bool, tagged: bool, fenced: bool) -> tuple[re.Pattern[str], Callable[..., Optional[
-        "re.Match[str]"]]]:
+def _struct_patterns(python: bool, tagged: bool, fenced: bool) -> tuple[re.Pattern[str], Search]:
     """The characters that matter outside strings in a bracket body (a search: the gate's), and the match that
     reads on to the next of them that is not inside a complete string (a value's run of plain text and whole
     strings in one step; a string the text does not close stops it at its quote)."""
