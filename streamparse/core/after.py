@@ -28,18 +28,16 @@ class Owner(Protocol):
 
 
 class AfterReader:
-    """Optional closers after a block: ``start`` them, ``scan`` the text after the block, ``end`` at the stream's
-    end. Whitespace that turned out to be text goes to the owner's text; the owner moves when the closers end."""
+    """Optional closers after a block, made as the block ends with them: ``scan`` the text after the block, ``end``
+    at the stream's end. Whitespace that turned out to be text goes to the owner's text; the owner moves when the
+    closers end."""
 
     __slots__ = ("closers", "ws", "_owner")
 
-    def __init__(self, owner: Owner) -> None:
-        self.closers: list[str] = []  # optional closers still allowed, lowercase, in order
+    def __init__(self, owner: Owner, closers: list[str]) -> None:
+        self.closers = closers  # optional closers still allowed, lowercase, in order
         self.ws = ""  # whitespace read while waiting for a closer
         self._owner = owner
-
-    def start(self, closers: list[str]) -> None:
-        self.closers, self.ws = closers, ""
 
     def scan(self, text: str, pos: int, final: bool) -> int:
         n = len(text)

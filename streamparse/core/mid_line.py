@@ -13,16 +13,18 @@ from typing import Protocol
 
 from .events import Diagnostic, Event
 from .heads import MAX_NAME
+from .output import Output
 from .scanner import PARTIAL, MarkerTable
 
 __all__ = ["MidLine"]
 
 
 class Owner(Protocol):
-    """What the reader asks of its parser: its table, whether the line is blank so far, where text and events go."""
+    """What the reader asks of its parser: its table, its output (is the line blank so far?), where text and events
+    go."""
 
     _table: MarkerTable
-    _line_blank: bool
+    _output: Output
 
     def _text(self, s: str) -> None: ...
     def _event(self, ev: Event) -> None: ...
@@ -42,7 +44,7 @@ class MidLine:
         the report; returns where scanning resumes. A look cut by the text's end: the rest leaves, the look is
         kept; returns the text's end. None: nothing to report (scanning goes on after the ``[``)."""
         owner = self._owner
-        if text[j] != "[" or not owner._table.mid_line or owner._line_blank:
+        if text[j] != "[" or not owner._table.mid_line or owner._output.line_blank:
             return None
         found = owner._table.mid_line_call(text, j, final)
         if found is None:

@@ -1,12 +1,10 @@
 """Gathering a feed's events: adjacent text (or reasoning) merges into one event; lines are tracked.
 
-Invariant: text leaves in the order it was given, each character once; ``_line_blank``
-is true exactly when everything since the last newline (or the stream's start) is spaces and tabs.
+Invariant: text leaves in the order it was given, each character once; ``line_blank``
+is true exactly when all prose since the last newline (or the stream's start) is spaces and tabs.
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 from .events import Event, ReasoningDelta, TextDelta
 
@@ -24,40 +22,47 @@ def blank_after(blank: bool, s: str) -> bool:
 
 
 class Output:
-    """The part of the parser that builds its output list."""
+    """A parser's output: the events of the feed under way (``begin`` … ``end``), and whether its line is blank."""
+
+    __slots__ = ("line_blank", "events", "_acc", "_acc_cls")
 
     def __init__(self) -> None:
-        self._line_blank = True  # only whitespace since the last newline (or stream start)
+        self.line_blank = True  # only whitespace since the last newline (or stream start)
+        self.events: list[Event] = []
         self._acc: list[str] = []
         self._acc_cls: type = TextDelta
-        self._out: list[Event] = []
-        self._text: Callable[[str], None] = self._prose  # where text goes (a block inside reasoning: the reasoning)
 
-    def _track_line(self, s: str) -> None:
-        self._line_blank = blank_after(self._line_blank, s)
+    def begin(self) -> None:
+        """A feed starts: its events are gathered anew."""
+        self.events = []
 
-    def _prose(self, s: str) -> None:
+    def end(self) -> list[Event]:
+        """The feed's events, the text gathered last included."""
+        if self._acc:
+            self.events.append(self._acc_cls("".join(self._acc)))
+            self._acc = []
+        return self.events
+
+    def track_line(self, s: str) -> None:
+        self.line_blank = blank_after(self.line_blank, s)
+
+    def prose(self, s: str) -> None:
         if s:
             self._delta(TextDelta, s)
-            self._track_line(s)
+            self.line_blank = blank_after(self.line_blank, s)
+
+    def reasoning(self, s: str) -> None:
+        if s:
+            self._delta(ReasoningDelta, s)
+
+    def event(self, ev: Event) -> None:
+        self.end()
+        self.events.append(ev)
 
     def _delta(self, cls: type, s: str) -> None:
         """Adjacent deltas of one kind leave a feed() as one event."""
         if self._acc and self._acc_cls is not cls:
-            self._out.append(self._acc_cls("".join(self._acc)))
+            self.events.append(self._acc_cls("".join(self._acc)))
             self._acc = []
         self._acc_cls = cls
         self._acc.append(s)
-
-    def _event(self, ev: Event) -> None:
-        self._flush()
-        self._out.append(ev)
-
-    def _flush(self) -> None:
-        if self._acc:
-            self._out.append(self._acc_cls("".join(self._acc)))
-            self._acc = []
-
-    def _reasoning(self, s: str) -> None:
-        if s:
-            self._delta(ReasoningDelta, s)

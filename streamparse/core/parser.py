@@ -46,7 +46,7 @@ SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand by the prose gate's run (tests/core/test_gate.py)
 
 
-class StreamParser(SpanReader):
+class StreamParser:
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
@@ -86,33 +86,38 @@ class StreamParser(SpanReader):
     ) -> None:
         # Fewer than 30 attribute names on every path (tests/core/test_parser_attributes.py): CPython's shared-key
         # limit, past which each self._x read in feed() gets slower. Derived values are read from self._table.
-        opening = ""
+        # What only a block, a span or optional closers need is made when one first opens (``_items``, ``_spans``,
+        # ``_after``), so a parser that meets none (and its construction) pays nothing for it.
         if chat_template is not None or generation_prompt is not None:
             setup = decide_setup(tools, chat_template, chat_template_kwargs, generation_prompt, dialects,
                                  start_in_reasoning, start_in_response)
             dialects, start_in_reasoning, start_in_response, generation_prompt = setup
-        self._schemas = args_mod.tool_schemas(tools) or None  # [] means no tools, like None
-        self._table = table_for(self._schemas, dialects)
-        self._prose_gate = self._table.prose_gate.search
-        self._line_gate = self._table.line_gate.search
+        self._schemas = args_mod.read_tools(tools) or None  # [] means no tools, like None; schemas read on first use
+        self._table = table = table_for(self._schemas, dialects)
+        self._prose_gate = table.prose_gate.search
+        self._line_gate = table.line_gate.search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
-        self._max_block = max_block_chars
-        self._after = AfterReader(self)  # AFTER's reader, and its state
-        self._scan = {_TEXT: self._scan_text, _SPAN: self._scan_span, _HEAD: self._scan_head,
-                      _BODY: self._read_body, _AFTER: self._after.scan}  # each state's reader (states.py: the moves)
-        self._mode: State = _SPAN if start_in_reasoning or start_in_response else _TEXT
         self._pass: Callable[[str], list[Event]] | None = None  # the gated state's run (``_arm_gate``; None: prose)
         self._room = _NO_LIMIT  # the longest delta the gate's run may take
-        self._span: Span = self._table.prompt_reasoning if start_in_reasoning else self._table.prompt_response
+        self._max_block = max_block_chars
         self._held = ""
-        self._block: Block | None = None
-        self._cands: list[Candidate] = []
         self._closed: bool | str = False  # "truncated" / "" while close() runs
-        self._items = ItemCalls(self, CallFactory(self._schemas, max_calls, id_factory), stream_arguments)
-        self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
+        self._block: Block | None = None
         self._resume: State = _TEXT  # the state the open block began in, given back when it ends
-        self._mid = MidLine(self)  # reports "[NAME(" mid-line, and keeps a look a delta's end cut (mid_line.py)
-        Output.__init__(self)
+        self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
+        self._call_options = (max_calls, id_factory, stream_arguments)  # for ``_items``, made with the first block
+        self._items: ItemCalls | None = None  # a block's items into calls (items.py), from the first block on
+        self._after: AfterReader | None = None  # AFTER's reader and its state (after.py), while closers may follow
+        self._mid = MidLine(self) if table.mid_line else None  # "[NAME(" mid-line, reported (mid_line.py)
+        self._output = output = Output()  # the feed's events, and whether the line is blank (output.py)
+        self._text: Callable[[str], None] = output.prose  # where text goes (a block inside reasoning: the reasoning)
+        self._event: Callable[[Event], None] = output.event
+        # SPAN's reader and the span open (spans.py), from the first span on; or the span the prompt opened, whose
+        # closer, never written, ends it
+        in_span = start_in_reasoning or start_in_response
+        self._mode: State = _SPAN if in_span else _TEXT
+        self._spans: SpanReader | None = SpanReader(self, table.prompt_reasoning if start_in_reasoning
+                                                    else table.prompt_response) if in_span else None
         if generation_prompt:
             opening = answer_opening(generation_prompt, self._table)
             if opening:
@@ -171,30 +176,36 @@ class StreamParser(SpanReader):
     @property
     def held_text(self) -> str:
         """Characters received but not yet emitted, outside a block (a possible marker)."""
-        return self._held + self._after.ws if self._mode in (_TEXT, _SPAN, _AFTER) else ""
+        mode = self._mode
+        if mode == _AFTER:
+            return self._held + self._after.ws  # type: ignore[union-attr]  # (AFTER has its reader)
+        return self._held if mode == _TEXT or mode == _SPAN else ""
 
     # ------------------------------------------------------------------ driver
 
     def _run(self, text: str, final: bool) -> list[Event]:
         """Read ``text`` (what was held, then the delta) through the state table until a state needs more."""
-        self._out = []
+        output = self._output
+        output.begin()
         self._held = ""
-        pos, n = self._mid.look_on(text, final) if self._mid.look else 0, len(text)
+        mid = self._mid
+        pos, n = mid.look_on(text, final) if mid is not None and mid.look else 0, len(text)
+        readers = _READERS
         while True:
             while pos < n:
                 mode = self._mode
-                new = self._scan[mode](text, pos, final)
+                new = readers[mode](self, text, pos, final)
                 if new == pos and self._mode == mode:
                     break  # this state needs more text
                 pos = new
             if not final or self._settle():
                 break
         self._held = text[pos:]
-        for ev in self._items.take():
-            self._event(ev)
-        self._flush()
+        if self._items is not None:
+            for ev in self._items.take():
+                output.event(ev)
         self._arm_gate(final)
-        return self._out
+        return output.end()
 
     def _arm_gate(self, final: bool) -> None:
         """The gate for the next delta, by state: the search for a character a live token may begin with, the run
@@ -203,19 +214,22 @@ class StreamParser(SpanReader):
         closer alone can end it; a block's value, where its scanner names its tokens (``gate``) and no streamed
         call waits to start. Elsewhere (a head, a gap, a tentative closer) every character is the machine's."""
         gate: Callable[[str], object] = type  # (never None: every delta goes to the machine)
-        if final or self._held or self._mid.look:
+        if final or self._held or self._mid is not None and self._mid.look:
             pass
         elif self._mode == _TEXT:
             if self._resume == _TEXT:
-                gate, self._room = self._line_gate if self._line_blank else self._prose_gate, _NO_LIMIT
-                self._pass = self._pass_line if self._line_blank else None
+                blank = self._output.line_blank
+                gate, self._room = self._line_gate if blank else self._prose_gate, _NO_LIMIT
+                self._pass = self._pass_line if blank else None
         elif self._mode == _SPAN:
-            span_gate = self._span_gate()
+            spans = self._spans
+            span_gate = spans.gate() if spans is not None else None
             if span_gate is not None:
-                gate, self._pass, self._room = span_gate, self._pass_span, _NO_LIMIT
+                gate, self._pass, self._room = span_gate, spans.pass_delta, _NO_LIMIT  # type: ignore[union-attr]
         elif self._mode == _BODY and self._resume == _TEXT:
             b = self._block
-            live = self._items.lives[-1] if self._items.lives else None
+            lives = self._items.lives  # type: ignore[union-attr]  # (a block is open: its calls' reader is made)
+            live = lives[-1] if lives else None
             if b is not None and b.scanner is not None and (live is None or not live.waiting):
                 body_gate = b.scanner.gate()
                 if body_gate is not None:
@@ -226,8 +240,9 @@ class StreamParser(SpanReader):
     def _pass_line(self, delta: str) -> list[Event]:
         """Prose at a line start (no line break, no marker's start): its text; the line is blank no longer unless
         the delta is spaces and tabs, and then the gate is the mid-line one."""
-        self._track_line(delta)
-        if not self._line_blank:  # mid-line now: the mid-line gate, and its run inline in feed
+        output = self._output
+        output.track_line(delta)
+        if not output.line_blank:  # mid-line now: the mid-line gate, and its run inline in feed
             self._gate, self._pass = self._prose_gate, None
         return [TextDelta(delta)]
 
@@ -235,29 +250,30 @@ class StreamParser(SpanReader):
         """A block's value text (no token in it): written to the block (a streamed call reads it as written)."""
         self._room -= len(delta)
         self._block.write(delta)  # type: ignore[union-attr]  # (the gate is armed only with a block)
-        return self._items.take()
+        return self._items.take()  # type: ignore[union-attr]
 
     def _settle(self) -> bool:
         """End of stream: move an open state towards TEXT. True once nothing is open."""
         if self._closed == "truncated" and self._mode in (_HEAD, _BODY):
-            self._items.drop_unfinished()
+            self._items.drop_unfinished()  # type: ignore[union-attr]  # (a block is open: see _begin)
         elif self._mode == _HEAD:
             self._abort_head()
         elif self._mode == _BODY:
-            self._items.finish_block()
+            self._items.finish_block()  # type: ignore[union-attr]
         elif self._mode == _AFTER:
-            self._after.end(0)
+            self._after.end(0)  # type: ignore[union-attr]  # (AFTER has its reader)
         else:
             return True
         return False
 
-    # ------------------------------------------------------------------ TEXT (SPAN: spans.py)
+    # ------------------------------------------------------------------ TEXT
 
     def _scan_text(self, text: str, pos: int, final: bool) -> int:
         table = self._table
         search = table.trigger.search
+        output = self._output
         i = pos
-        if self._line_blank:
+        if output.line_blank:
             k, word = table.match_word(text, pos, final)
             if word is not None:
                 self._text(text[pos:k])
@@ -282,7 +298,7 @@ class StreamParser(SpanReader):
                     return k
                 return self._begin(text, k, 0, word)
             if text[j] == "`":
-                fence_or = table.match_fence(text, j, final) if self._line_blank else None
+                fence_or = table.match_fence(text, j, final) if output.line_blank else None
                 if fence_or == PARTIAL:
                     return j
                 found = table.match(text, j + fence_or, final, True) if isinstance(fence_or, int) else None
@@ -290,11 +306,12 @@ class StreamParser(SpanReader):
                 if isinstance(found, tuple) and found[1][0].span is not None:
                     found = None  # a fence opens calls, not reasoning
             else:
-                found = table.match(text, j, final, self._line_blank)
+                found = table.match(text, j, final, output.line_blank)
             if found == PARTIAL:
                 return j
             if found is None:
-                end = self._mid.at(text, j, final)  # "[NAME(" mid-line: reported, its text up to "(" out
+                end = self._mid.at(text, j, final) if self._mid is not None else None  # "[NAME(" mid-line:
+                # reported, its text up to "(" out
                 pos = end or pos
                 i = end or j + 1
                 continue
@@ -306,9 +323,14 @@ class StreamParser(SpanReader):
         span = cands[0].span
         if span is not None:
             if span.kind != "drop":
-                self._span = span
+                if self._spans is None:
+                    self._spans = SpanReader(self, span)
+                self._spans.span = span
                 self._go(Move.SPAN_OPENS)
             return after
+        if self._items is None:  # the first block: its calls' reader (the call count and limit run from here)
+            max_calls, id_factory, streaming = self._call_options
+            self._items = ItemCalls(self, CallFactory(self._schemas, max_calls, id_factory), streaming)
         self._block = Block(text[j : j + fence], text[j:after])
         self._block.name = tool_name
         self._cands = cands
@@ -366,8 +388,10 @@ class StreamParser(SpanReader):
         ends = op.end if op.end is not None else d.end
         if b.name:
             ends = tuple(e.replace("{name}", b.name) for e in ends)
-        if self._items.streaming:
-            b.watch = self._items.watch_item
+        items = self._items
+        assert items is not None  # (made as the block opened)
+        if items.streaming:
+            b.watch = items.watch_item
         if d.body == TAGGED:
             b.scanner = (TagBody if d.values is None else ValueTagBody)(b, ends, d.item, d.nest, not ends, d.values, d.strings)
         else:
@@ -382,23 +406,34 @@ class StreamParser(SpanReader):
 
     def _read_body(self, text: str, pos: int, final: bool) -> int:
         """BODY's reader: the body, up to the reasoning's closer when the block sits inside reasoning."""
-        return (self._scan_body_in_span if self._resume == _SPAN else self._scan_body)(text, pos, final)
+        if self._resume == _SPAN:
+            return self._spans.scan_body(text, pos, final)  # type: ignore[union-attr]  # (a span opened it)
+        return self._scan_body(text, pos, final)
+
+    def _scan_span(self, text: str, pos: int, final: bool) -> int:
+        """SPAN's reader (spans.py)."""
+        return self._spans.scan(text, pos, final)  # type: ignore[union-attr]  # (SPAN has its reader)
+
+    def _scan_after(self, text: str, pos: int, final: bool) -> int:
+        """AFTER's reader (after.py)."""
+        return self._after.scan(text, pos, final)  # type: ignore[union-attr]  # (AFTER has its reader)
 
     def _scan_body(self, text: str, pos: int, final: bool) -> int:
         b = self._block
-        assert b is not None and b.scanner is not None
+        items = self._items
+        assert b is not None and b.scanner is not None and items is not None
         n = len(text)
         room = self._max_block - b.size - len(b.scanner.unread())  # (what the scanner holds is the block's too)
         end = n if n - pos <= room else pos + max(room, 0)
         new = b.scanner.scan(text, pos, end, final and end == n)
         if b.items:
-            self._items.drain(b)
+            items.drain(b)
         if b.done:
             return self._end_block(b, new)
         if end < n or b.size + len(b.scanner.unread()) + (end - new) >= self._max_block:
-            if self._items.lives and self._items.lives[-1].started:
+            if items.lives and items.lives[-1].started:
                 b.close_item()  # a call under way always ends as a call: cut here
-                self._items.drain(b, True)
+                items.drain(b, True)
             if b.calls and not b.in_item:  # its calls are out and nothing is open: the block ends here
                 if b.scanner.has_end:
                     self._event(Diagnostic("block_too_large", f"end marker not within {self._max_block} characters: "
@@ -408,7 +443,7 @@ class StreamParser(SpanReader):
                 return self._end_block(b, new)
             self._block = None
             self._go(Move.DROPPED)
-            self._items.lives.clear()
+            items.lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
             self._text(b.unemitted() + b.scanner.unread() + text[new:end])
@@ -417,13 +452,13 @@ class StreamParser(SpanReader):
 
     def _end_block(self, b: Block, resume: int = 0) -> int:
         d = b.dialect
-        self._items.lives.clear()
+        self._items.lives.clear()  # type: ignore[union-attr]  # (made as the block opened)
         self._block = None
         closers = [c.lower() for c in d.closers] if not b.closer else []
         if b.fence and b.closer != "```":
             closers.append("```")
         if closers and b.calls:  # a block released as text leaves its optional closers as text too
-            self._after.start(closers)
+            self._after = AfterReader(self, closers)
             self._go(Move.CLOSERS_MAY_FOLLOW)
         else:
             self._go(Move.BLOCK_ENDS)
@@ -437,13 +472,13 @@ class StreamParser(SpanReader):
                 self._event(Diagnostic("incomplete" if not b.closer else "rejected",
                                        "block holds no complete call: kept as text", d.name))
             self._text(b.raw() + b.closer)
-            self._line_blank = False
+            self._output.line_blank = False
         else:
             rest = b.unemitted()
             if rest.strip(_PUNCTUATION):
                 self._event(Diagnostic("rejected", "text in a call block that is not a call: kept as text", d.name))
                 self._text(rest)
-            self._line_blank = not rest.strip(_PUNCTUATION)  # after calls, the next call may follow on the line
+            self._output.line_blank = not rest.strip(_PUNCTUATION)  # after calls, the next call may follow on the line
         self._text(b.trailing)
         return resume
 
@@ -452,5 +487,9 @@ def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options
     """Parse a whole model output at once: one feed through the same machine, so the same result as streaming."""
     return ParseResult(StreamParser(tools, **options).read_whole(text))
 
+
+_READERS: tuple[Callable[[StreamParser, str, int, bool], int], ...] = (
+    StreamParser._scan_text, StreamParser._scan_span, StreamParser._scan_head, StreamParser._read_body,
+    StreamParser._scan_after)  # each state's reader, by ``State`` (states.py: the moves)
 
 register_parser(StreamParser)  # (core.parser_class: how template trial reading reaches the parser)

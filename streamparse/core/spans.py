@@ -12,7 +12,7 @@ even when ``calls_in_reasoning`` is off, when tools are offered or a dialect is 
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Callable, Protocol
 
 from ..dialects.spec import Span
 from .events import Event
@@ -33,42 +33,58 @@ def _lower(closers: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(c.lower() for c in closers)
 
 
-class SpanReader(Output):
-    """The part of the parser that reads spans (the parser sets the attributes below)."""
+class Owner(Protocol):
+    """What the span reader asks of its parser: its table and options, the state a block returns to, where text
+    goes (``_text``, which it points at the reasoning while a block inside reasoning is open), its output, the
+    one state change, how a block begins, and its body's reader."""
 
-    _span: Span
-    _held: str
-    _mode: State
     _table: MarkerTable
     _calls_in_reasoning: bool
     _resume: State  # the state a block returns to: TEXT, or SPAN while the block sits inside reasoning
-    _begin: Callable[[str, int, int, tuple[str, list[Candidate], str | None]], int]
-    _go: Callable[[Move], None]  # the parser's one state change (states.py)
-    _scan_body: Callable[[str, int, bool], int]
-    _items: ItemCalls
+    _mode: State
+    _output: Output
+    _text: Callable[[str], None]
+    _items: ItemCalls | None
 
-    def _reads_calls(self, span: Span) -> bool:
-        """Are call openers looked for inside ``span`` (see the module's note)?"""
-        return span.kind == "reasoning" and (self._calls_in_reasoning or not span.opener and self._table.reads_calls)
+    def _begin(self, text: str, j: int, fence: int, found: tuple[str, list[Candidate], str | None]) -> int: ...
+    def _go(self, move: Move) -> None: ...
+    def _scan_body(self, text: str, pos: int, final: bool) -> int: ...
 
-    def _span_gate(self) -> Callable[[str], object] | None:
+
+class SpanReader:
+    """The SPAN state's reader and its state (``span``: the span open, or the one the prompt opened), for its
+    parser; also the BODY reader of a block inside reasoning, which ends where the reasoning does."""
+
+    __slots__ = ("span", "_owner")
+
+    def __init__(self, owner: Owner, span: Span) -> None:
+        self.span = span
+        self._owner = owner
+
+    def reads_calls(self) -> bool:
+        """Are call openers looked for inside the span (see the module's note)?"""
+        span, owner = self.span, self._owner
+        return span.kind == "reasoning" and (owner._calls_in_reasoning or not span.opener and owner._table.reads_calls)
+
+    def gate(self) -> Callable[[str], object] | None:
         """The gate in a span (none where calls are read in it): a search for any character one of its closers
-        begins with, so a delta holding none is the span's text (``_pass_span``)."""
-        span = self._span
-        if self._resume != TEXT or self._reads_calls(span):
+        begins with, so a delta holding none is the span's text (``pass_delta``)."""
+        if self._owner._resume != TEXT or self.reads_calls():
             return None
-        return first_characters(span.closers)  # (no closer: a search that never matches)
+        return first_characters(self.span.closers)  # (no closer: a search that never matches)
 
-    def _pass_span(self, delta: str) -> list[Event]:
-        """A delta the gate let through in a span: its text, as ``_scan_span`` gives it."""
-        self._out = []
-        (self._text if self._span.kind == "content" else self._reasoning)(delta)
-        self._flush()
-        return self._out
+    def pass_delta(self, delta: str) -> list[Event]:
+        """A delta the gate let through in a span: its text, as ``scan`` gives it."""
+        owner = self._owner
+        output = owner._output
+        output.begin()
+        (owner._text if self.span.kind == "content" else output.reasoning)(delta)
+        return output.end()
 
-    def _scan_span(self, text: str, pos: int, final: bool) -> int:
-        span = self._span
-        emit = self._text if span.kind == "content" else self._reasoning
+    def scan(self, text: str, pos: int, final: bool) -> int:
+        """SPAN's reader: the span's text up to its closer (a possible closer cut by the delta's end is held)."""
+        span, owner = self.span, self._owner
+        emit = owner._text if span.kind == "content" else owner._output.reasoning
         m = literal_pattern(span.closers).search(text, pos) if span.closers else None
         if m is not None:
             stop = m.start()
@@ -76,7 +92,7 @@ class SpanReader(Output):
             closers = _lower(span.closers)
             stop = len(text) if final or not closers else partial_tail(text, pos, len(text), closers,
                                                                         max(map(len, closers)))
-        if self._reads_calls(span):
+        if self.reads_calls():
             opened = self._call_in_span(text, pos, stop, final or m is not None)
             if opened is not None:
                 return opened
@@ -84,30 +100,33 @@ class SpanReader(Output):
         if m is None:
             return stop
         self._end_span()
-        if not span.opener and m.group().lower() in self._table.response_openers:
+        if not span.opener and m.group().lower() in owner._table.response_openers:
             return stop  # the prompt's reasoning ends where a response channel opens: that opener is read next
         return m.end()
 
     def _end_span(self) -> None:
         """The span is over: back to the answer, which starts like a message (line-start forms count)."""
-        self._go(Move.SPAN_ENDS)
-        self._text = self._prose
-        self._line_blank = True
+        owner = self._owner
+        owner._go(Move.SPAN_ENDS)
+        owner._text = owner._output.prose
+        owner._output.line_blank = True
 
     def _call_in_span(self, text: str, pos: int, stop: int, final: bool) -> int | None:
         """A call opener in ``text[pos:stop]``: the reasoning before it leaves and its block begins (or, for a
         possible opener cut by the delta's end, the text from it is held). None: no opener here."""
+        owner = self._owner
         seg = text[:stop] if stop < len(text) else text
         i = pos
-        search = self._table.trigger.search
+        search = owner._table.trigger.search
+        reasoning = owner._output.reasoning
         while True:
             m = search(seg, i)
             if m is None:
                 return None
             j = m.start()
-            found = self._table.match(seg, j, final, False) if seg[j] not in "\n`" else None
+            found = owner._table.match(seg, j, final, False) if seg[j] not in "\n`" else None
             if found == PARTIAL:
-                self._reasoning(text[pos:j])
+                reasoning(text[pos:j])
                 return j
             if isinstance(found, tuple):  # line-start forms are prose inside reasoning, even pinned
                 cands = [c for c in found[1] if c.opener is not None and not c.opener.line_start]
@@ -115,21 +134,23 @@ class SpanReader(Output):
             if found is None:
                 i = j + 1
                 continue
-            self._reasoning(text[pos:j])
-            self._text = self._reasoning  # a block that is not a call goes back to the reasoning
-            return self._begin(text, j, 0, found)
+            reasoning(text[pos:j])
+            owner._text = reasoning  # a block that is not a call goes back to the reasoning
+            return owner._begin(text, j, 0, found)
 
-    def _scan_body_in_span(self, text: str, pos: int, final: bool) -> int:
+    def scan_body(self, text: str, pos: int, final: bool) -> int:
         """A block inside reasoning ends where the reasoning does: its body is read up to the span's closer,
         as if the stream ended there; a possible closer cut by the delta's end is held, not read."""
-        closers = self._span.closers
+        owner = self._owner
+        closers = self.span.closers
         m = literal_pattern(closers).search(text, pos) if closers else None
         if m is None:
             stop = len(text) if final or not closers else partial_tail(text, pos, len(text), _lower(closers),
                                                                          max(map(len, closers)))
-            return self._scan_body(text[:stop], pos, final)
-        new = self._scan_body(text[: m.start()], pos, True)
-        if self._mode == BODY:
-            self._items.finish_block()
+            return owner._scan_body(text[:stop], pos, final)
+        new = owner._scan_body(text[: m.start()], pos, True)
+        if owner._mode == BODY:
+            assert owner._items is not None  # (a block is open: its calls' reader was made when it opened)
+            owner._items.finish_block()
             return m.start()
         return new
