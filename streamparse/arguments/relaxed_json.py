@@ -16,6 +16,10 @@ valid JSON (no NaN, no infinity, no integer Python cannot print), or raises
 ``ArgumentError``; it never raises anything else, whatever the text. With ``expressions=True``
 the value may also hold ``Expression`` objects (arithmetic, never evaluated), which ``json.dumps``
 refuses: a caller that asks for them refuses them where they would be arguments (``refuse_in_arguments``).
+Every string in the value (a key or a value, at any depth) is one quoted token decoded (one cut by the end of
+the text, or of its fence, is closed there) or one bare key, as written: no repair reaches inside a string (a ``//`` or
+``/*`` between quotes is the string's text), and none joins pieces of text that stood apart (a block comment or
+a stray closer leaves a space, a line comment its line break).
 """
 
 from __future__ import annotations
