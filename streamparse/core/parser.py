@@ -94,8 +94,8 @@ class StreamParser:
             dialects, start_in_reasoning, start_in_response, generation_prompt = setup
         self._schemas = args_mod.read_tools(tools) or None  # [] means no tools, like None; schemas read on first use
         self._table = table = table_for(self._schemas, dialects)
-        self._prose_gate = table.prose_gate.search
-        self._line_gate = table.line_gate.search
+        self._prose_gate = table.prose_search
+        self._line_gate = table.line_search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
         self._pass: Callable[[str], list[Event]] | None = None  # the gated state's run (``_arm_gate``; None: prose)
         self._room = _NO_LIMIT  # the longest delta the gate's run may take

@@ -116,6 +116,7 @@ class MarkerSet:
         line_part = "|".join(p for p in (at_start, "`") if p)
         self.line_gate = _alternation(any_part, named, bracket, "\n", f"\\A[ \t]*(?:{line_part})") if line_part \
             else self.prose_gate
+        self.prose_search, self.line_search = self.prose_gate.search, self.line_gate.search  # bound once, for all
 
     def _candidate(self, d: Dialect, op: Opener) -> Candidate:
         return Candidate(d, op, None)
