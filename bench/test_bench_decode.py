@@ -1,5 +1,5 @@
-"""pytest-benchmark: one typical tag item (3 parameters, ~200 characters) decoded by its grammar
-alone, by the lenient linear decoder alone, and by the dialect's decoder (fast path first).
+"""pytest-benchmark: one typical tag item (3 parameters, ~200 characters) decoded by the dialect's decoder (its
+grammar's compiled program, folded as it reads) and by Lark's own parser of the same grammar, folded by the same rules.
 
 Run: pytest bench/test_bench_decode.py --benchmark-only --benchmark-group-by=param:dialect
 Whole-stream figures per dialect are in test_bench_core.py (test_dialect).
@@ -11,15 +11,10 @@ from typing import Any, Callable
 
 import pytest
 
-from streamparse.dialects import DIALECTS
-from streamparse.dialects.decoders import _TagCalls, grammar_decoder
-from streamparse.dialects.xml_params import XmlParams
-
-qwen3_calls, minimax_calls = DIALECTS["qwen3_coder"].decode, DIALECTS["minimax_m2"].decode
-qwen3_grammar_calls, minimax_grammar_calls = (DIALECTS[d].markup.grammar_calls(d)
-                                              for d in ("qwen3_coder", "minimax_m2"))
-glm_calls, glm_grammar_calls = DIALECTS["glm45"].decode, grammar_decoder("glm45", _TagCalls())
-from streamparse.dialects import warm_up
+from streamparse.arguments.grammar import load_grammar
+from streamparse.dialects import DIALECTS, warm_up
+from streamparse.dialects.decoders import GrammarDecoder
+from streamparse.dialects.grammar_program import fold_tree, program_for
 
 _CODE = "def main():\n    print('hello world')\n    return 0  # tidy up the output\n"
 ITEMS = {
@@ -30,15 +25,18 @@ ITEMS = {
     "glm45": "write_file\n<arg_key>path</arg_key>\n<arg_value>src/app/main.py</arg_value>\n"
              f"<arg_key>content</arg_key>\n<arg_value>{_CODE}</arg_value>\n<arg_key>mode</arg_key>\n<arg_value>overwrite</arg_value>\n",
 }
-_LENIENT = {
-    "qwen3_coder": XmlParams(r"\s*<function=([^>\n]*)>", r"<parameter=([^>]*)>", r"</parameter>", r"</function>"),
-    "minimax_m2": XmlParams(r"""\s*<invoke\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""",
-                            r"""<parameter\s+name\s*=\s*["']?([^"'>]*)["']?\s*>""", r"</parameter>", r"</invoke>"),
-}
+
+
+def _by_lark(dialect: str) -> Callable[[str, Any], Any]:
+    """The item parsed by Lark, folded by the actions the decoder's program folds with (its calls, unrefined)."""
+    decode = DIALECTS[dialect].decode
+    assert isinstance(decode, GrammarDecoder)
+    grammar, actions = load_grammar(dialect), decode.actions
+    return lambda text, _: fold_tree(grammar.parse(text), actions)
+
+
 DECODERS: dict[str, dict[str, Callable[[str, Any], Any]]] = {
-    "qwen3_coder": {"grammar": qwen3_grammar_calls, "lenient": _LENIENT["qwen3_coder"], "decoder": qwen3_calls},
-    "minimax_m2": {"grammar": minimax_grammar_calls, "lenient": _LENIENT["minimax_m2"], "decoder": minimax_calls},
-    "glm45": {"grammar": glm_grammar_calls, "decoder": glm_calls},
+    dialect: {"decoder": DIALECTS[dialect].decode, "lark": _by_lark(dialect)} for dialect in ITEMS
 }
 CASES = [(dialect, path) for dialect, paths in DECODERS.items() for path in paths]
 
@@ -47,7 +45,9 @@ CASES = [(dialect, path) for dialect, paths in DECODERS.items() for path in path
 def test_decode_item(benchmark, dialect: str, path: str) -> None:
     warm_up()
     item, decode = ITEMS[dialect], DECODERS[dialect][path]
-    expected = DECODERS[dialect]["grammar"](item, None)
-    assert benchmark(decode, item, None) == expected
+    assert program_for(dialect) is not None
+    expected = DIALECTS[dialect].decode(item, None)
+    got = benchmark(decode, item, None)
+    assert got == expected if path == "decoder" else [call for call, _ in got] == expected[0]
     if benchmark.stats:  # None under --benchmark-disable
         benchmark.extra_info.update(chars=len(item), us=round(benchmark.stats.stats.mean * 1e6, 2))

@@ -14,7 +14,7 @@ Adding a dialect (say a model that writes ``<call name="f">{json}</call>``):
    ``_NAME_CLOSE: "\\">"``, ``_CLOSE: "</call>"``); one the rules never read (a wrapper the scanner strips, a
    reasoning span) is declared all the same, and Lark leaves it out of the parser.
 2. Pick or write a decoder: JSON bodies use ``json_calls`` as they are; a tag format gets a rule method in
-   ``decoders._TagCalls`` and one line ``call_tag_calls = grammar_decoder("call_tag", _TagCalls())``.
+   ``decoders._TagCalls`` and one line ``call_tag_calls = GrammarDecoder("call_tag", _TagCalls())``.
 3. Declare it below, its markers read from the grammar::
 
        Dialect("call_tag", (Opener(marker("call_tag", "_NAME_OPEN"),

@@ -2,8 +2,8 @@
 
 Invariant: a decoder sees one complete item (a JSON value, a ``<function=…>`` element,
 a ``<tool_call>`` body...) and never the stream. JSON goes through ``json.loads`` first
-and the relaxed-JSON grammar only on failure; the tag dialects are parsed by their
-Lark grammar and a ``Transformer`` with one method per rule. The XML-parameter
+and the relaxed-JSON grammar only on failure; the tag dialects are read by their
+Lark grammar (its compiled program, or Lark) and folded by ``Rules``, one method per rule. The XML-parameter
 family (Qwen3-Coder, MiniMax, ...) is derived from its markup in ``xml_family``, the key/value family (GLM, ...)
 in ``kv_family``.
 """
@@ -11,18 +11,18 @@ in ``kv_family``.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import re
 from typing import Any, Callable
 
-from lark import Token, Transformer, v_args
-from lark.exceptions import LarkError, VisitError
+from lark import Token, Transformer
 from lark.visitors import merge_transformers
 
 from ..arguments.grammar import load_grammar
 from ..arguments.relaxed_json import Expression, refuse_in_arguments
 from ..arguments.schema import ArgumentError, RelaxedJsonToPython, arguments_from_text, call_from_object, decode_string_token, first_line, loads_calls, number_value
-from .grammar_program import program_for
+from .grammar_program import fold_tree, program_for
 from .markup import marker
 from .spec import Calls
 
@@ -80,7 +80,19 @@ class _OpenPair(tuple[str, str]):
     """A GLM pair whose ``</arg_value>`` was left out: the call is read as a repair."""
 
 
-class _TagCalls(Transformer[Token, Any]):
+class Rules:
+    """A grammar's actions, one method per rule (named as the rule): given the rule's children (its tokens, and the
+    values of the rules under it), it gives the rule's value, as a Lark ``Transformer`` method would. The grammar's
+    program folds an item through them as it reads it (``GrammarProgram.fold``); a tree Lark parsed, the same way
+    (``fold_tree``)."""
+
+    def actions(self, grammar: str) -> dict[str, Callable[[list[Any]], Any]]:
+        """The methods named as the rules (and aliases) of ``grammar``."""
+        names = {str(name) for rule in load_grammar(grammar).rules for name in (rule.origin.name, rule.alias) if name}
+        return {name: getattr(self, name) for name in names if callable(getattr(self, name, None))}
+
+
+class _TagCalls(Rules):
     """Trees of the tag grammars -> ``((name, arguments), repaired)`` per call. One method per rule."""
 
     def start(self, children: list[Any]) -> Any:
@@ -126,44 +138,46 @@ class _TagCalls(Transformer[Token, Any]):
                                str(args[0]) if args else "")
 
 
-@v_args(inline=True)
-class PythonCalls(Transformer[Token, Any]):
+class PythonCalls(Rules):
     """Tree of ``pythonic.lark`` -> calls: literals only, keyword arguments only."""
 
-    def start(self, *calls: Any) -> list[Any]:
-        return list(calls)
+    def start(self, calls: list[Any]) -> list[Any]:
+        return calls
 
-    def call(self, name: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
+    def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        name, *args = children
         return (str(name), dict(args)), False
 
-    def expression(self, *parts: Any) -> Expression:
+    def expression(self, parts: list[Any]) -> Expression:
         return Expression(" ".join(map(str, parts)))
 
-    def arg(self, key: Any, value: Any) -> tuple[str, Any]:
+    def arg(self, children: list[Any]) -> tuple[str, Any]:
+        key, value = children
         return str(key), value
 
-    def string(self, *parts: Any) -> str:
+    def string(self, parts: list[Any]) -> str:
         return "".join(_python_string(str(p)) for p in parts)
 
-    def number(self, tok: Any) -> int | float:
-        return _python_number(str(tok))
+    def number(self, children: list[Any]) -> int | float:
+        return _python_number(str(children[0]))
 
-    def true(self) -> bool:
+    def true(self, _: list[Any]) -> bool:
         return True
 
-    def false(self) -> bool:
+    def false(self, _: list[Any]) -> bool:
         return False
 
-    def none(self) -> None:
+    def none(self, _: list[Any]) -> None:
         return None
 
-    def list(self, *items: Any) -> list[Any]:  # lists and tuples alike
-        return [*items]
+    def list(self, items: builtins.list[Any]) -> builtins.list[Any]:  # lists and tuples alike
+        return items
 
-    def dict(self, *pairs: Any) -> dict[Any, Any]:
+    def dict(self, pairs: builtins.list[Any]) -> builtins.dict[Any, Any]:
         return {k: v for k, v in pairs}
 
-    def kv(self, key: Any, value: Any) -> tuple[Any, Any]:
+    def kv(self, children: builtins.list[Any]) -> tuple[Any, Any]:
+        key, value = children
         if isinstance(key, (dict, list, Expression)):  # an expression is no key either (and never evaluated)
             raise ArgumentError("a dict key must be a literal")
         return key, value
@@ -255,24 +269,33 @@ def python_list_elements(text: str) -> list[str] | None:
     return elements
 
 
-def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
-                     fast: Callable[[str], Decoded | None] | None = None) -> Callable[[str, str | None], Decoded]:
-    def decode(text: str, head_name: str | None) -> Decoded:
-        if fast is not None:
-            decoded = fast(text)
-            if decoded is not None:
-                return decoded
+class GrammarDecoder:
+    """One item -> its calls, read by ``grammar`` (its program, or Lark where the program declines) and folded by
+    ``rules``. A rule that refuses what it read raises its own ``ArgumentError``; anything else unreadable says so."""
+
+    __slots__ = ("grammar", "rules", "_actions")
+
+    def __init__(self, grammar: str, rules: Rules):
+        self.grammar, self.rules = grammar, rules
+        self._actions: dict[str, Callable[[list[Any]], Any]] | None = None
+
+    @property
+    def actions(self) -> dict[str, Callable[[list[Any]], Any]]:
+        """The rules' methods by rule name (gathered on first use: the grammar is loaded then)."""
+        if self._actions is None:
+            self._actions = self.rules.actions(self.grammar)
+        return self._actions
+
+    def __call__(self, text: str, head_name: str | None) -> Decoded:
+        grammar, actions = self.grammar, self.actions
         try:
             program = program_for(grammar)
-            tree = program.tree(text) if program is not None else None
-            if tree is None:  # not compiled, or not read by the program: Lark parses (and names what is wrong)
-                tree = load_grammar(grammar).parse(text)
-            results = transformer.transform(tree)
-        except VisitError as exc:  # a rule refused what it read: its own reason (an expression, a bytes literal)
-            if isinstance(exc.orig_exc, ArgumentError):
-                raise exc.orig_exc from None
-            raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
-        except LarkError as exc:
+            results = program.fold(text, actions) if program is not None else None
+            if results is None:  # not compiled, or not read by the program: Lark parses (and names what is wrong)
+                results = fold_tree(load_grammar(grammar).parse(text), actions)
+        except ArgumentError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Lark's error, or a rule's on what it could not read: unreadable
             raise ArgumentError(f"{grammar}: unreadable block: {first_line(exc)}") from None
         if not results:
             raise ArgumentError(f"{grammar}: no calls in block")
@@ -280,17 +303,17 @@ def grammar_decoder(grammar: str, transformer: Transformer[Token, Any],
             refuse_in_arguments(name, arguments)
         return [call for call, _ in results], any(repaired for _, repaired in results)
 
-    decode.__name__ = f"{grammar}_calls"
-    return decode
+    def __repr__(self) -> str:
+        return f"GrammarDecoder({self.grammar!r}, {type(self.rules).__name__})"
 
 
-kimi_calls = grammar_decoder("kimi_k2", _TagCalls())
-deepseek_v3_calls = grammar_decoder("deepseek_v3", _TagCalls())
-deepseek_v31_calls = grammar_decoder("deepseek_v31", _TagCalls())
-harmony_calls = grammar_decoder("openai", _TagCalls())
-solar_open_calls = grammar_decoder("solar_open", _TagCalls())
-plamo3_calls = grammar_decoder("plamo3", _TagCalls())
-pythonic_calls = grammar_decoder("pythonic", PythonCalls())
+kimi_calls = GrammarDecoder("kimi_k2", _TagCalls())
+deepseek_v3_calls = GrammarDecoder("deepseek_v3", _TagCalls())
+deepseek_v31_calls = GrammarDecoder("deepseek_v31", _TagCalls())
+harmony_calls = GrammarDecoder("openai", _TagCalls())
+solar_open_calls = GrammarDecoder("solar_open", _TagCalls())
+plamo3_calls = GrammarDecoder("plamo3", _TagCalls())
+pythonic_calls = GrammarDecoder("pythonic", PythonCalls())
 
 
 
@@ -310,7 +333,7 @@ def check_json_grammar(grammar: str, block: str) -> list[Any]:
 
 
 __all__ = [
-    "json_calls", "kimi_calls", "deepseek_v3_calls",
+    "GrammarDecoder", "Rules", "json_calls", "kimi_calls", "deepseek_v3_calls",
     "deepseek_v31_calls", "harmony_calls", "solar_open_calls", "plamo3_calls", "pythonic_calls", "check_json_grammar",
     "python_list_elements",
 ]

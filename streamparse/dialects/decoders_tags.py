@@ -3,7 +3,7 @@
 Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and
 returns only the values the model wrote. JSON bodies go through ``loads_calls`` (``json.loads``
 first; an expression in a call's arguments keeps the block as text, as in ``decoders.json_calls``); the tag formats (Gemma 4, FunctionGemma, DeepSeek DSML, Olmo 3) are parsed by their
-Lark grammar and a ``Transformer`` with one method per rule, so the grammar is the definition.
+Lark grammar and folded by ``Rules`` with one method per rule, so the grammar is the definition.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import json
 import re
 from typing import Any
 
-from lark import Token, Transformer, Transformer_NonRecursive, v_args
+from lark import Token
 
 from ..arguments.relaxed_json import holds_expression
 from ..arguments.schema import ArgumentError, call_from_object, loads_calls, number_value
-from .decoders import grammar_decoder, PythonCalls
+from .decoders import PythonCalls, Rules, GrammarDecoder
 from .markup import marker
 from .spec import Calls
 
@@ -75,48 +75,48 @@ def apertus_calls(text: str, head_name: str | None) -> Decoded:
 
 # --------------------------------------------------------------------------- Gemma 4 / FunctionGemma
 
-@v_args(inline=True)
-class _GemmaCalls(Transformer[Token, Any]):
+class _GemmaCalls(Rules):
     """Tree of ``gemma4.lark`` / ``functiongemma.lark`` -> one call; ``delim`` is the string delimiter."""
 
     def __init__(self, delim: str):
-        super().__init__()
         self.delim = delim
 
     def _text(self, tok: Any) -> str:
         s = str(tok)
         return s[len(self.delim) : -len(self.delim)] if tok.type == "STRING" else s
 
-    def start(self, name: Any, arguments: dict[str, Any]) -> list[Any]:
+    def start(self, children: list[Any]) -> list[Any]:
+        name, arguments = children
         return [((str(name), arguments), False)]
 
-    def object(self, *pairs: tuple[str, Any]) -> dict[str, Any]:
+    def object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return dict(pairs)
 
-    def pair(self, key: Any, value: Any) -> tuple[str, Any]:
+    def pair(self, children: list[Any]) -> tuple[str, Any]:
+        key, value = children
         return self._text(key), value
 
-    def array(self, *items: Any) -> list[Any]:
-        return list(items)
+    def array(self, items: list[Any]) -> list[Any]:
+        return items
 
-    def string(self, tok: Any) -> str:
-        return self._text(tok)
+    def string(self, children: list[Any]) -> str:
+        return self._text(children[0])
 
-    def number(self, tok: Any) -> int | float:
-        return number_value(str(tok))
+    def number(self, children: list[Any]) -> int | float:
+        return number_value(str(children[0]))
 
-    def true(self) -> bool:
+    def true(self, _: list[Any]) -> bool:
         return True
 
-    def false(self) -> bool:
+    def false(self, _: list[Any]) -> bool:
         return False
 
-    def none(self) -> None:
+    def none(self, _: list[Any]) -> None:
         return None
 
 
-gemma4_calls = grammar_decoder("gemma4", _GemmaCalls(marker("gemma4", "_QUOTE")))
-functiongemma_calls = grammar_decoder("functiongemma", _GemmaCalls(marker("functiongemma", "_QUOTE")))
+gemma4_calls = GrammarDecoder("gemma4", _GemmaCalls(marker("gemma4", "_QUOTE")))
+functiongemma_calls = GrammarDecoder("functiongemma", _GemmaCalls(marker("functiongemma", "_QUOTE")))
 
 
 # --------------------------------------------------------------------------- DeepSeek V3.2 / V4 DSML
@@ -125,7 +125,7 @@ _DSML_NAME = re.compile(r'name\s*=\s*"([^"]*)"')
 _DSML_JSON = re.compile(r'string\s*=\s*"false"')
 
 
-class _DsmlCalls(Transformer[Token, Any]):
+class _DsmlCalls(Rules):
     """Tree of ``deepseek_v32.lark`` -> calls. ``string="true"`` values are raw text (typed by the
     schema later); ``string="false"`` values are JSON, kept as written when they do not parse."""
 
@@ -149,7 +149,7 @@ class _DsmlCalls(Transformer[Token, Any]):
 def _json_value(raw: str) -> Any:
     """A value declared JSON (DSML ``string="false"``, XTML's non-string types): parsed, or kept as written
     when it does not parse; but arithmetic (``2 * math.pi``) is read as an opaque expression, which the
-    call then refuses (``grammar_decoder`` asks ``refuse_in_arguments``), as every JSON-reading decoder does."""
+    call then refuses (``GrammarDecoder`` asks ``refuse_in_arguments``), as every JSON-reading decoder does."""
     try:
         return json.loads(raw)
     except ValueError:
@@ -161,7 +161,7 @@ def _json_value(raw: str) -> Any:
     return value if holds_expression(value) else raw
 
 
-dsml_calls = grammar_decoder("deepseek_v32", _DsmlCalls())
+dsml_calls = GrammarDecoder("deepseek_v32", _DsmlCalls())
 
 
 # --------------------------------------------------------------------------- Kimi K3 XTML
@@ -173,7 +173,7 @@ def _xtml_attrs(head: str) -> dict[str, str]:
     return {k: v.replace("&quot;", '"').replace("&amp;", "&") for k, v in _XTML_ATTR.findall(head)}
 
 
-class _XtmlCalls(Transformer[Token, Any]):
+class _XtmlCalls(Rules):
     """Tree of ``kimi_k3.lark`` -> calls. ``type="string"`` values are raw text; other types are JSON,
     kept as written when they do not parse."""
 
@@ -193,7 +193,7 @@ class _XtmlCalls(Transformer[Token, Any]):
         return attrs.get("key", ""), raw if attrs.get("type", "string") == "string" else _json_value(raw)
 
 
-kimi_k3_calls = grammar_decoder("kimi_k3", _XtmlCalls())
+kimi_k3_calls = GrammarDecoder("kimi_k3", _XtmlCalls())
 
 
 # --------------------------------------------------------------------------- Olmo 3
@@ -202,7 +202,7 @@ class _OlmoCalls(PythonCalls):
     """Tree of ``olmo3.lark``: the pythonic rules, one call per line (JSON's true/false/null accepted too)."""
 
 
-olmo3_calls = grammar_decoder("olmo3", _OlmoCalls())
+olmo3_calls = GrammarDecoder("olmo3", _OlmoCalls())
 
 
 # --------------------------------------------------------------------------- MiniMax-M3: tags named after keys
@@ -211,8 +211,8 @@ _M3_NAME = re.compile(r"""name\s*=\s*["']?([^"'<>]*)""")
 _M3_TAG = re.compile(r"<\s*/?\s*([^<>\s/]+)[^<>]*>\Z")  # the tag after the namespace marker
 
 
-class _M3Calls(Transformer_NonRecursive[Token, Any]):
-    """Tree of ``minimax_m3.lark`` -> one call. Not recursive: any depth of nested tags reads without raising.
+class _M3Calls(Rules):
+    """Tree of ``minimax_m3.lark`` -> one call. Folded without recursion (``fold_tree``): any depth of nested tags reads.
 
     An element holding elements is an object of them, or, when every one is an ``<item>``, an array; one holding
     text is that text (typed by the tool's schema later). An element's closing tag must name it."""
@@ -263,4 +263,4 @@ def _literal(text: str) -> Any:
     return value
 
 
-minimax_m3_calls = grammar_decoder("minimax_m3", _M3Calls())
+minimax_m3_calls = GrammarDecoder("minimax_m3", _M3Calls())

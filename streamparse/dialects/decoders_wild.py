@@ -3,7 +3,7 @@ raise ArgumentError.
 
 Invariant: as in ``decoders``, a decoder sees one complete item and never the stream, and returns only the values
 the model wrote. Claude-style invokes are the XML-parameter family's (``xml_family``); ``<tool_use>``
-blocks and Llama 3.1's built-in calls are parsed by their Lark grammar and a ``Transformer`` with one method per
+blocks and Llama 3.1's built-in calls are parsed by their Lark grammar and folded by ``Rules`` with one method per
 rule, so the grammar is the definition. Functionary v3.2 and ReAct bodies are JSON values read by
 ``decoders.json_calls`` with the name their head gave.
 """
@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, Transformer, v_args
 
 from ..arguments.schema import ArgumentError, UnparsedArguments, arguments_from_text
-from .decoders import PythonCalls, grammar_decoder
+from .decoders import PythonCalls, Rules, GrammarDecoder
 
 __all__ = ["tool_use_calls", "llama31_builtin_calls"]
 
@@ -34,7 +33,7 @@ def _inner(token: Any) -> str:
     return m.group(2)
 
 
-class _ToolUseCalls(Transformer[Token, Any]):
+class _ToolUseCalls(Rules):
     """Tree of ``tool_use.lark`` -> one call. Arguments that are not a JSON object are kept as text
     (``UnparsedArguments``: the tool's schema decides), as Cherry Studio keeps them."""
 
@@ -50,7 +49,7 @@ class _ToolUseCalls(Transformer[Token, Any]):
         return [((name, arguments), repaired)]
 
 
-tool_use_calls = grammar_decoder("tool_use", _ToolUseCalls())
+tool_use_calls = GrammarDecoder("tool_use", _ToolUseCalls())
 
 
 # --------------------------------------------------------------------------- Llama 3.1 built-in tools
@@ -58,13 +57,13 @@ tool_use_calls = grammar_decoder("tool_use", _ToolUseCalls())
 _CALL_SUFFIX = re.compile(r"\s*\.\s*call\Z")
 
 
-@v_args(inline=True)
 class _BuiltinCalls(PythonCalls):
     """Tree of ``llama31_builtin.lark`` -> one call: ``brave_search.call(query="…")`` is a call to
     ``brave_search``; the values are the pythonic rules' (JSON's true/false/null accepted too)."""
 
-    def call(self, callee: Any, *args: Any) -> tuple[tuple[str, dict[str, Any]], bool]:
+    def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
+        callee, *args = children
         return (_CALL_SUFFIX.sub("", str(callee)), dict(args)), False
 
 
-llama31_builtin_calls = grammar_decoder("llama31_builtin", _BuiltinCalls())
+llama31_builtin_calls = GrammarDecoder("llama31_builtin", _BuiltinCalls())

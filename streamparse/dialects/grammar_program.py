@@ -7,6 +7,8 @@ backtracks into a token) after a lookahead refusing the terminals Lark's context
 (``grammar_lexing``), in the order of the unfolded rules (``grammar_places``); a repetition is matched whole, then
 re-read one reading at a time. The tree is rebuilt from the match's groups with each alternative's ``Shape``.
 Tokens carry their type, text and ``start_pos``/``end_pos`` as Lark's; ``line``/``column`` count every newline.
+``program.fold(text, actions)`` reads the same way but gives each rule's node to its action as it is made, so the
+value is ``fold_tree(tree, actions)`` of that tree, with no tree built (the decoders' way: ``decoders.Rules``).
 A grammar that does not compile is left to Lark: ``program_for`` gives None, ``refusal`` the reason.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 from lark import Lark, Token, Tree
 
@@ -23,9 +25,10 @@ from .grammar_lexing import fill_lexing
 from .grammar_places import NotRegular, Place, RulePlace, TerminalPlace, unfold
 from .grammar_regex import RegexWriter
 
-__all__ = ["GrammarProgram", "NotRegular", "compile_grammar", "program_for", "refusal"]
+__all__ = ["Actions", "GrammarProgram", "NotRegular", "compile_grammar", "fold_tree", "program_for", "refusal"]
 
 _TOKEN, _NODE, _SPLICE, _REPEAT = range(4)
+Actions = Mapping[str, Callable[[list[Any]], Any]]  # a rule's name -> its node's value from its children
 
 
 class _Retiled(Exception):
@@ -52,14 +55,72 @@ class _Lines:
         return self.line, pos - self.line_start + 1
 
 
-def _token(kind: str, m: re.Match[str], group: int, text: str, lines: _Lines | None) -> Token:
-    """The token of a group, placed as Lark places it (``lines`` None: the text holds no newline)."""
-    start, end = m.span(group)
-    if lines is None:
-        return Token(kind, text[start:end], start, 1, start + 1, 1, end + 1, end)
-    line, column = lines.place(start)
-    end_line, end_column = lines.place(end)
-    return Token(kind, text[start:end], start, line, column, end_line, end_column, end)
+class _Trees:
+    """Builds Lark's own objects: tokens placed as Lark places them (``lines`` None: the text holds no newline)."""
+
+    __slots__ = ("text", "lines")
+
+    def __init__(self, text: str):
+        self.text, self.lines = text, _Lines(text) if "\n" in text else None
+
+    def token(self, kind: str, m: re.Match[str], group: int) -> Token:
+        start, end = m.span(group)
+        lines = self.lines
+        if lines is None:
+            return Token(kind, self.text[start:end], start, 1, start + 1, 1, end + 1, end)
+        line, column = lines.place(start)
+        end_line, end_column = lines.place(end)
+        return Token(kind, self.text[start:end], start, line, column, end_line, end_column, end)
+
+    @staticmethod
+    def node(data: str, children: list[Any]) -> Any:
+        return Tree(data, children)
+
+
+class _Folds:
+    """Folds the tree as it is read: each rule's node is its action's value (``actions[rule](children)``), as a
+    Lark ``Transformer`` would make it from the tree; a rule with no action stays a ``Tree``. Tokens are unplaced
+    (type and text only)."""
+
+    __slots__ = ("text", "actions")
+
+    def __init__(self, text: str, actions: Actions):
+        self.text, self.actions = text, actions
+
+    def token(self, kind: str, m: re.Match[str], group: int) -> Token:
+        start, end = m.span(group)
+        return Token(kind, self.text[start:end])
+
+    def node(self, data: str, children: list[Any]) -> Any:
+        action = self.actions.get(data)
+        return Tree(data, children) if action is None else action(children)
+
+
+_Build = Union[_Trees, _Folds]
+
+
+def fold_tree(tree: Any, actions: Actions) -> Any:
+    """A tree Lark parsed, folded as ``GrammarProgram.fold`` folds what it reads (the same actions, bottom up).
+    Without recursion: a tree of any depth folds."""
+    if not isinstance(tree, Tree):
+        return tree
+    done: list[Any] = []  # the values of the children folded so far, in order
+    stack: list[tuple[Tree[Any], int]] = [(tree, 0)]  # (a node, how many of its children are folded)
+    while stack:
+        node, folded = stack.pop()
+        if folded < len(node.children):
+            child = node.children[folded]
+            stack.append((node, folded + 1))
+            if isinstance(child, Tree):
+                stack.append((child, 0))
+            else:
+                done.append(child)
+            continue
+        children = done[len(done) - folded :] if folded else []
+        del done[len(done) - folded :]
+        action = actions.get(node.data)
+        done.append(Tree(node.data, children) if action is None else action(children))
+    return done[0]
 
 
 class _Reader:
@@ -75,7 +136,7 @@ class _Reader:
     def __init__(self) -> None:
         self.ways: list[tuple[int, tuple[int, ...], dict[int, tuple[tuple[tuple[int, Any, int], ...], int, str, bool]]]] = []
 
-    def children(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, lines: _Lines | None
+    def children(self, m: re.Match[str], groups: tuple[str | None, ...], build: _Build
                  ) -> tuple[list[Any], str, bool]:
         ways = self.ways
         way = ways[0]
@@ -96,20 +157,20 @@ class _Reader:
             if nones:
                 out += [None] * nones
             if kind == _TOKEN:
-                out.append(_token(what[1], m, what[0], text, lines))
+                out.append(build.token(what[1], m, what[0]))
             elif kind == _NODE:
-                out.append(what.node(m, groups, text, lines))
+                out.append(what.node(m, groups, build))
             elif kind == _SPLICE:
-                out += what.children(m, groups, text, lines)[0]
+                out += what.children(m, groups, build)[0]
             else:
-                out += what.readings(m, text, lines)
+                out += what.readings(m, build)
         if nones_after:
             out += [None] * nones_after
         return out, data, expand1
 
-    def node(self, m: re.Match[str], groups: tuple[str | None, ...], text: str, lines: _Lines | None) -> Any:
-        out, data, expand1 = self.children(m, groups, text, lines)
-        return out[0] if expand1 and len(out) == 1 else Tree(data, out)
+    def node(self, m: re.Match[str], groups: tuple[str | None, ...], build: _Build) -> Any:
+        out, data, expand1 = self.children(m, groups, build)
+        return out[0] if expand1 and len(out) == 1 else build.node(data, out)
 
 
 class _Repeat:
@@ -120,14 +181,14 @@ class _Repeat:
     def __init__(self, group: int, regex: re.Pattern[str], reader: _Reader):
         self.group, self.regex, self.reader = group, regex, reader
 
-    def readings(self, m: re.Match[str], text: str, lines: _Lines | None) -> list[Any]:
+    def readings(self, m: re.Match[str], build: _Build) -> list[Any]:
         start, end = m.span(self.group)
         out: list[Any] = []
         while start < end:
-            one = self.regex.match(text, start)
+            one = self.regex.match(build.text, start)
             if one is None or not start < one.end() <= end:
                 raise _Retiled
-            out += self.reader.children(one, one.groups(), text, lines)[0]
+            out += self.reader.children(one, one.groups(), build)[0]
             start = one.end()
         return out
 
@@ -162,7 +223,8 @@ class _Readers:
 
 
 class GrammarProgram:
-    """One compiled grammar: ``tree(text)`` is Lark's tree for ``text``, or None (then only Lark can tell)."""
+    """One compiled grammar: ``tree(text)`` is Lark's tree for ``text``, ``fold(text, actions)`` that tree as the
+    actions fold it (``fold_tree``), without building it; either None when the program declines (ask Lark)."""
 
     __slots__ = ("name", "regex", "_reader")
 
@@ -170,11 +232,17 @@ class GrammarProgram:
         self.name, self.regex, self._reader = name, regex, reader
 
     def tree(self, text: str) -> Any:
+        return self._read(text, _Trees(text))
+
+    def fold(self, text: str, actions: Actions) -> Any:
+        return self._read(text, _Folds(text, actions))
+
+    def _read(self, text: str, build: _Build) -> Any:
         m = self.regex.match(text)
         if m is None:
             return None
         try:
-            return self._reader.node(m, m.groups(), text, _Lines(text) if "\n" in text else None)
+            return self._reader.node(m, m.groups(), build)
         except _Retiled:
             return None
 

@@ -2,7 +2,7 @@
 name followed by ``<KEY>k</KEY><VALUE>v</VALUE>`` pairs whose values are raw text.
 
 Invariant: a ``KvCall`` is the only place a member's markup is written. Its Lark grammar (the definition, and what
-decodes), the grammar's fast path for the plain shape, how its arguments stream, how the body scanner tells a
+decodes), how its arguments stream, how the body scanner tells a
 value's closer from one quoted in it, the look that decides its block and its renderer are derived here.
 """
 
@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ..arguments.grammar import define_grammar
-from .decoders import _TagCalls, grammar_decoder
+from .decoders import _TagCalls, GrammarDecoder
 from .spec import TAGGED, Calls, Dialect, Opener, Part, TagParams, ValueTags, lit, name, ws
 
 __all__ = ["KvCall", "kv_dialect"]
 
 Decoded = tuple[Calls, bool]
-_WS = re.compile(r"\s*")  # the grammars' \s: str.isspace() exactly
-_NAME = re.compile(r"\s*([^<\s]+)")
 
 
 def _lark(literal: str) -> str:
@@ -111,56 +109,9 @@ class KvCall:
             r"_WS: /\s+/",
         ]) + "\n"
 
-    def fast(self, text: str) -> Optional[Decoded]:
-        """The plain shape, read as the grammar reads it, with ``str.find``; None when unsure (ask the grammar)."""
-        skip = _WS.match
-        pos, n = 0, len(text)
-        item_open, item_close = self.item_tags or ("", "")
-        if item_open:
-            pos = skip(text, pos).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-            if not text.startswith(item_open, pos):
-                return None
-            pos += len(item_open)
-        m = _NAME.match(text, pos)
-        if m is None:
-            return None
-        pos = m.end()
-        if self.sep:
-            pos = skip(text, pos).end()  # type: ignore[union-attr]
-            sep = self._tag(self.sep)
-            if not text.startswith(sep, pos):
-                return None
-            pos += len(sep)
-        key_open, key_close = self.key_open, self._tag(self.key, True)
-        value_open, value_close = self._tag(self.value), self.value_close
-        params: dict[str, str] = {}
-        while True:
-            pos = skip(text, pos).end()  # type: ignore[union-attr]
-            if item_close and text.startswith(item_close, pos):
-                pos = skip(text, pos + len(item_close)).end()  # type: ignore[union-attr]
-                return ([(m.group(1), params)], False) if pos == n else None
-            if pos == n:
-                return [(m.group(1), params)], False
-            if not text.startswith(key_open, pos):
-                return None
-            start = pos + len(key_open)
-            end = text.find("<", start)
-            if end <= start or not text.startswith(key_close, end):
-                return None  # an empty key, or a '<' in it: the grammar's error
-            key = text[start:end].strip()
-            pos = skip(text, end + len(key_close)).end()  # type: ignore[union-attr]
-            if not text.startswith(value_open, pos):
-                return None
-            start = pos + len(value_open)
-            end = text.find(value_close, start)
-            if end < 0:
-                return None
-            params[key] = text[start:end]
-            pos = end + len(value_close)
-
     def decoder(self, grammar: str) -> Callable[[str, str | None], Decoded]:
-        """One call -> itself: the grammar registered as ``grammar``, its fast path first."""
-        return grammar_decoder(grammar, _TagCalls(), fast=self.fast)
+        """One call -> itself: read by the grammar registered as ``grammar``."""
+        return GrammarDecoder(grammar, _TagCalls())
 
     def render(self, name: str, args: dict[str, Any], wrap: tuple[str, str], lines: bool = True) -> str:
         """One call as its template writes it, in ``wrap`` (the block's or the wrapper's opener and closer), one tag

@@ -18,11 +18,9 @@ from lark import Token
 
 from ..arguments.grammar import define_grammar
 from ..arguments.xml_values import strip_layout
-from .decoders import _TagCalls, grammar_decoder
-from .fast_tags import FastXmlItem
 from ..arguments.schema import ArgumentError
+from .decoders import Decoded, Rules, GrammarDecoder
 from .spec import TAGGED, Dialect, Opener, Part, TagParams, ValueTags, lit, name, ws
-from .xml_params import Decoded, XmlParams
 
 __all__ = ["XmlCall", "xml_dialect"]
 
@@ -81,19 +79,13 @@ class XmlCall:
 
     # ------------------------------------------------------------------ patterns (group 1: the name or key)
 
-    def _head(self, word: str, *, key: bool = False) -> str:
-        """A head as the lenient readers take it: an attribute with optional quotes and whitespace, or ``=NAME>``."""
-        w = re.escape(word)
+    def _head(self, word: str, *, key: bool = False, group: bool = True) -> str:
+        """A head as the readers take it: an attribute with optional quotes and whitespace, or ``=NAME>``; the name
+        or key is group 1 (``group``) or not captured."""
+        w, g = re.escape(word), "(" if group else "(?:"
         if self.attribute:
-            return rf"""<{w}\s+{re.escape(self.attribute)}\s*=\s*["']?([^"'>]*)["']?\s*>"""
-        return rf"<{w}=([^>\n<]*)>" if key else rf"<{w}=([^>\n]*)>"
-
-    def _exact_head(self, word: str, *, key: bool = False) -> str:
-        """A head exactly as the template writes it (the fast path's: case-sensitive, a non-empty name)."""
-        w = re.escape(word)
-        if self.attribute:
-            return rf'<{w} {re.escape(self.attribute)}="([^"\'>]*)">'
-        return rf"<{w}=([^>\n<]+)>" if key else rf"<{w}=([^>\n]+)>"
+            return rf"""<{w}\s+{re.escape(self.attribute)}\s*=\s*["']?{g}[^"'>]*)["']?\s*>"""
+        return rf"<{w}={g}[^>\n<]*)>" if key else rf"<{w}={g}[^>\n]*)>"
 
     @property
     def tag_params(self) -> TagParams:
@@ -118,57 +110,40 @@ class XmlCall:
         param = f"<{self.param}" if self.attribute else self.param_open
         return name(), lit(self.name_close), ws(), lit(param, self.call_close)
 
-    def fast_item(self) -> FastXmlItem:
-        """The decoder's fast path: a well-formed item in the template's exact spelling, or None (unsure)."""
-        return FastXmlItem(self._exact_head(self.call), self._exact_head(self.param, key=True), self.value_close,
-                           self.call_close, rf"</?(?:{re.escape(self.call)}|{re.escape(self.param)})")
-
-    def decoder(self) -> Callable[[str, str | None], Decoded]:
-        """One item -> its call: the linear decoder (lenient where models slip), its fast path first."""
-        stray = None if self.attribute else rf"\s*<{re.escape(self.param)}\b"
-        read = XmlParams(rf"\s*{self._head(self.call)}", self._head(self.param, key=True), re.escape(self.value_close),
-                         re.escape(self.call_close), fast=self.fast_item(), stray=stray)
-        if not self.cdata:
-            return read
-
-        def decode(text: str, head_name: str | None) -> Decoded:
-            calls, repaired = read(text, head_name)
-            return [(n, {k: _unwrapped(v) for k, v in a.items()} if isinstance(a, dict) else a)
-                    for n, a in calls], repaired
-
-        return decode
-
-    def grammar_calls(self, grammar: str) -> Callable[[str, str | None], Decoded]:
-        """One item read by the family's grammar alone (registered as ``grammar``): the definition the decoder
-        and its fast path are tested against."""
-        return grammar_decoder(grammar, _TreeCalls(self))
+    def decoder(self, grammar: str) -> Callable[[str, str | None], Decoded]:
+        """One item -> its call, read by the family's grammar (registered as ``grammar``) and folded by its rules."""
+        return GrammarDecoder(grammar, _XmlRules(self))
 
     def grammar(self, source: str) -> str:
-        """The Lark grammar of one item: the family's definition, which the decoders agree with on well-formed
-        items. A value ends at *its* closer: the one followed by whitespace and then the next parameter or the end
-        of the call. ``source``: where the format is documented (the grammar's header)."""
-        call, param = re.escape(self.call).replace("/", r"\/"), re.escape(self.param).replace("/", r"\/")
-        attr = re.escape(self.attribute)
-        if self.attribute:
-            call_head, param_head = (rf'<{w}\s+{attr}\s*=\s*"[^"]*"\s*>' for w in (call, param))
-            next_param = rf"<{param}\s"
-        else:
-            call_head, param_head, next_param = rf"<{call}=[^>\n]+>", rf"<{param}=[^>]+>", rf"<{param}=[^>]+>"
-        follows = rf"(?=\s*(?:{next_param}|<\/{call}>\s*\Z))"
+        """The Lark grammar of one item: the family's definition, and what decodes it. Tags are read in any letter
+        case, and whitespace before a tag is the tag's. A value ends at *its* closer: the first one followed by
+        whitespace and then the next parameter's head, the call's end or the item's end; a value with no such closer
+        runs to the call's end, which may be left out (a cut item). A closer followed by a parameter head this
+        family cannot read (``<parameter name=…>`` where ``<parameter=…>`` is written) makes the item unreadable.
+        A value that lost its own closer is split by the rules (``_XmlRules.call``). ``source``: the grammar's header."""
+        call_head = _in_lark(self._head(self.call, group=False))
+        param_head = _in_lark(self._head(self.param, key=True, group=False))
+        call_close, param_close = _in_lark(re.escape(self.call_close)), _in_lark(re.escape(self.value_close))
+        follow = rf"\s*(?:{param_head}|{call_close}\s*\Z|\Z)"  # what follows a value's closer
+        # A value is read one run at a time: text with no "<", or a "<" that is not where the value stops. A value
+        # stops at its closer, and a closer followed by a head this family cannot read stops it too (unreadable).
+        # A value with no closer stops at the call's end.
+        unreadable = "" if self.attribute else rf"|\s*<{_in_lark(re.escape(self.param))}\b"
+        closer_rest, call_close_rest = param_close[1:], call_close[1:]  # (the closers after their "<")
+        value = rf"(?:[^<]++|<(?!{closer_rest}(?:{follow}{unreadable})))++"
+        open_value = rf"(?:[^<]++|<(?!{call_close_rest}\s*\Z{'|' + closer_rest + unreadable[1:] if unreadable else ''}))++"
         header = "".join(f"// {line}\n" for line in source.splitlines())
-        return (f"{header}start: _WS? call _WS?\n"
-                "call: CALL_HEAD (_WS? param)* _WS? _CALL_CLOSE\n"
+        return (f"{header}start: call\n"
+                "call: CALL_HEAD _STRAY_CLOSE* param* open_param? _CALL_CLOSE?\n"
                 "param: PARAM_HEAD VALUE? _PARAM_CLOSE\n"
-                f"CALL_HEAD.3: /{call_head}/\n"
-                f"PARAM_HEAD.3: /{param_head}/\n"
-                f"_CALL_CLOSE.3: /<\\/{call}>/\n"
-                f"_PARAM_CLOSE.3: /<\\/{param}>{follows}/\n"
-                f"VALUE.2: /.+?(?=<\\/{param}>{follows[3:]}/s\n"
-                "_WS.1: /\\s+/\n")
-
-    def head_name(self, head: str) -> str:
-        """The name or key in a head the grammar read (``CALL_HEAD`` / ``PARAM_HEAD``)."""
-        return head.split('"')[1] if self.attribute else head[head.index("=") + 1 : -1]
+                "open_param: PARAM_HEAD OPEN_VALUE?\n"
+                f"CALL_HEAD: /\\s*{call_head}/i\n"
+                f"PARAM_HEAD: /\\s*{param_head}/i\n"
+                f"_PARAM_CLOSE.3: /{param_close}(?={follow})/i\n"
+                f"_STRAY_CLOSE: /\\s*{param_close}/i\n"
+                f"VALUE.2: /{value}(?={param_close}{follow})/is\n"
+                f"OPEN_VALUE.1: /{open_value}/is\n"
+                f"_CALL_CLOSE: /\\s*{call_close}\\s*\\Z|\\s+\\Z/i\n")
 
     # ------------------------------------------------------------------ writing
 
@@ -188,6 +163,11 @@ class XmlCall:
         return text if strip_layout(text) == text else f"\n{text}\n"  # laid out only where reading would strip it
 
 
+def _in_lark(pattern: str) -> str:
+    """``pattern`` inside a Lark ``/regex/``."""
+    return pattern.replace("/", r"\/")
+
+
 def _unwrapped(value: Any) -> Any:
     """A value's text without its CDATA wrapper, when the whole value is one."""
     if isinstance(value, str):
@@ -197,22 +177,62 @@ def _unwrapped(value: Any) -> Any:
     return value
 
 
-class _TreeCalls(_TagCalls):
-    """Trees of a family's grammar -> calls, named and keyed as ``XmlParams`` names them."""
+class _XmlRules(Rules):
+    """A family's item, as its grammar reads it -> its call. Names and keys are read by the same head patterns the
+    grammar's heads are written from. A value that holds more parameter heads than closers lost its own closer when
+    one of its heads starts a line (as the template lays heads out) and names a parameter not given yet (vLLM's
+    test: ``<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>``): it ends before that head, which
+    opens the next parameter, and the call is read as a repair. Any other tag in a value is its text."""
 
     def __init__(self, markup: XmlCall) -> None:
-        super().__init__()
-        self.markup = markup
+        word = markup.param
+        self.call_name = re.compile(markup._head(markup.call), re.I).search
+        self.param_key = re.compile(markup._head(word, key=True), re.I).search
+        # A value's tags: a parameter head (group "open", its key group 2), or a closer.
+        self.tags = re.compile(f"(?P<open>{markup._head(word, key=True)})|{re.escape(markup.value_close)}", re.I).finditer
+        self.cdata = markup.cdata
+
+    def start(self, children: list[Any]) -> list[Any]:
+        return children
 
     def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         head, *params = children
-        called = self.markup.head_name(str(head)).strip()
+        found = self.call_name(head)
+        called = found.group(1).strip() if found is not None else ""
         if not called:
             raise ArgumentError("empty function name")
-        return (called, dict(params)), False
+        arguments: dict[str, Any] = {}
+        repaired = False
+        for key, value in params:
+            while True:
+                lost = self._lost_closer(value, arguments)
+                if lost is None:
+                    break
+                arguments[key] = value[: lost.start()]
+                key, value, repaired = lost.group(2).strip(), value[lost.end() :], True
+            arguments[key] = value
+        if self.cdata:
+            arguments = {k: _unwrapped(v) for k, v in arguments.items()}
+        return (called, arguments), repaired
 
     def param(self, children: list[Token]) -> tuple[str, str]:
-        return self.markup.head_name(str(children[0])).strip(), str(children[1]) if len(children) > 1 else ""
+        found = self.param_key(children[0])
+        return (found.group(1).strip() if found is not None else ""), str(children[1]) if len(children) > 1 else ""
+
+    open_param = param
+
+    def _lost_closer(self, value: str, given: dict[str, Any]) -> re.Match[str] | None:
+        """The head in ``value`` before which it lost its closer, or None (its tags are its text)."""
+        tags = list(self.tags(value))
+        if sum(1 if t.group("open") is not None else -1 for t in tags) <= 0:
+            return None
+        for tag in tags:
+            start = tag.start()
+            line_start = value.rfind("\n", 0, start)
+            if tag.group("open") is not None and line_start >= 0 and not value[line_start + 1 : start].strip(" \t") \
+                    and tag.group(2).strip() not in given:
+                return tag
+        return None
 
 
 def xml_dialect(dialect: str, markup: XmlCall, *, wrapper: tuple[str, str] | None, bare: bool = False,
@@ -229,7 +249,7 @@ def xml_dialect(dialect: str, markup: XmlCall, *, wrapper: tuple[str, str] | Non
     if bare:
         openers.append(Opener(markup.call_open, keep=len(markup.call_open), end=(), look=markup.bare_look()))
     define_grammar(dialect, markup.grammar(source))
-    return Dialect(dialect, tuple(openers), TAGGED, markup.decoder(), dialect, markup=markup, source=source,
+    return Dialect(dialect, tuple(openers), TAGGED, markup.decoder(dialect), dialect, markup=markup, source=source,
                    end=(wrapper[1],) if wrapper else (), closers=closers, item=markup.item,
                    nest=wrapper, text_values=True, value_layout=not markup.cdata,
                    stream=markup.tag_params if stream else None, values=markup.value_tags, **fields)

@@ -47,10 +47,10 @@ JSON_VALUES = st.recursive(
 
 def _qwen3_tree_params(tree: Tree) -> tuple[str, dict[str, str]]:
     function = next(tree.find_data("call"))
-    head = str(function.children[0])
+    head = str(function.children[0]).strip()  # (a tag's token holds the whitespace before it)
     params = {}
     for param in function.find_data("param"):
-        key = str(param.children[0])[len("<parameter=") : -1]
+        key = str(param.children[0]).strip()[len("<parameter=") : -1]
         params[key] = str(param.children[1]) if len(param.children) > 1 else ""
     return head[len("<function=") : -1], params
 

@@ -301,10 +301,10 @@ def test_the_wrapper_followed_by_prose_stays_text() -> None:
 def test_claude_decoder_agrees_with_its_grammar(name: str, params: dict[str, str]) -> None:
     item = f'<invoke name="{name}">\n' + "".join(f'<parameter name="{k}">{v}</parameter>\n' for k, v in params.items())
     item += "</invoke>"
-    claude = DIALECTS["claude_xml"]
-    assert claude.markup is not None
-    by_grammar = claude.markup.grammar_calls("claude_xml")(item, None)
-    assert claude.decode(item, None) == by_grammar == ([(name, params)], False)
+    call = next(load_grammar("claude_xml").parse(item).find_data("call"))  # Lark's own reading of the grammar
+    by_grammar = (str(call.children[0]).split('"')[1],
+                  {str(p.children[0]).split('"')[1]: str(p.children[1]) for p in call.find_data("param")})
+    assert DIALECTS["claude_xml"].decode(item, None) == ([by_grammar], False) == ([(name, params)], False)
 
 
 # --------------------------------------------------------------------------- <tool_use>
