@@ -86,10 +86,10 @@ class Rules:
     program folds an item through them as it reads it (``GrammarProgram.fold``); a tree Lark parsed, the same way
     (``fold_tree``)."""
 
-    def actions(self, grammar: str) -> dict[str, Callable[[list[Any]], Any]]:
-        """The methods named as the rules (and aliases) of ``grammar``."""
-        names = {str(name) for rule in load_grammar(grammar).rules for name in (rule.origin.name, rule.alias) if name}
-        return {name: getattr(self, name) for name in names if callable(getattr(self, name, None))}
+    def actions(self) -> dict[str, Callable[[list[Any]], Any]]:
+        """The rules' methods by name: every public method but this one (a rule's name never starts with ``_``)."""
+        return {name: getattr(self, name) for name in dir(self)
+                if not name.startswith("_") and name != "actions" and callable(getattr(self, name))}
 
 
 class _TagCalls(Rules):
@@ -281,9 +281,9 @@ class GrammarDecoder:
 
     @property
     def actions(self) -> dict[str, Callable[[list[Any]], Any]]:
-        """The rules' methods by rule name (gathered on first use: the grammar is loaded then)."""
+        """The rules' methods by rule name (gathered on first use)."""
         if self._actions is None:
-            self._actions = self.rules.actions(self.grammar)
+            self._actions = self.rules.actions()
         return self._actions
 
     def __call__(self, text: str, head_name: str | None) -> Decoded:

@@ -186,18 +186,18 @@ class _XmlRules(Rules):
 
     def __init__(self, markup: XmlCall) -> None:
         word = markup.param
-        self.call_name = re.compile(markup._head(markup.call), re.I).search
-        self.param_key = re.compile(markup._head(word, key=True), re.I).search
+        self._call_name = re.compile(markup._head(markup.call), re.I).search
+        self._param_key = re.compile(markup._head(word, key=True), re.I).search
         # A value's tags: a parameter head (group "open", its key group 2), or a closer.
-        self.tags = re.compile(f"(?P<open>{markup._head(word, key=True)})|{re.escape(markup.value_close)}", re.I).finditer
-        self.cdata = markup.cdata
+        self._tags = re.compile(f"(?P<open>{markup._head(word, key=True)})|{re.escape(markup.value_close)}", re.I).finditer
+        self._cdata = markup.cdata
 
     def start(self, children: list[Any]) -> list[Any]:
         return children
 
     def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         head, *params = children
-        found = self.call_name(head)
+        found = self._call_name(head)
         called = found.group(1).strip() if found is not None else ""
         if not called:
             raise ArgumentError("empty function name")
@@ -211,19 +211,21 @@ class _XmlRules(Rules):
                 arguments[key] = value[: lost.start()]
                 key, value, repaired = lost.group(2).strip(), value[lost.end() :], True
             arguments[key] = value
-        if self.cdata:
+        if self._cdata:
             arguments = {k: _unwrapped(v) for k, v in arguments.items()}
         return (called, arguments), repaired
 
     def param(self, children: list[Token]) -> tuple[str, str]:
-        found = self.param_key(children[0])
+        found = self._param_key(children[0])
         return (found.group(1).strip() if found is not None else ""), str(children[1]) if len(children) > 1 else ""
 
     open_param = param
 
     def _lost_closer(self, value: str, given: dict[str, Any]) -> re.Match[str] | None:
         """The head in ``value`` before which it lost its closer, or None (its tags are its text)."""
-        tags = list(self.tags(value))
+        if "<" not in value:
+            return None
+        tags = list(self._tags(value))
         if sum(1 if t.group("open") is not None else -1 for t in tags) <= 0:
             return None
         for tag in tags:

@@ -1,5 +1,5 @@
-"""The dialect tests also hold every grammar program to Lark: each item a program reads while a test runs is parsed
-by Lark too, and a test whose items read differently fails at teardown (``grammar_program``'s invariant, checked on
+"""The dialect tests also hold every grammar program to Lark: each item a program reads (or folds) while a test runs
+is parsed by Lark too, and a test whose items read differently fails at teardown (``grammar_program``'s invariant, checked on
 every sample these tests write, beyond those ``test_grammar_program`` gathers).
 """
 
@@ -11,13 +11,13 @@ from lark.exceptions import LarkError
 import pytest
 
 from streamparse.arguments.grammar import load_grammar
-from streamparse.dialects.grammar_program import GrammarProgram
+from streamparse.dialects.grammar_program import Actions, GrammarProgram
 
 
 @pytest.fixture(autouse=True)
 def grammar_programs_read_as_lark(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     differences: list[str] = []
-    read = GrammarProgram.tree
+    read, fold = GrammarProgram.tree, GrammarProgram.fold
 
     def checked(program: GrammarProgram, text: str) -> Any:
         mine = read(program, text)
@@ -30,6 +30,14 @@ def grammar_programs_read_as_lark(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
                 differences.append(f"{program.name}: {text!r}: program {mine!r}, Lark {theirs!r}")
         return mine
 
+    def folded_and_checked(program: GrammarProgram, text: str, actions: Actions) -> Any:
+        value = fold(program, text, actions)
+        tree = checked(program, text)  # the tree the fold stands for, held to Lark's
+        if (value is None) != (tree is None):
+            differences.append(f"{program.name}: {text!r}: the fold declined where the tree did not, or the reverse")
+        return value
+
     monkeypatch.setattr(GrammarProgram, "tree", checked)
+    monkeypatch.setattr(GrammarProgram, "fold", folded_and_checked)
     yield
     assert not differences, "\n".join(differences)

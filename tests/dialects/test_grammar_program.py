@@ -29,7 +29,7 @@ import streamparse as sp
 from streamparse.arguments.grammar import defined_grammars, load_grammar
 from streamparse.arguments.schema import ArgumentError
 from streamparse.dialects import DIALECTS, decoders, grammar_regex
-from streamparse.dialects.grammar_program import GrammarProgram, NotRegular, compile_grammar, program_for, refusal
+from streamparse.dialects.grammar_program import GrammarProgram, NotRegular, compile_grammar, fold_tree, program_for, refusal
 from streamparse.dialects.render import NAMED_ONLY_RENDERERS, RENDERERS
 
 
@@ -70,6 +70,17 @@ def read_alike(program: GrammarProgram, lark: Lark, text: str) -> None:
     else:
         assert mine is not None, f"the program leaves {text!r} to Lark, which reads it"
         assert same(mine, theirs), f"{text!r}: the program reads {mine}, Lark {theirs}"
+        # Folding as it reads gives what folding Lark's tree gives: here each rule's node is its name and children.
+        named = {rule: functools.partial(_named, rule) for rule in _rule_names(lark)}
+        assert program.fold(text, named) == fold_tree(theirs, named), text
+
+
+def _named(rule: str, children: list[Any]) -> tuple[str, list[Any]]:
+    return rule, [f"{c.type}:{c}" if isinstance(c, Token) else c for c in children]
+
+
+def _rule_names(lark: Lark) -> set[str]:
+    return {str(name) for rule in lark.rules for name in (rule.origin.name, rule.alias) if name}
 
 
 # --------------------------------------------------------------------------- the items the samples give each dialect
