@@ -2,7 +2,9 @@
 and kept as written in ``removed``, whatever the chunking.
 
 Invariant: a "/" is decided only once the character after it is known (a comment's start, or part of a word);
-a comment cut by the chunk's end goes on in the next chunk, and one still open at the end is ended there.
+a comment cut by the chunk's end goes on in the next chunk, and one still open at the end is ended there. A comment
+ends a value of bare words (``New // c`` then ``York``): what follows it never joins that value, so a comment left
+out never makes one string of text the model wrote apart.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ class CommentEcho:
     _comment: str  # outside strings: "/" (a slash, maybe a comment's start), "//", "/*", "/**" (a "*" read)
     _comment_text: list[str]  # the comment being skipped, as written
     _word: str  # a bare word, maybe cut by the chunk's end
+    _bare: list[str] | None  # a held value of bare words that later words may still join
     removed: list[str]  # the comments left out, as written
 
     def _end_word(self) -> None:
@@ -35,6 +38,7 @@ class CommentEcho:
             self._comment, self._comment_text = "/" + text[i], ["/" + text[i]]
             if self._word:
                 self._end_word()
+            self._bare = None  # no later word joins the words before the comment (held still: an operator may follow)
             return i + 1
         self._comment, end = comment_end(c, text, i, n)
         self._comment_text.append(text[i:end])

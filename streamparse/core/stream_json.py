@@ -5,9 +5,10 @@ every input and every chunking; each input character is read once (a long string
 per chunk), and nothing recurses on nesting depth.
 
 Repaired as it passes: single quotes, raw control characters, ``True``/``False``/``None``, bare words
-(keys become strings; values numbers or strings, several words in a row one
-string, as written, unless a colon shows the last was a key), a comma before a closer, a missing comma or colon, a
-closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are left out (kept in ``removed``).
+(keys become strings; values numbers or strings, several words in a row one string, as written, unless a colon
+shows the last was a key; a comment ends such a value, so it is always one piece of the text), a comma before a
+closer, a missing comma or colon, a closer of the wrong kind; ``//`` and ``/* */`` comments outside strings are
+left out (kept in ``removed``).
 Nothing is invented: a member whose value was never written is left out (its key waits, unsent, until its
 value begins), so is a member whose value turns out to be an arithmetic expression (a bare value is held
 until what follows it shows it is complete; never evaluated; ``expressions`` names it), and a value deeper

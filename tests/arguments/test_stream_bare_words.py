@@ -11,9 +11,12 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import streamparse as sp
 
+from budget import examples
 from helpers import assert_chunking_invariant
 
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {"name": "f", "parameters": {
@@ -75,3 +78,50 @@ def test_a_stream_cut_inside_bare_words_leaves_the_value_out(cut: str) -> None:
     result = sp.parse(text, TOOLS, stream_arguments=True)
     assert [json.loads(c.arguments) for c in result.tool_calls] == [{}]
     assert "incomplete" in [d.code for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ('{"x": New // c\n York}', {"x": "New"}),  # "York", a key with no value, is left out
+    ('{"x": New /* c */ York, "y": 2}', {"x": "New", "y": 2}),
+    ('{"x": ab/*c*/cd}', {"x": "ab"}),
+    ('{"x": New York // note\n, "y": 2}', {"x": "New York", "y": 2}),  # the words before it stay one value
+    ('{x: Paris // c\n y: 2}', {"x": "Paris", "y": 2}),
+    ('{"x": New//c\nYork: 2}', {"x": "New", "York": 2}),
+    # the shape the long fuzz found: a markup line comment between two runs of words
+    ('{"x": >3<//param>\n<p name="y">}', {"x": ">3<", "<p": "name=", "y": ">"}),
+])
+def test_a_comment_ends_a_value_of_bare_words(written: str, expected: Any) -> None:
+    _, calls = assert_chunking_invariant(call(written), None, stream_arguments=True)
+    assert calls == [("f", expected)]
+    result = sp.parse(call(written), None, stream_arguments=True)
+    assert [d.code for d in result.diagnostics] == ["repaired"]  # the comment left out is said
+
+
+def test_an_operator_after_a_comment_still_makes_the_bare_value_an_expression() -> None:
+    _, calls = assert_chunking_invariant(call('{"x": hello // c\n - 2, "y": 2}'), TOOLS, stream_arguments=True)
+    assert calls == [("f", {"y": 2})]
+
+
+# Arguments made of bare words, spacing, comments and structure, with no quote or backslash: whatever the
+# echo repairs, every key and string value it gives is a piece of the text as the model wrote it.
+WORDS = ["New", "York", "a", "7", "<p>", "é"]
+BETWEEN = [" ", "\n", "// c\n", "/* c */", "/**/", ":", ",", "y:", "{", "}", "[", "]", "-", "/", "//", "/*", "*/"]
+WRITTEN = st.lists(st.sampled_from(WORDS * 2 + BETWEEN), max_size=16).map("".join)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(WRITTEN)
+def test_every_streamed_string_is_one_piece_of_the_written_text(inner: str) -> None:
+    written = "{x: " + inner
+    result = sp.parse(call(written), None, stream_arguments=True)
+    for c in result.tool_calls:
+        stack: list[Any] = [json.loads(c.arguments)]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, dict):
+                assert all(k in written for k in v), (v, written)
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
+            elif isinstance(v, str):
+                assert v in written, (v, written)
