@@ -50,8 +50,9 @@ class StreamParser:
     """Incremental tool-call parser.
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
-    stream. ``tools`` (OpenAI, bare or Anthropic tool dicts) gate the forms that
-    look like prose and type argument values; ``dialects`` restricts detection
+    stream. ``tools`` (OpenAI, bare or Anthropic tool dicts, or a list read already:
+    ``arguments.read_tools``) gate the forms that look like prose and type argument values; ``dialects`` restricts
+    detection
     (names or aliases; default: every dialect but the named-only ones). Exactly one dialect named is
     *pinned*: its prose-like forms are read without tools, as its engine parser reads
     them. ``calls_in_reasoning``: a call to a declared tool written inside reasoning
@@ -68,9 +69,14 @@ class StreamParser:
     ``start_in_reasoning`` and ``start_in_response`` given here win over what the template says.
     """
 
+    # The parser's state, every name of it (states.py: the moves; the components hold their own)
+    __slots__ = ("_schemas", "_table", "_prose_gate", "_line_gate", "_gate", "_pass", "_room", "_max_block", "_held",
+                 "_closed", "_block", "_cands", "_resume", "_calls_in_reasoning", "_call_options", "_items", "_after",
+                 "_mid", "_output", "_text", "_event", "_mode", "_spans")
+
     def __init__(
         self,
-        tools: Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] | args_mod.ToolSchemas | None = None,
         *,
         dialects: Iterable[str | Dialect] | None = None,
         max_block_chars: int = MAX_BLOCK_CHARS,
@@ -84,12 +90,12 @@ class StreamParser:
         chat_template_kwargs: Mapping[str, Any] | None = None,
         generation_prompt: str | None = None,
     ) -> None:
-        # Fewer than 30 attribute names on every path (tests/core/test_parser_attributes.py): CPython's shared-key
-        # limit, past which each self._x read in feed() gets slower. Derived values are read from self._table.
-        # What only a block, a span or optional closers need is made when one first opens (``_items``, ``_spans``,
+        # Every name is a slot (``__slots__``); derived values are read from self._table. What only a block, a span
+        # or optional closers need is made when one first opens (``_items``, ``_spans``,
         # ``_after``), so a parser that meets none (and its construction) pays nothing for it.
         if chat_template is not None or generation_prompt is not None:
-            setup = decide_setup(tools, chat_template, chat_template_kwargs, generation_prompt, dialects,
+            listed = tools.tools if type(tools) is args_mod.ToolSchemas else tools  # (rendered as the tools given)
+            setup = decide_setup(listed, chat_template, chat_template_kwargs, generation_prompt, dialects,
                                  start_in_reasoning, start_in_response)
             dialects, start_in_reasoning, start_in_response, generation_prompt = setup
         self._schemas = args_mod.read_tools(tools) or None  # [] means no tools, like None; schemas read on first use
@@ -483,7 +489,8 @@ class StreamParser:
         return resume
 
 
-def parse(text: str, tools: Sequence[Mapping[str, Any]] | None = None, **options: Any) -> ParseResult:
+def parse(text: str, tools: Sequence[Mapping[str, Any]] | args_mod.ToolSchemas | None = None,
+          **options: Any) -> ParseResult:
     """Parse a whole model output at once: one feed through the same machine, so the same result as streaming."""
     return ParseResult(StreamParser(tools, **options).read_whole(text))
 

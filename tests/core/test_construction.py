@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+import streamparse.core.parser as parser_module
+
 from helpers import TOOLS, summary
 from streamparse import Diagnostic, StreamParser, ToolCall
 from streamparse.arguments.tools import ToolSchemas, read_tools
@@ -65,7 +67,8 @@ def test_tools_read_once_serve_every_parser_built_from_them() -> None:
     schemas = read_tools([TYPED_TOOL])
     assert read_tools(schemas) is schemas
     for _ in range(3):
-        assert summary(StreamParser(schemas).read_whole(HERMES_CALL))[1] == [("get_weather", {"city": "Paris", "days": 3})]
+        _, calls = summary(StreamParser(schemas).read_whole(HERMES_CALL))
+        assert calls == [("get_weather", {"city": "Paris", "days": 3})]
 
 
 def test_an_undeclared_name_is_reported_by_a_parser_whose_schemas_are_unread() -> None:
@@ -85,3 +88,17 @@ def test_no_tools_and_an_empty_list_build_the_same_parser() -> None:
         parser = StreamParser(tools)
         assert parser._schemas is None and parser._mid is None  # no names: no mid-line report to look for
     assert StreamParser(TOOLS)._mid is not None
+
+
+@pytest.mark.parametrize("tools", [[TYPED_TOOL], ToolSchemas([TYPED_TOOL])])
+def test_a_chat_template_is_read_with_the_tools_as_given(tools: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    decide = parser_module.decide_setup
+
+    def watched(listed: Any, *rest: Any) -> Any:
+        seen.append(listed)
+        return decide(listed, *rest)
+
+    monkeypatch.setattr(parser_module, "decide_setup", watched)
+    StreamParser(tools, chat_template="{{ messages }}", generation_prompt="")
+    assert list(seen[0]) == [TYPED_TOOL]  # the tools' dicts, read already or not (then trial readings of its own)

@@ -52,16 +52,15 @@ def test_the_parser_state_is_assigned_in_one_place() -> None:
 
 
 def test_moves_seen_on_a_stream_follow_the_table() -> None:
-    parser = StreamParser(TOOLS)
     seen = []
-    go = parser._go
 
-    def watch(move: Move) -> None:
-        before = parser._mode
-        go(move)
-        seen.append((before.name, move.name, parser._mode.name))
+    class Watched(StreamParser):
+        def _go(self, move: Move) -> None:
+            before = self._mode
+            super()._go(move)
+            seen.append((before.name, move.name, self._mode.name))
 
-    parser._go = watch  # type: ignore[method-assign]
+    parser = Watched(TOOLS)
     parser.feed("<think>hmm</think>Sure.\n<tool_call>\n")
     parser.feed('{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call> <tool_cake>')
     parser.close()
