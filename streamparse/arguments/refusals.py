@@ -51,6 +51,13 @@ def expression_paths(value: Any) -> list[tuple[str, str]]:
 
 def holds_expression(value: Any) -> bool:
     """Does a decoded value hold an expression anywhere? (No paths spelt: every decoded call is asked.)"""
+    if type(value) is dict:  # (most arguments: an object of scalars, read in one pass)
+        for v in value.values():
+            t = type(v)
+            if not (t is str or t is int or t is float or t is bool or v is None):
+                break
+        else:
+            return False
     stack = [value]
     while stack:
         item = stack.pop()

@@ -77,11 +77,13 @@ class Block:
 
     def _turn(self) -> str:
         """Finish the current buffer and start a fresh one."""
-        text = self.cur.getvalue()
-        if text and self.segments is not None:
-            self.segments.append(text)
-        self.cur = io.StringIO()
-        self.sink = self.cur.write
+        cur = self.cur
+        text = cur.getvalue()
+        if text:  # (an empty buffer is fresh already)
+            if self.segments is not None:
+                self.segments.append(text)
+            cur = self.cur = io.StringIO()
+        self.sink = cur.write
         return text
 
     def open_item(self) -> None:

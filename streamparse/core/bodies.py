@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 
 from .block import Block
 from .json_lexis import comment_end
-from .gaps import MAX_GAP, NON_WS, Stop, closer_at
+from .gaps import MAX_GAP, NON_WS, Stop
+from .literals import PARTIAL_CLOSER, literals
 from .value_tables import Search
 
 __all__ = ["BracketBody"]
@@ -25,6 +27,7 @@ _BEFORE, _VALUE, _AFTER, _INNER = range(4)  # bracket body states: before a valu
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _IN_DQ = re.compile(r'["\\]')
 _IN_SQ = re.compile(r"['\\]")
+_DQ_SEARCH, _SQ_SEARCH = _IN_DQ.search, _IN_SQ.search  # (the gate's, bound once)
 
 
 class BracketBody:
@@ -35,12 +38,12 @@ class BracketBody:
     tentative = False  # never waits on what follows a closer to know what it was
     fallback = ""  # the end of the stream never settles a body by a fallback
     __slots__ = ("b", "closers", "has_end", "seps", "several", "python", "missing_brace", "depth", "quote",
-                 "esc", "top", "state", "pending", "sep_seen", "struct", "skip", "opens", "blank")
+                 "esc", "top", "state", "pending", "sep_seen", "struct", "skip", "opens", "blank", "closer_at")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], fenced: bool, separators: str, several: bool,
                  python: bool, missing_brace: bool):
         self.b = block
-        self.closers = _closers(end_tags, fenced)
+        self.closers, self.closer_at = _closers(end_tags, fenced)
         self.has_end = bool(end_tags)
         self.seps, self.several, self.python, self.missing_brace = separators, several, python, missing_brace
         self.depth = 0
@@ -66,10 +69,11 @@ class BracketBody:
         backslash, in a string; outside one, what ``scan`` looks for), so a delta holding none is the value's text,
         written as it is. None elsewhere, where every character counts: before or after a value, a comment, an
         escape cut by the last delta, a Python list's blank-line watch."""
-        if self.state != _VALUE or self.esc or self.blank or self.quote[:1] == "/":
+        if self.state != _VALUE or self.esc or self.blank:
             return None
-        if self.quote:
-            return _IN_DQ.search if self.quote == '"' else _IN_SQ.search
+        quote = self.quote
+        if quote:
+            return _DQ_SEARCH if quote == '"' else _SQ_SEARCH if quote == "'" else None  # (else a comment)
         return self.struct.search
 
     def may_finish(self, delta: str) -> bool:
@@ -83,12 +87,13 @@ class BracketBody:
 
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
         b = self.b
+        write = b.write
         i = pos
         while i < end and not b.done:
-            if self.quote[:1] == "/":  # in a // or /* */ comment (JSON bodies): its quotes and brackets are text
-                self.quote, i = comment_end(self.quote, text, i, end)
-                continue
             if self.quote:
+                if self.quote[0] == "/":  # in a // or /* */ comment (JSON bodies): its quotes and brackets are text
+                    self.quote, i = comment_end(self.quote, text, i, end)
+                    continue
                 j = _string_end(text, i + 1 if self.esc else i, end, _IN_DQ if self.quote == '"' else _IN_SQ)
                 self.esc = j == _ESCAPE_PENDING
                 if j < 0:
@@ -98,11 +103,12 @@ class BracketBody:
                 i = j + 1
                 continue
             if self.state != _VALUE:
-                b.write(text[pos:i])
+                if pos < i:
+                    write(text[pos:i])
                 r = self._between(text, i, end, final)
-                if isinstance(r, Stop):
+                if type(r) is Stop:
                     return r.at
-                pos = i = r
+                pos = i = r  # type: ignore[assignment]  # (an int here)
                 continue
             j = self.skip(text, i, end).end()  # type: ignore[union-attr]  # (a `*` pattern always matches)
             if self.blank and NON_WS.search(text, i, j):
@@ -113,55 +119,57 @@ class BracketBody:
             ch = text[j]
             i = j + 1
             if self.python and not self._python_goes_on(ch):
-                b.write(text[pos:j])
+                write(text[pos:j])
                 return self._end_without(j)
-            if ch == "\n":
-                continue
-            if ch == '"' or ch == "'":
-                self.quote = ch
-            elif ch == "/":  # a comment opens only with "//" or "/*" (a "/" at the end waits for the next text)
-                if i == end and not final:
-                    b.write(text[pos:j])
-                    return j
-                if i < end and text[i] in "/*":
-                    self.quote, i = "/" + text[i], i + 1
-            elif ch in "{[(":
-                self.depth += 1
-                if self.depth == 2 and self.top == "[" and ch == "{" and not self.python:
-                    b.write(text[pos:j])
+            if ch in "{[(":
+                depth = self.depth = self.depth + 1
+                if depth == 2 and ch == "{" and self.top == "[" and not self.python:
+                    write(text[pos:j])
                     pos = j
                     b.open_item()
             elif ch in "}])":
-                self.depth -= 1
-                if b.in_item and (self.depth == 0 or (self.depth == 1 and self.top == "[" and not self.python)):
-                    b.write(text[pos:i])
+                depth = self.depth = self.depth - 1
+                if b.in_item and (depth == 0 or (depth == 1 and self.top == "[" and not self.python)):
+                    write(text[pos:i])
                     pos = i
-                    self.b.close_item()
-                if self.depth <= 0:
-                    b.write(text[pos:i])
-                    pos = i
+                    b.close_item()
+                if depth <= 0:
+                    if pos < i:
+                        write(text[pos:i])
+                        pos = i
                     self.depth = 0
                     if not self.has_end and not self.seps and not self.several:
                         b.end()
                         return i
                     self.state, self.pending, self.sep_seen = _AFTER, "", False
-                elif self.depth == 1 and (self.top == "{" and self.missing_brace or self.python and ch == ")"):
+                elif depth == 1 and (self.top == "{" and self.missing_brace or self.python and ch == ")"):
                     # after an inner value (a call in a Python list): only a separator or a closer may follow,
                     # so prose after "[f(x)" ends the block at once instead of holding it to the stream's end
-                    b.write(text[pos:i])
+                    write(text[pos:i])
                     pos = i
                     self.state, self.pending = _INNER, ""
+            elif ch == "\n":
+                continue
+            elif ch == '"' or ch == "'":
+                self.quote = ch
+            elif ch == "/":  # a comment opens only with "//" or "/*" (a "/" at the end waits for the next text)
+                if i == end and not final:
+                    write(text[pos:j])
+                    return j
+                if i < end and text[i] in "/*":
+                    self.quote, i = "/" + text[i], i + 1
             else:  # "<" or "`": an end marker at any depth ends the block (an open value is repaired)
-                closer = closer_at(text, j, end, self.closers, final)
-                if closer == -1:
-                    b.write(text[pos:j])
+                closer = self.closer_at(text, j, end, final)
+                if closer == PARTIAL_CLOSER:
+                    write(text[pos:j])
                     return j
                 if isinstance(closer, str):
-                    b.write(text[pos:j])
-                    self.b.close_item()
+                    write(text[pos:j])
+                    b.close_item()
                     b.end(closer)
                     return j + len(closer)
-        b.write(text[pos:i])
+        if pos < i:
+            write(text[pos:i])
         return i
 
     def _python_goes_on(self, ch: str) -> bool:
@@ -199,7 +207,8 @@ class BracketBody:
             if ch in "{[":
                 self.top, self.depth, self.state, self.opens = ch, 1, _VALUE, ch
                 if ch == "{" or self.python:
-                    b.write(text[i:k])
+                    if i < k:
+                        b.write(text[i:k])
                     b.open_item()
                     b.write(ch)
                     return k + 1
@@ -223,8 +232,8 @@ class BracketBody:
             self.pending, self.state = "", _BEFORE
             return k
         if self.closers and (ch == "<" or ch == "`"):
-            r = closer_at(text, k, end, self.closers, final)
-            if r == -1:
+            r = self.closer_at(text, k, end, final)
+            if r == PARTIAL_CLOSER:
                 return Stop(k)
             if isinstance(r, str):
                 b.write(self.pending)
@@ -257,9 +266,11 @@ class BracketBody:
 
 
 @functools.lru_cache(maxsize=256)
-def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[str, ...]:
-    """A bracket body's end markers, lowercase, and a fence's closer: made once per (end, fenced), not per block."""
-    return tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
+def _closers(end_tags: tuple[str, ...], fenced: bool) -> tuple[tuple[str, ...], Callable[..., str | int | None]]:
+    """A bracket body's end markers, lowercase, and a fence's closer, with their reader's ``at``
+    (``literals.Literals.at``): made once per (end, fenced), not per block."""
+    closers = tuple(t.lower() for t in end_tags) + (("```",) if fenced else ())
+    return closers, literals(closers).at
 
 
 @functools.lru_cache(maxsize=None)

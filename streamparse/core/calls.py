@@ -107,8 +107,13 @@ class _Tool:
         """Are ``arguments`` typed as written and checked with nothing to say? Every value the schema names is
         of an ``exact`` type of its property, and every required key is there: ``settled``, no enum to review,
         nothing ``mistyped``, nothing missing (the one pass most calls need)."""
-        if not _of_kinds(self.exact, arguments):
+        exact = self.exact
+        if exact is None:
             return False
+        for k, v in arguments.items():  # (_of_kinds, inline: the one pass most calls need)
+            kinds = exact.get(k)
+            if kinds is not None and type(v) not in kinds:
+                return False
         for k in self.required:
             if k not in arguments:
                 return False
@@ -154,9 +159,11 @@ class _Tool:
 def _encode(arguments: Any) -> str:
     """``_ENCODER.encode(arguments)`` without building its C encoder per call (arguments read from text hold no
     cycle: a nesting too deep raises RecursionError either way)."""
-    if _ARGUMENTS_TEXT is None:
-        return _ENCODER.encode(arguments)
-    return "".join(_ARGUMENTS_TEXT(arguments, 0))
+    return "".join(_ARGUMENTS_TEXT(arguments, 0))  # type: ignore[misc]  # (None: _encode is _ENCODER.encode)
+
+
+if _ARGUMENTS_TEXT is None:  # (no C accelerator)
+    _encode = _ENCODER.encode  # type: ignore[assignment]  # noqa: F811
 
 
 def _read_tool(schema: dict[str, Any]) -> _Tool:
@@ -217,7 +224,8 @@ class CallFactory:
         return seen[1]
 
     def schema(self, name: str) -> dict[str, Any] | None:
-        return (self.schemas or {}).get(name)
+        schemas = self.schemas
+        return schemas.get(name) if schemas is not None else None
 
     def reserve(self, name: str) -> tuple[int, str] | None:
         """A streamed call's index and id, if its name is allowed and the call limit not reached."""
@@ -293,10 +301,12 @@ class CallFactory:
             calls, repaired = d.decode(item, head_name if d.body != TAGGED else None)
             if exact and repaired:
                 return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
-            unknown = [name for name, _ in calls if self.schemas is not None and name not in self.schemas]
-            if unknown:
-                return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name,
-                                         {"names": unknown})
+            schemas = self.schemas
+            if schemas is not None:
+                unknown = [name for name, _ in calls if name not in schemas]
+                if unknown:
+                    return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name,
+                                             {"names": unknown})
             if self.count + len(calls) > self.max_calls:
                 return [], 0, Diagnostic("too_many_calls", f"more than {self.max_calls} calls in one stream", d.name)
             typed = [self._typed(d, name, arguments) for name, arguments in calls]
@@ -304,13 +314,14 @@ class CallFactory:
             return [], 0, Diagnostic("too_deep", "nested too deeply to decode: kept as text", d.name)
         except (ArgumentError, ValueError) as exc:
             return [], 0, Diagnostic("rejected", str(exc), d.name, dict(getattr(exc, "details", {})))
-        events: list[Event] = []
-        if repaired:
-            events.append(self._repaired(d, item))
+        events: list[Event] = [self._repaired(d, item)] if repaired else []
+        count, new_id, dialect = self.count, self.new_id, d.name
         for name, arguments_json, notes in typed:
-            events += notes
-            events.append(ToolCall(self.count, self.new_id(), name, arguments_json, d.name))
-            self.count += 1
+            if notes:
+                events += notes
+            events.append(ToolCall(count, new_id(), name, arguments_json, dialect))
+            count += 1
+        self.count = count
         return events, len(typed), None
 
     @staticmethod
@@ -325,9 +336,12 @@ class CallFactory:
     def _typed(self, d: Dialect, name: str, arguments: Any, check: bool = True) -> tuple[str, str, list[Diagnostic]]:
         """Type the arguments by the tool's schema: (name, arguments as JSON text, diagnostics). ``check=False``:
         the final checks (:meth:`notes`) are left out, for a caller that makes them itself."""
-        schema = (self.schemas or {}).get(name)
+        schemas = self.schemas
+        schema = schemas.get(name) if schemas is not None else None
         tool = self._tool(name, schema) if schema else None
         notes: list[Diagnostic] = []
+        if type(arguments) is dict and not d.text_values and tool is not None and tool.clean(arguments):  # (most calls)
+            return name, _encode(arguments), notes
         if isinstance(arguments, UnparsedArguments):
             raw = str(arguments)
             arguments, why = args_mod.resolve_unparsed(raw, schema)
@@ -348,8 +362,6 @@ class CallFactory:
                 else:
                     typed[k] = args_mod.coerce_xml_value(v, props.get(k), layout, types.get(k, _NO_TYPES))
             arguments = typed
-        elif tool is not None and type(arguments) is dict and tool.clean(arguments):  # (most calls)
-            return name, _encode(arguments), notes
         elif tool is not None and type(arguments) is dict and tool.settled(arguments):
             if tool.enums:
                 arguments, found = tool.review_enums(arguments)

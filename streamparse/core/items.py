@@ -89,11 +89,16 @@ class ItemCalls:
     def drain(self, b: Block, exact: bool = False) -> None:
         """Settle the items that closed during a scan."""
         runs = b.item_runs  # where each item stands among the runs outside items
-        total = len(b.outside)  # runs released as text during this drain leave b.outside from its front
-        for k, item in enumerate(b.items):
-            at = runs[k] if k < len(runs) else total
-            self.on_item(b, item, exact, max(at - (total - len(b.outside)), 0))
-        b.items.clear()
+        outside = b.outside
+        total = len(outside)  # runs released as text during this drain leave b.outside from its front
+        items = b.items
+        if len(items) == 1 and not total:  # (one item, no text before it: most drains)
+            self.on_item(b, items[0], exact, 0)
+        else:
+            for k, item in enumerate(items):
+                at = runs[k] if k < len(runs) else total
+                self.on_item(b, item, exact, max(at - (total - len(outside)), 0))
+        items.clear()
         runs.clear()
 
     def watch_item(self) -> Callable[[str], None] | None:
@@ -127,11 +132,12 @@ class ItemCalls:
         """An item closed: its calls leave now, or it waits (before the block's first call) or is text.
         ``exact``: ended only by the end of the stream, so it must not need repair. ``runs_before``: how many
         of the block's runs of text outside items were written before it (released before it, if it is text)."""
-        done = self.lives.pop(0).close(item, exact) if self.lives else None
-        if done is not None:
-            for ev in done:
-                self._owner._event(ev)
-            return
+        if self.lives:
+            done = self.lives.pop(0).close(item, exact)
+            if done is not None:
+                for ev in done:
+                    self._owner._event(ev)
+                return
         events, n_calls, failure = self.factory.from_item(b.dialect, item, b.name, exact)
         if failure is not None:
             if b.calls:
@@ -141,13 +147,17 @@ class ItemCalls:
             else:  # with the text outside items written before it: all of it leaves in order if a call follows
                 b.failed.append((failure, self.take_outside(b, runs_before) + item))
             return
-        self.commit_block(b)
+        if not b.calls:
+            self.commit_block(b)
+        owner = self._owner
         for ev in events:
             if isinstance(ev, TextDelta):  # an element of a Python list that is not a call, in place
-                self._owner._text(ev.text)
-                continue
-            for out in whole_call_events(ev) if self.streaming and isinstance(ev, ToolCall) else (ev,):
-                self._owner._event(out)
+                owner._text(ev.text)
+            elif self.streaming and isinstance(ev, ToolCall):
+                for out in whole_call_events(ev):
+                    owner._event(out)
+            else:
+                owner._event(ev)
         b.calls += n_calls
 
     @staticmethod

@@ -41,7 +41,7 @@ class TagBody:
     __slots__ = ("b", "tags", "item", "nest", "ends", "has_end", "depth", "nested", "between", "pending", "single",
                  "search", "longest", "closers", "values", "vstate", "out_search", "in_search", "follows",
                  "state_tags", "ws_after", "closer", "cand", "quoted", "unclosed", "fallback", "strings", "in_str",
-                 "gates")
+                 "gates", "goes_on")
 
     def __init__(self, block: Block, end_tags: tuple[str, ...], item: tuple[str, str] | None,
                  nest: tuple[str, str] | None, single: bool, values: ValueTags | None = None,
@@ -50,7 +50,7 @@ class TagBody:
         table = _body_table(end_tags, item, nest, values, strings)
         self.values, self.item, self.nest, self.ends, self.tags = table.values, table.item, table.nest, table.ends, table.tags
         self.search, self.closers, self.has_end, self.longest = table.search, table.closers, bool(table.ends), table.longest
-        self.gates = table.gates
+        self.gates, self.goes_on = table.gates, table.goes_on
         if table.value_table is not None:
             self.out_search, self.in_search, self.follows, self.state_tags = table.value_table
         self.vstate = _OUT
@@ -99,15 +99,15 @@ class TagBody:
         while i < end and not b.done:
             if self.between:
                 r = self._between(text, i, end, final)
-                if isinstance(r, Stop):
+                if type(r) is Stop:
                     return r.at
-                i = pos = r
+                i = pos = r  # type: ignore[assignment]  # (an int here)
             if self.in_str:
                 k = self._skip_string(text, i, end, final)
-                if isinstance(k, Stop):
+                if type(k) is Stop:
                     b.write(text[pos : k.at])
                     return k.at
-                i = k
+                i = k  # type: ignore[assignment]  # (an int here)
                 continue
             m = self.search(text, i, end)
             if m is None:
@@ -117,7 +117,20 @@ class TagBody:
             tag = m.group().lower()
             i = m.end()
             if tag in self.strings:
-                self.in_str = tag if self.depth > 0 else ""  # (a quote outside an item is just text)
+                if self.depth > 0:  # (a quote outside an item is just text)
+                    if len(tag) > 1:
+                        self.in_str = tag  # (``_skip_string`` reads it on)
+                        continue
+                    # a one-character quote: read on to its closer here (``_skip_string``'s reading, inline)
+                    j = _STRING_BODY[tag](text, i, end).end()  # type: ignore[union-attr]  # (always matches)
+                    if j < end and text[j] == tag:
+                        i = j + 1
+                        continue
+                    self.in_str = tag  # the string goes on past the text
+                    if j < end and not final:  # a backslash ending the text: its escaped character is still to come
+                        b.write(text[pos:j])
+                        return j
+                    i = end
             elif self.item and tag == self.item[0]:
                 if self.depth == 0:
                     b.write(text[pos : m.start()])
@@ -129,7 +142,7 @@ class TagBody:
                 if self.depth == 0:
                     b.write(text[pos:i])
                     pos = i
-                    self.b.close_item()
+                    b.close_item()
                     if self.single:
                         b.end()
                         return i
@@ -140,10 +153,11 @@ class TagBody:
                 self.nested -= 1
             elif tag in self.ends:
                 b.write(text[pos : m.start()])
-                self.b.close_item()  # an item left open is ended by the block's end (lenient)
+                b.close_item()  # an item left open is ended by the block's end (lenient)
                 b.end(m.group())
                 return i
-        b.write(text[pos:i])
+        if pos < i:
+            b.write(text[pos:i])
         return i
 
     def _between(self, text: str, i: int, end: int, final: bool) -> int | Stop:
@@ -159,7 +173,7 @@ class TagBody:
         r = self.closers.at(text, k, end, final)
         if r == -1:
             return Stop(k)
-        if not isinstance(r, str) or r.lower() not in (self.item[0] if self.item else "", *self.ends):
+        if not isinstance(r, str) or r.lower() not in self.goes_on:
             return Stop(self._end_without(k))
         self.between = False
         self.b.write(self.pending)
@@ -209,6 +223,7 @@ class BodyTable(NamedTuple):
     longest: int
     value_table: ValueTable | None  # raw-text values' searches and what may follow a tentative closer
     gates: dict[int | str, Search]  # by state (raw values: ``vstate``; else the string open, "" for none)
+    goes_on: tuple[str, ...]  # what goes on a block after an item: the next item's opener ("" if none), its ends
 
 
 @functools.lru_cache(maxsize=256)
@@ -233,7 +248,7 @@ def _body_table(end_tags: tuple[str, ...], item: Pair, nest: Pair, values: Value
     for q in strings:  # inside a string: its delimiter, and a backslash escaping one
         gates[q] = first_characters((q, "\\") if len(q) == 1 else (q,))
     return BodyTable(values, item, nest, ends, tags, literal_pattern((*tags, *quotes)).search, literals(tags),
-                     len(tags[0]), table, gates)
+                     len(tags[0]), table, gates, (item[0] if item else "", *ends))
 
 
 # A string's inside: runs of plain characters, one escape between runs (sre reads a run in one step; the plain

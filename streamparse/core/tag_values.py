@@ -25,31 +25,34 @@ class ValueTagBody(TagBody):
     def scan(self, text: str, pos: int, end: int, final: bool) -> int:
         """``TagBody.scan`` for raw-text values (see the module's note). ``pos``..``i``: read, not yet written."""
         b = self.b
-        item = self.item
+        write = b.write
+        item, values = self.item, self.values
+        assert values is not None  # (set on this path)
         i = pos
         while i < end and not b.done:
             if self.between:
                 k = self._between(text, i, end, final)
-                if isinstance(k, Stop):
+                if type(k) is Stop:
                     return k.at
-                i = pos = k
+                i = pos = k  # type: ignore[assignment]  # (an int here)
             st = self.vstate
             if st >= _AFTER_VALUE:
-                b.write(text[pos:i])
+                if pos < i:
+                    write(text[pos:i])
                 k = self._follow(text, i, end, final)
-                if isinstance(k, Stop):
+                if type(k) is Stop:
                     return k.at
-                i = pos = k
+                i = pos = k  # type: ignore[assignment]  # (an int here)
                 continue
             m = (self.out_search if st == _OUT else self.in_search)(text, i, end)
             if m is None:
                 hold = end if final else partial_tail(text, i, end, self.state_tags[st], self.longest)
-                b.write(text[pos:hold])
+                write(text[pos:hold])
                 return hold
             tag = m.group().lower()
             i = m.end()
             if st == _IN:
-                if tag == self.values.close:  # type: ignore[union-attr]  # (values is set on this path)
+                if tag == values.close:
                     self.vstate, self.ws_after = _AFTER_VALUE, 0
                 elif item and tag == item[1]:
                     if not self.ends:  # a bare item: anything may follow it, so it ends here
@@ -61,7 +64,7 @@ class ValueTagBody(TagBody):
                     b.write(text[pos : m.start()])
                     pos = i
                     self.vstate, self.ws_after, self.closer, self.pending = _AFTER_END, 0, m.group(), ""
-            elif tag in self.values.open:  # type: ignore[union-attr]  # (values is set on this path)
+            elif tag in values.open:
                 self.vstate = _IN
             elif item and tag == item[0]:
                 if self.depth == 0:
@@ -79,7 +82,8 @@ class ValueTagBody(TagBody):
                 b.close_item()  # an item left open is ended by the block's end (lenient)
                 b.end(m.group())
                 return i
-        b.write(text[pos:i])
+        if pos < i:
+            write(text[pos:i])
         return i
 
     def _close_item(self) -> bool:
