@@ -76,6 +76,9 @@ def _json_arguments(name: str, text: str) -> tuple[tuple[str, Any], bool]:
 
 # --------------------------------------------------------------------------- grammar-based decoders
 
+_CALL_INDEX = re.compile(r":\d+$")  # a Kimi call id's index after the name
+
+
 class _OpenPair(tuple[str, str]):
     """A GLM pair whose ``</arg_value>`` was left out: the call is read as a repair."""
 
@@ -84,7 +87,10 @@ class Rules:
     """A grammar's actions, one method per rule (named as the rule): given the rule's children (its tokens, and the
     values of the rules under it), it gives the rule's value, as a Lark ``Transformer`` method would. The grammar's
     program folds an item through them as it reads it (``GrammarProgram.fold``); a tree Lark parsed, the same way
-    (``fold_tree``)."""
+    (``fold_tree``). ``token_types``: the methods ask a token's type (``Token.type``); without it, a token the
+    program reads is given as its bare text (Lark's tokens, where Lark parses, are strings all the same)."""
+
+    token_types = True
 
     def actions(self) -> dict[str, Callable[[list[Any]], Any]]:
         """The rules' methods by name: every public method but this one (a rule's name never starts with ``_``)."""
@@ -95,8 +101,10 @@ class Rules:
 class _TagCalls(Rules):
     """Trees of the tag grammars -> ``((name, arguments), repaired)`` per call. One method per rule."""
 
+    token_types = False
+
     def start(self, children: list[Any]) -> Any:
-        return [c for c in children if not isinstance(c, Token)]
+        return [c for c in children if isinstance(c, tuple)]  # the calls (a token is a string)
 
     # glm45: NAME then <arg_key>/<arg_value> pairs
     def glm_call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
@@ -113,7 +121,7 @@ class _TagCalls(Rules):
     # kimi_k2: functions.NAME:IDX <|tool_call_argument_begin|> {json}
     def kimi_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         call_id, *args = children
-        name = re.sub(r":\d+$", "", str(call_id).strip()).removeprefix(marker("kimi_k2", "_FUNCTIONS"))
+        name = _CALL_INDEX.sub("", str(call_id).strip()).removeprefix(marker("kimi_k2", "_FUNCTIONS"))
         return _json_arguments(name, str(args[0]) if args else "")
 
     # deepseek v3: function<｜tool▁sep｜>NAME ```json {…} ```; v3.1: NAME<｜tool▁sep｜>{…}
@@ -121,15 +129,21 @@ class _TagCalls(Rules):
         name, *args = children
         return _json_arguments(str(name).strip(), str(args[0]) if args else "")
 
+    # plamo3: NAME … <|plamo:msg|>{json}
+    def plamo_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
+        return self.deepseek_call(children)
+
+
+class _TypedTagCalls(_TagCalls):
+    """The tag grammars whose tokens are told apart by type (optional ones side by side)."""
+
+    token_types = True
+
     # solar_open: [ID] <|tool_call:name|> NAME <|tool_call:args|> {json}
     def solar_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
         name = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
         args = [c for c in children if isinstance(c, Token) and c.type == "ARGS"]
         return _json_arguments(str(name).strip(), str(args[0]) if args else "")
-
-    # plamo3: NAME … <|plamo:msg|>{json}
-    def plamo_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
-        return self.deepseek_call(children)
 
     # openai (harmony): functions.NAME … <|message|>{json}
     def harmony_call(self, children: list[Any]) -> tuple[tuple[str, Any], bool]:
@@ -290,7 +304,7 @@ class GrammarDecoder:
         grammar, actions = self.grammar, self.actions
         try:
             program = program_for(grammar)
-            results = program.fold(text, actions) if program is not None else None
+            results = program.fold(text, actions, self.rules.token_types) if program is not None else None
             if results is None:  # not compiled, or not read by the program: Lark parses (and names what is wrong)
                 results = fold_tree(load_grammar(grammar).parse(text), actions)
         except ArgumentError:
@@ -310,8 +324,8 @@ class GrammarDecoder:
 kimi_calls = GrammarDecoder("kimi_k2", _TagCalls())
 deepseek_v3_calls = GrammarDecoder("deepseek_v3", _TagCalls())
 deepseek_v31_calls = GrammarDecoder("deepseek_v31", _TagCalls())
-harmony_calls = GrammarDecoder("openai", _TagCalls())
-solar_open_calls = GrammarDecoder("solar_open", _TagCalls())
+harmony_calls = GrammarDecoder("openai", _TypedTagCalls())
+solar_open_calls = GrammarDecoder("solar_open", _TypedTagCalls())
 plamo3_calls = GrammarDecoder("plamo3", _TagCalls())
 pythonic_calls = GrammarDecoder("pythonic", PythonCalls())
 

@@ -129,8 +129,10 @@ class _DsmlCalls(Rules):
     """Tree of ``deepseek_v32.lark`` -> calls. ``string="true"`` values are raw text (typed by the
     schema later); ``string="false"`` values are JSON, kept as written when they do not parse."""
 
+    token_types = False
+
     def start(self, children: list[Any]) -> list[Any]:
-        return [c for c in children if not isinstance(c, Token)]
+        return [c for c in children if isinstance(c, tuple)]  # the calls (a token is a string)
 
     def invoke(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         head, *params = children
@@ -177,8 +179,10 @@ class _XtmlCalls(Rules):
     """Tree of ``kimi_k3.lark`` -> calls. ``type="string"`` values are raw text; other types are JSON,
     kept as written when they do not parse."""
 
+    token_types = False
+
     def start(self, children: list[Any]) -> list[Any]:
-        return [c for c in children if not isinstance(c, Token)]
+        return [c for c in children if isinstance(c, tuple)]  # the calls (a token is a string)
 
     def call(self, children: list[Any]) -> tuple[tuple[str, dict[str, Any]], bool]:
         head, *args = children

@@ -73,27 +73,27 @@ class _Trees:
         return Token(kind, self.text[start:end], start, line, column, end_line, end_column, end)
 
     @staticmethod
-    def node(data: str, children: list[Any]) -> Any:
-        return Tree(data, children)
+    def node(data: tuple[str, str], children: list[Any]) -> Any:
+        return Tree(data[0], children)  # (Lark's own name: a rule's is a Token)
 
 
 class _Folds:
     """Folds the tree as it is read: each rule's node is its action's value (``actions[rule](children)``), as a
     Lark ``Transformer`` would make it from the tree; a rule with no action stays a ``Tree``. Tokens are unplaced
-    (type and text only)."""
+    (type and text only), or their bare text when the actions do not ask their types (``typed`` False)."""
 
-    __slots__ = ("text", "actions")
+    __slots__ = ("text", "actions", "typed")
 
-    def __init__(self, text: str, actions: Actions):
-        self.text, self.actions = text, actions
+    def __init__(self, text: str, actions: Actions, typed: bool):
+        self.text, self.actions, self.typed = text, actions, typed
 
-    def token(self, kind: str, m: re.Match[str], group: int) -> Token:
+    def token(self, kind: str, m: re.Match[str], group: int) -> str:
         start, end = m.span(group)
-        return Token(kind, self.text[start:end])
+        return Token(kind, self.text[start:end]) if self.typed else self.text[start:end]
 
-    def node(self, data: str, children: list[Any]) -> Any:
-        action = self.actions.get(data)
-        return Tree(data, children) if action is None else action(children)
+    def node(self, data: tuple[str, str], children: list[Any]) -> Any:
+        action = self.actions.get(data[1])  # (looked up by the plain string: a Token compares slowly)
+        return Tree(data[0], children) if action is None else action(children)
 
 
 _Build = Union[_Trees, _Folds]
@@ -129,15 +129,16 @@ class _Reader:
 
     ``ways``: per sequence, (its end group's index in ``m.groups()``, unused when there is one sequence; the indexes
     of its optional places' groups; by mask of those read: (children as (kind, what, ``None`` placeholders
-    before), placeholders after, the tree's name, ``?rule``))."""
+    before), placeholders after, the tree's name (as Lark gives it, and as a plain string), ``?rule``))."""
 
     __slots__ = ("ways",)
 
     def __init__(self) -> None:
-        self.ways: list[tuple[int, tuple[int, ...], dict[int, tuple[tuple[tuple[int, Any, int], ...], int, str, bool]]]] = []
+        self.ways: list[tuple[int, tuple[int, ...],
+                              dict[int, tuple[tuple[tuple[int, Any, int], ...], int, tuple[str, str], bool]]]] = []
 
     def children(self, m: re.Match[str], groups: tuple[str | None, ...], build: _Build
-                 ) -> tuple[list[Any], str, bool]:
+                 ) -> tuple[list[Any], tuple[str, str], bool]:
         ways = self.ways
         way = ways[0]
         if len(ways) > 1:
@@ -146,11 +147,13 @@ class _Reader:
                     break
             else:
                 raise _Retiled  # no sequence of this place took part (the regex says one did)
-        mask, bit = 0, 1
-        for group in way[1]:
-            if groups[group] is not None:
-                mask |= bit
-            bit <<= 1
+        mask = 0
+        if way[1]:
+            bit = 1
+            for group in way[1]:
+                if groups[group] is not None:
+                    mask |= bit
+                bit <<= 1
         items, nones_after, data, expand1 = way[2][mask]
         out: list[Any] = []
         for kind, what, nones in items:
@@ -208,7 +211,7 @@ class _Readers:
                              for p, maybe in zip(sequence.places, sequence.optional) if maybe)
             by_mask = {mask: (tuple((*self._item(alt.places[i], spliced, groups), nones)
                                     for i, spliced, nones in alt.shape.include),
-                              alt.shape.nones_after, alt.shape.data, alt.shape.expand1)
+                              alt.shape.nones_after, (alt.shape.data, str(alt.shape.data)), alt.shape.expand1)
                        for mask, alt in sequence.alternatives.items()}
             reader.ways.append((marker, optional, by_mask))
         return reader
@@ -234,8 +237,8 @@ class GrammarProgram:
     def tree(self, text: str) -> Any:
         return self._read(text, _Trees(text))
 
-    def fold(self, text: str, actions: Actions) -> Any:
-        return self._read(text, _Folds(text, actions))
+    def fold(self, text: str, actions: Actions, typed: bool = True) -> Any:
+        return self._read(text, _Folds(text, actions, typed))
 
     def _read(self, text: str, build: _Build) -> Any:
         m = self.regex.match(text)

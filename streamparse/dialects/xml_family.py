@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from lark import Token
 
 from ..arguments.grammar import define_grammar
 from ..arguments.xml_values import strip_layout
@@ -184,6 +183,8 @@ class _XmlRules(Rules):
     test: ``<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>``): it ends before that head, which
     opens the next parameter, and the call is read as a repair. Any other tag in a value is its text."""
 
+    token_types = False
+
     def __init__(self, markup: XmlCall) -> None:
         word = markup.param
         self._call_name = re.compile(markup._head(markup.call), re.I).search
@@ -215,7 +216,7 @@ class _XmlRules(Rules):
             arguments = {k: _unwrapped(v) for k, v in arguments.items()}
         return (called, arguments), repaired
 
-    def param(self, children: list[Token]) -> tuple[str, str]:
+    def param(self, children: list[str]) -> tuple[str, str]:
         found = self._param_key(children[0])
         return (found.group(1).strip() if found is not None else ""), str(children[1]) if len(children) > 1 else ""
 

@@ -30,8 +30,8 @@ def grammar_programs_read_as_lark(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
                 differences.append(f"{program.name}: {text!r}: program {mine!r}, Lark {theirs!r}")
         return mine
 
-    def folded_and_checked(program: GrammarProgram, text: str, actions: Actions) -> Any:
-        value = fold(program, text, actions)
+    def folded_and_checked(program: GrammarProgram, text: str, actions: Actions, typed: bool = True) -> Any:
+        value = fold(program, text, actions, typed)
         tree = checked(program, text)  # the tree the fold stands for, held to Lark's
         if (value is None) != (tree is None):
             differences.append(f"{program.name}: {text!r}: the fold declined where the tree did not, or the reverse")
