@@ -5,23 +5,19 @@ contextual lexer cuts them (given ``grammar_lexing``'s ``before``): each termina
 lookahead refusing the terminals Lark tries before it there. Where that lookahead cannot tell which place was read
 just before (no group to ask), it refuses what any of them would: the regex may refuse a text Lark reads, never
 the reverse. ``readings(place)`` is one reading of a repetition, for re-reading its span.
-Group names: ``t<id>`` a terminal place's token, ``a<id>`` its match on Python 3.10 (no atomic groups there),
-``o<id>`` an optional rule place read, ``e<id>`` the sequence read when a rule place has several, ``r<id>`` a
-repetition's span; the places' readers look them up by name.
+Group names: ``t<id>`` a terminal place's token, ``o<id>`` an optional rule place read, ``e<id>`` the sequence
+read when a rule place has several, ``r<id>`` a repetition's span; the places' readers look them up by name.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 
 from lark import Lark
 
 from .grammar_places import Branch, NotRegular, Place, RulePlace, TerminalPlace
 
-__all__ = ["RegexWriter", "ATOMIC_GROUPS"]
-
-ATOMIC_GROUPS = sys.version_info >= (3, 11)  # ``(?>…)``; before, the same with a lookahead and a backreference
+__all__ = ["RegexWriter"]
 
 
 def _places(place: Place) -> list[TerminalPlace]:
@@ -81,9 +77,8 @@ class RegexWriter:
 
     def atom(self, place: TerminalPlace) -> str:
         """The terminal's pattern, matched once: its first match, never backtracked into (Lark's lexer takes that
-        match and moves on). Python 3.10 has no atomic group: a lookahead's group, then that group again."""
-        pattern = self.patterns[place.terminal.name]
-        return f"(?>{pattern})" if ATOMIC_GROUPS else f"(?=(?P<a{place.ident}>{pattern}))(?P=a{place.ident})"
+        match and moves on)."""
+        return f"(?>{self.patterns[place.terminal.name]})"
 
     def guard(self, place: TerminalPlace) -> str:
         """The lookahead before ``place``: by the place read just before, nearest first (last written) while its

@@ -91,15 +91,10 @@ client_api_keys_env = "LOCAL_CLIENT_KEYS"  # or give each proxy key its own back
 from __future__ import annotations
 
 import os
-import sys
+import tomllib
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 from urllib.parse import urlsplit
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ..dialects import REGISTRY, resolve
 from .checks import ConfigError, check_chat_template, check_store_url, check_upstream, did_you_mean, key_pairs, redact_url

@@ -28,7 +28,7 @@ from samples import ARGUMENTS, LOOKALIKES, RENDER, RENDER_SEVERAL
 import streamparse as sp
 from streamparse.arguments.grammar import defined_grammars, load_grammar
 from streamparse.arguments.schema import ArgumentError
-from streamparse.dialects import DIALECTS, decoders, grammar_regex
+from streamparse.dialects import DIALECTS, decoders
 from streamparse.dialects.grammar_program import GrammarProgram, NotRegular, compile_grammar, fold_tree, program_for, refusal
 from streamparse.dialects.render import NAMED_ONLY_RENDERERS, RENDERERS
 
@@ -234,17 +234,6 @@ def test_variations_of_the_samples_read_as_lark_reads_them(grammar: str) -> None
         read_alike(program, lark, text)
 
     check()
-
-
-def test_without_atomic_groups_a_lookahead_and_a_backreference_read_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Python 3.10 has no ``(?>…)``: the programs written for it read every sample item as the others do."""
-    monkeypatch.setattr(grammar_regex, "ATOMIC_GROUPS", False)
-    for grammar in COMPILED:
-        lark = load_grammar(grammar)
-        program = compile_grammar(lark)
-        assert "(?>" not in program.regex.pattern
-        for text in sample_items().get(grammar, []):
-            assert same(program.tree(text), program_for(grammar).tree(text)), (grammar, text)  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- the decoder
