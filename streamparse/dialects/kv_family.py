@@ -91,17 +91,22 @@ class KvCall:
         item_open = f"{_string(self._tag(self.item))} _WS? " if self.item else ""
         sep = f"_WS? {_string(self._tag(self.sep))} " if self.sep else ""
         item_close = f"_WS? {_string(self._end())}? " if self.item else ""
+        # A value is read one run at a time (a run holds no character a stop can begin with); it stops at its closer
+        # (VALUE), or (OPEN_VALUE, its closer left out) before any tag of the family's, the item's end, or a closer
+        # misspelt (``/arg_value>``, ``arg_value>``).
+        first, rest = _lark(self.value[0]), _lark(self.value[1:])
+        open_value = (rf"(?:[^<\/{first}]++|<(?!\/?(?:{words})>{'|' + end[1:] if end else ''})|\/(?!{first}{rest}>)"
+                      rf"|{first}(?!{rest}>))++")
         header = "".join(f"// {line}\n" for line in source.splitlines())
         return header + "\n".join([
             "start: glm_call",
             f"glm_call: _WS? {item_open}NAME {sep}(_WS? pair)* (_WS? open_pair)? {item_close}_WS?",
             "pair: _KEY_OPEN KEY _KEY_CLOSE _WS? _VALUE_OPEN VALUE? _VALUE_CLOSE",
             "open_pair: _KEY_OPEN KEY _KEY_CLOSE _WS? _VALUE_OPEN OPEN_VALUE",
-            rf"OPEN_VALUE.1: /(?:(?!<\/?(?:{words})>|\/?{_lark(self.value)}>{'|' + end if end else ''}).)+"
-            + (rf"(?=(?:{end}\s*)?\Z)/s" if end else r"\Z/s"),
+            f"OPEN_VALUE.1: /{open_value}" + (rf"(?=(?:{end}\s*)?\Z)/s" if end else r"\Z/s"),
             r"NAME: /[^<\s]+/",
             r"KEY: /[^<]+/",
-            rf"VALUE.2: /(?!{vc}{follow}).+?(?={vc}{follow})/s",
+            rf"VALUE.2: /(?:[^<]++|<(?!{vc[1:]}{follow}))++(?={vc}{follow})/s",
             f"_KEY_OPEN: {_string(self.key_open)}",
             f"_KEY_CLOSE: {_string(self._tag(self.key, True))}",
             f"_VALUE_OPEN: {_string(self._tag(self.value))}",
