@@ -16,6 +16,7 @@ from typing import Any, final
 
 __all__ = ["DeclaredNames", "ToolSchemas", "declared_names", "read_tools", "tool_schemas"]
 
+_new = object.__new__
 _NONE = object()  # a key not there (``parameters: null`` is there: it is read as no schema)
 
 
@@ -75,7 +76,13 @@ def read_tools(tools: Iterable[Mapping[str, Any]] | ToolSchemas | None) -> ToolS
     Tools read already (a ``ToolSchemas``: a request's edge may read them once) are given back as they are."""
     if type(tools) is ToolSchemas:
         return tools
-    return None if tools is None else ToolSchemas(tools)
+    if tools is None:
+        return None
+    read = _new(ToolSchemas)  # ``ToolSchemas(tools)`` without a call of its __init__ (one a parser built)
+    read.tools = listed = tuple(tools)
+    read.names = _names(listed)
+    read._by_name = read._schemas = None
+    return read
 
 
 @final
@@ -91,7 +98,7 @@ class ToolSchemas(Mapping[str, dict[str, Any]]):
         self.tools = tuple(tools)  # (a tuple given is kept: it cannot change)
         self.names = _names(self.tools)  # each tool's name, in order, repeats kept
         self._by_name: dict[str, Any] | None = None  # name -> the last tool of that name
-        self._schemas: dict[str, dict[str, Any]] = {}  # name -> its schema, read
+        self._schemas: dict[str, dict[str, Any]] | None = None  # name -> its schema, read (made with the first)
 
     def _index(self) -> dict[str, Any]:
         by_name = self._by_name
@@ -100,20 +107,26 @@ class ToolSchemas(Mapping[str, dict[str, Any]]):
         return by_name
 
     def __getitem__(self, name: str) -> dict[str, Any]:
-        schema = self._schemas.get(name)
+        schemas = self._schemas
+        if schemas is None:
+            schemas = self._schemas = {}
+        schema = schemas.get(name)
         if schema is None:
-            schema = self._schemas[name] = _schema_of(self._index()[name])
+            schema = schemas[name] = _schema_of(self._index()[name])
         return schema
 
     def get(self, name: str, default: Any = None) -> Any:
-        schema = self._schemas.get(name)
+        schemas = self._schemas
+        if schemas is None:
+            schemas = self._schemas = {}
+        schema = schemas.get(name)
         if schema is None:
             by_name = self._by_name
             if by_name is None:
                 by_name = self._by_name = dict(zip(self.names, self.tools))
             if name not in by_name:
                 return default
-            schema = self._schemas[name] = _schema_of(by_name[name])
+            schema = schemas[name] = _schema_of(by_name[name])
         return schema
 
     def __contains__(self, name: object) -> bool:

@@ -98,7 +98,7 @@ class StreamParser:
             setup = decide_setup(listed, chat_template, chat_template_kwargs, generation_prompt, dialects,
                                  start_in_reasoning, start_in_response)
             dialects, start_in_reasoning, start_in_response, generation_prompt = setup
-        self._schemas = args_mod.read_tools(tools) or None  # [] means no tools, like None; schemas read on first use
+        self._schemas = args_mod.read_tools(tools) or None  # names now, schemas on first use; [] means no tools
         self._table = table = table_for(self._schemas, dialects)
         self._prose_gate = table.prose_search
         self._line_gate = table.line_search
@@ -110,11 +110,11 @@ class StreamParser:
         self._closed: bool | str = False  # "truncated" / "" while close() runs
         self._block: Block | None = None
         self._resume: State = _TEXT  # the state the open block began in, given back when it ends
-        self._calls_in_reasoning = calls_in_reasoning and bool(self._schemas)
+        self._calls_in_reasoning = calls_in_reasoning and self._schemas is not None
         self._call_options = (max_calls, id_factory, stream_arguments)  # for ``_items``, made with the first block
         self._items: ItemCalls | None = None  # a block's items into calls (items.py), from the first block on
         self._after: AfterReader | None = None  # AFTER's reader and its state (after.py), while closers may follow
-        self._mid = MidLine(self) if table.mid_line else None  # "[NAME(" mid-line, reported (mid_line.py)
+        self._mid: MidLine | None = None  # "[NAME(" mid-line, reported (mid_line.py): made at the first "[" it reads
         self._output = output = Output()  # the feed's events, and whether the line is blank (output.py)
         self._text: Callable[[str], None] = output.prose  # where text goes (a block inside reasoning: the reasoning)
         self._event: Callable[[Event], None] = output.event
@@ -316,8 +316,11 @@ class StreamParser:
             if found == PARTIAL:
                 return j
             if found is None:
-                end = self._mid.at(text, j, final) if self._mid is not None else None  # "[NAME(" mid-line:
-                # reported, its text up to "(" out
+                mid = self._mid
+                if mid is None and text[j] == "[" and table.mid_line:
+                    mid = self._mid = MidLine(self)
+                end = mid.at(text, j, final) if mid is not None else None  # "[NAME(" mid-line: reported, its text
+                # up to "(" out
                 pos = end or pos
                 i = end or j + 1
                 continue

@@ -23,6 +23,7 @@ from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, p
 __all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
 
 _T = TypeVar("_T")
+_new = object.__new__
 _NAME_CHARS = re.compile(r"[\w.\-]*")
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
@@ -162,6 +163,15 @@ class MarkerTable(MarkerSet):
         values["declared"] = declared
         values["reads_calls"] = shared.pinned or bool(declared)
 
+    @classmethod
+    def of(cls, shared: MarkerSet, declared: Sequence[str]) -> MarkerTable:
+        """``MarkerTable(shared, declared)`` with names declared, made without a call of ``__init__`` (one a parser)."""
+        table = _new(cls)
+        values = table.__dict__ = shared.__dict__.copy()
+        values["declared"] = declared
+        values["reads_calls"] = True
+        return table
+
     @_ByNames
     def tool_names(self, names: DeclaredNames) -> dict[str, str]:
         """Lowercase -> as declared."""
@@ -290,7 +300,7 @@ def table_for(schemas: Mapping[str, object] | None, dialects: Iterable[str | Dia
     default the shared set is found without hashing the 38 dialect names of ``_marker_set``'s key either."""
     declared = schemas.names if type(schemas) is ToolSchemas else tuple(schemas or ())
     if dialects is None:
-        return MarkerTable(_auto_set(), declared) if declared else _auto_nameless()
+        return MarkerTable.of(_auto_set(), declared) if declared else _auto_nameless()
     names = _enabled(dialects)
     return marker_table(names, declared, len(names) == 1)
 

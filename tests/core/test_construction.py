@@ -84,10 +84,20 @@ def test_a_tool_with_no_name_is_an_error_at_construction(tools: Any) -> None:
 
 
 def test_no_tools_and_an_empty_list_build_the_same_parser() -> None:
-    for tools in (None, [], ToolSchemas([])):
-        parser = StreamParser(tools)
-        assert parser._schemas is None and parser._mid is None  # no names: no mid-line report to look for
-    assert StreamParser(TOOLS)._mid is not None
+    for tools in (None, [], ToolSchemas([]), read_tools([])):
+        assert StreamParser(tools)._schemas is None
+
+
+def test_the_mid_line_reporter_is_made_at_the_first_bracket_read_mid_line_where_names_are_declared() -> None:
+    parser = StreamParser(TOOLS)
+    parser.feed("Say a ")
+    assert parser._mid is None
+    events = parser.feed("list: [get_weather(city='x')] ok") + parser.close()
+    assert parser._mid is not None
+    assert [e.code for e in events if isinstance(e, Diagnostic)] == ["mid_line"]
+    none = StreamParser(None)
+    none.read_whole("Say a list: [get_weather(city='x')] ok")
+    assert none._mid is None  # no names: nothing to report
 
 
 @pytest.mark.parametrize("tools", [[TYPED_TOOL], ToolSchemas([TYPED_TOOL])])
