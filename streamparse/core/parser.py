@@ -22,12 +22,13 @@ from .block import Block
 from .after import AfterReader
 from .bodies import BracketBody
 from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
-from ..dialects.spec import PYTHON, TAGGED, Dialect, Span
+from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, ParseResult, TextDelta
 from .mid_line import MidLine
 from .items import ItemCalls
 from .output import Output
-from .scanner import PARTIAL, Candidate, HeadMatch, match_head, table_for
+from .head_match import match_head
+from .scanner import PARTIAL, Candidate, HeadMatch, table_for
 from .tag_body import TagBody
 from .tag_values import ValueTagBody
 from .chat_template import decide_setup

@@ -1,10 +1,9 @@
-"""Finding where markup may start, and deciding which dialect owns it. Pure functions over ``str``.
+"""Finding where markup may start: the marker tables, compiled once per set of dialects, and a parser's table (that set
+and its tools' names). Which dialect owns a marker found here is ``head_match``'s.
 
-Invariant: the cost of a look is bounded by the longest marker (plus a short
-head), never by the number of dialects or tools. All enabled openers are
-compiled into one alternation regex (literals longest first, one generic
-pattern for ``{name}`` openers checked by a dict); "could this tail still
-become a marker?" is one set lookup in the precomputed proper prefixes.
+Invariant: the cost of a look is bounded by the longest marker, never by the number of dialects or tools. All enabled
+openers are compiled into one alternation regex (literals longest first, one generic pattern for ``{name}`` openers
+checked by a dict); "could this tail still become a marker?" is one set lookup in the precomputed proper prefixes.
 """
 
 from __future__ import annotations
@@ -16,11 +15,12 @@ from typing import Callable, Generic, Iterable, Mapping, Sequence, TypeVar, Unio
 
 from ..arguments.tools import DeclaredNames, ToolSchemas, declared_names
 from ..dialects import DIALECTS, REGISTRY, SPANS, resolve
-from ..dialects.spec import LIT, NAME, OPT, PEEK, WS, Dialect, Opener, Part, Span
-from .heads import MAX_NAME as _MAX_NAME, MAX_WS as _MAX_WS, PARTIAL, HeadMatch, Partial
-from .literals import ASCII_NOCASE, PARTIAL_CLOSER, literal_pattern, literals, prefix_pattern
+from ..dialects.spec import Dialect, Opener, Span
+from .heads import MAX_NAME as _MAX_NAME, PARTIAL, HeadMatch, Partial
+from .literals import ASCII_NOCASE, literal_pattern, prefix_pattern
 
-__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerSet", "MarkerTable", "marker_table", "Candidate", "HeadMatch", "match_head", "PARTIAL", "FENCE_HEAD"]
+__all__ = ["ASCII_NOCASE", "literal_pattern", "MarkerSet", "MarkerTable", "marker_table", "table_for", "Candidate",
+           "HeadMatch", "PARTIAL", "FENCE_HEAD"]
 
 _T = TypeVar("_T")
 _new = object.__new__
@@ -331,100 +331,3 @@ def marker_table(names: tuple[Enabled, ...], tools: Sequence[str], pinned: bool 
     """
     pinned = pinned and len(names) == 1
     return MarkerTable(_marker_set(names, True, pinned), tools) if tools else _nameless_table(names, pinned)
-
-
-def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:
-    """Check ``opener.head`` then ``opener.look`` from ``text[pos]``: a HeadMatch, PARTIAL, or None (fails)."""
-    found_name: list[str] = []
-    k = _match_parts(opener.head, text, pos, final, table, found_name)
-    if not isinstance(k, int):
-        return k
-    head_name = found_name[0] if found_name else None  # a name in the look only gates; the body names the call
-    k2 = _match_parts(opener.look, text, k, final, table, [])
-    if not isinstance(k2, int):
-        return k2
-    return HeadMatch(k, head_name)
-
-
-def _match_parts(parts: tuple[Part, ...], text: str, k: int, final: bool, table: MarkerTable,
-                 found_name: list[str]) -> int | Partial | None:
-    n = len(text)
-    more: Partial | None = None if final else PARTIAL
-    for part in parts:
-        kind = part.kind
-        if kind == WS:
-            j = k
-            while j < n and j - k <= _MAX_WS and text[j].isspace():
-                j += 1
-            if j - k > _MAX_WS:
-                return None
-            if j == n:
-                return more
-            k = j
-        elif kind == LIT or kind == OPT:
-            hit = literals(part.texts).at(text, k, n, False)
-            if type(hit) is str:
-                k += len(hit)
-            elif hit == PARTIAL_CLOSER:
-                if more is None and kind == OPT:
-                    continue
-                return more
-            elif kind == LIT:
-                return None
-        elif kind == NAME:
-            j = _NAME_CHARS.match(text, k).end()  # type: ignore[union-attr]  # re's stub: a `*` pattern always matches
-            word = text[k:j]
-            if j - k > _MAX_NAME:
-                return None
-            if j == n:
-                if final or (part.gated and not table.ungated and word.lower() not in table.tool_prefixes
-                             and not _may_call(word, part, table)):
-                    if final and word and _name_ok(word, part, table):
-                        found_name.append(_canonical(word, table))
-                        return j
-                    return None
-                return PARTIAL
-            if not word:
-                return None
-            if not _name_ok(word, part, table):
-                called = _called(word, part, table, text, j, final)
-                if called is not True:
-                    return called
-            found_name.append(_canonical(word, table))
-            k = j
-        elif kind == PEEK:
-            if k >= n:
-                return more
-            if text[k] not in part.texts[0]:
-                return None
-    return k
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_IDENTIFIER_PREFIX = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.?")
-
-
-def _may_call(word: str, part: Part, table: MarkerTable) -> bool:
-    """Could ``word``, cut by the text's end, still become an undeclared name a ``called`` gate lets through?"""
-    return bool(part.called and table.tool_names and _IDENTIFIER_PREFIX.fullmatch(word))
-
-
-def _called(word: str, part: Part, table: MarkerTable, text: str, j: int, final: bool) -> bool | Partial | None:
-    """An undeclared ``word`` ending at ``text[j]``: passes (True) when tools are declared, it is an identifier
-    (dotted allowed) and ``part.called`` follows it at once; PARTIAL when the text ends inside that literal."""
-    if not (part.called and table.tool_names and _IDENTIFIER.fullmatch(word)):
-        return None
-    after = text[j : j + len(part.called)]
-    if after == part.called:
-        return True
-    if not final and j + len(after) == len(text) and part.called.startswith(after):
-        return PARTIAL
-    return None
-
-
-def _name_ok(word: str, part: Part, table: MarkerTable) -> bool:
-    return not part.gated or table.ungated or word.lower() in table.tool_names
-
-
-def _canonical(word: str, table: MarkerTable) -> str:
-    return table.tool_names.get(word.lower(), word)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from streamparse.core.heads import PARTIAL, HeadMatch
-from streamparse.core.scanner import marker_table, match_head
+from streamparse.core.head_match import match_head
+from streamparse.core.scanner import marker_table
 from streamparse.dialects import DIALECTS
 from streamparse.dialects.spec import Opener, lit, name
 
