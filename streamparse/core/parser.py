@@ -52,10 +52,9 @@ class StreamParser:
 
     ``feed(delta)`` returns the events the delta completes; ``close()`` ends the
     stream. ``tools`` (OpenAI, bare or Anthropic tool dicts, or a list read already:
-    ``arguments.read_tools``) gate the forms that look like prose and type argument values; ``dialects`` restricts
-    detection
-    (names or aliases; default: every dialect but the named-only ones). Exactly one dialect named is
-    *pinned*: its prose-like forms are read without tools, as its engine parser reads
+    ``arguments.read_tools``) gate the forms that look like prose and type argument values;
+    ``dialects`` restricts detection (names or aliases; default: every dialect but the named-only ones). Exactly
+    one dialect named is *pinned*: its prose-like forms are read without tools, as its engine parser reads
     them. ``calls_in_reasoning``: a call to a declared tool written inside reasoning
     leaves as a call (off by default: thinking aloud can look like a call).
     ``start_in_reasoning`` / ``start_in_response``: the chat template's generation prompt opened reasoning
@@ -92,8 +91,8 @@ class StreamParser:
         generation_prompt: str | None = None,
     ) -> None:
         # Every name is a slot (``__slots__``); derived values are read from self._table. What only a block, a span
-        # or optional closers need is made when one first opens (``_items``, ``_spans``,
-        # ``_after``), so a parser that meets none (and its construction) pays nothing for it.
+        # or optional closers need is made when one first opens (``_items``, ``_spans``, ``_after``; ``_mid`` at the
+        # first "[" read mid-line), so a parser that meets none (and its construction) pays nothing for it.
         if chat_template is not None or generation_prompt is not None:
             listed = tools.tools if type(tools) is args_mod.ToolSchemas else tools  # (rendered as the tools given)
             setup = decide_setup(listed, chat_template, chat_template_kwargs, generation_prompt, dialects,
