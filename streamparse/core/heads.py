@@ -1,4 +1,4 @@
-"""What reading an opener's head answers (``scanner.match_head``): a head matched, the text ending inside one
+"""What reading an opener's head answers (``head_match.match_head``): a head matched, the text ending inside one
 (``PARTIAL``), or not one; and the head's positional limits.
 
 Invariant: data and constants only; the limits count characters from the head's start, so any chunking reads the

@@ -20,6 +20,7 @@ import re
 import sys
 from typing import Any, Callable, Protocol
 
+from ..arguments.tools import read_tools
 from ..core.events import TextDelta, ToolCall
 from ..core.parser import StreamParser, parse
 
@@ -228,12 +229,14 @@ class Whole(Protocol):
 
 
 class StreamparseWhole:
-    """``StreamParser(tools)`` to build; ``parse(text, tools)`` for a whole answer, which builds its own parser
-    (the prebuilt one is not used: streamparse's figure includes its construction for the request's tools)."""
+    """``read_tools(tools)`` to prepare, outside the clock as the engines' own tool models are made (vLLM's request,
+    SGLang's ``Tool``s); ``StreamParser(tools)`` to build; ``parse(text, tools)`` for a whole answer, which builds its
+    own parser (the prebuilt one is not used: streamparse's figure includes its construction for the request's
+    tools)."""
 
     @staticmethod
     def prepare(tools: Any) -> Any:
-        return tools
+        return read_tools(tools)
 
     @staticmethod
     def build(tools: Any) -> Any:
