@@ -226,6 +226,10 @@ def _keep_unknown_escape(m: re.Match[str]) -> str:
 def _python_string(token: str) -> str:
     """A Python string literal (any quotes, prefixes, escapes); bytes are not text, so not an argument.
     An unknown escape (``\\ ``, ``\\d``) keeps its backslash, as Python does, without Python's warning."""
+    quote = token[:1]
+    if quote in ("'", '"') and len(token) >= 2 and token[-1] == quote and quote not in token[1:-1] \
+            and "\\" not in token and "\n" not in token:
+        return token[1:-1]  # a plain one-quote string: its text is its value (what literal_eval would give)
     if "\\" in token and token[:1] not in "rR" and token[1:2] not in "rR":
         token = _ESCAPE_PAIR.sub(_keep_unknown_escape, token)
     try:

@@ -10,6 +10,7 @@ valid JSON.
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -17,8 +18,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import streamparse as sp
+from budget import examples
 from helpers import assert_chunking_invariant, feed_chunks, summary
 from samples import RENDER, RENDER_SEVERAL
+from streamparse.dialects.decoders import _python_string
 
 WAVE: dict[str, Any] = {"type": "function", "function": {"name": "plot_wave", "parameters": {
     "type": "object", "properties": {"start": {"type": "number"}, "end": {"type": "number"},
@@ -211,3 +214,18 @@ def test_names_and_operators_anywhere_in_a_value_never_raise(body: str, form: st
         assert isinstance(json.loads(call.arguments), dict)
     if not result.tool_calls:
         assert result.content == text
+
+
+# --------------------------------------------------------------------------- Python string literals
+
+@settings(max_examples=examples(500), deadline=None)
+@given(inner=st.text(st.characters(blacklist_categories=("Cs",)), max_size=12), quote=st.sampled_from(["'", '"']))
+def test_a_python_string_literal_reads_as_python_reads_it(inner: str, quote: str) -> None:
+    """Whatever way a string literal is read (a plain one-quote string by its text), its value is Python's."""
+    token = quote + inner + quote
+    try:
+        expected = ast.literal_eval(token)
+    except (ValueError, SyntaxError):
+        return  # not a literal Python reads (the decoder's own reading of it is tested elsewhere)
+    if "\\" not in inner:
+        assert _python_string(token) == expected
