@@ -1,8 +1,8 @@
 """The XML-parameter family (Qwen3-Coder, Seed-OSS, MiniMax-M2, Claude-style invokes, MiniCPM5, ...): one call is
 an element named by its head, holding one element per parameter whose value is raw text.
 
-Invariant: an ``XmlCall`` is the only place a member's markup is written. Its Lark grammar (the definition), its
-linear decoder and that decoder's fast path, how its arguments stream, how the body scanner tells a value's closer
+Invariant: an ``XmlCall`` is the only place a member's markup is written. Its Lark grammar (the definition, and what
+decodes, with the family's rules), how its arguments stream, how the body scanner tells a value's closer
 from the same markup quoted in it, the look that opens a bare call, and its renderer are all derived here from the
 two tag words and the way names are written, so they cannot disagree on a spelling.
 """
@@ -13,7 +13,6 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
-
 
 from ..arguments.grammar import define_grammar
 from ..arguments.xml_values import strip_layout
@@ -127,10 +126,13 @@ class XmlCall:
         # A value is read one run at a time: text with no "<", or a "<" that is not where the value stops. A value
         # stops at its closer, and a closer followed by a head this family cannot read stops it too (unreadable).
         # A value with no closer stops at the call's end.
-        unreadable = "" if self.attribute else rf"|\s*<{_in_lark(re.escape(self.param))}\b"
         closer_rest, call_close_rest = param_close[1:], call_close[1:]  # (the closers after their "<")
-        value = rf"(?:[^<]++|<(?!{closer_rest}(?:{follow}{unreadable})))++"
-        open_value = rf"(?:[^<]++|<(?!{call_close_rest}\s*\Z{'|' + closer_rest + unreadable[1:] if unreadable else ''}))++"
+        value_stops, open_value_stops = [rf"{closer_rest}{follow}"], [rf"{call_close_rest}\s*\Z"]
+        if not self.attribute:  # a closer, then a head of the other spelling
+            unreadable = rf"{closer_rest}\s*<{_in_lark(re.escape(self.param))}\b"
+            value_stops.append(unreadable)
+            open_value_stops.append(unreadable)
+        value, open_value = (rf"(?:[^<]++|<(?!{'|'.join(stops)}))++" for stops in (value_stops, open_value_stops))
         header = "".join(f"// {line}\n" for line in source.splitlines())
         return (f"{header}start: call\n"
                 "call: CALL_HEAD _STRAY_CLOSE* param* open_param? _CALL_CLOSE?\n"
