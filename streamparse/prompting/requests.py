@@ -31,6 +31,7 @@ from ..arguments.schema import loads_relaxed
 from ..dialects import resolve
 from ..dialects.render import NAMED_ONLY_RENDERERS, RENDERERS, render
 from .examples import example_arguments
+from .markers import template_markers
 
 __all__ = ["PROMPT_DIALECTS", "PromptError", "ToolChoice", "PromptedRequest", "instructions", "example_arguments",
            "render_tool_result", "render_history", "merge_system", "corrective_message", "prompt_request"]
@@ -160,9 +161,9 @@ def instructions(tools: Sequence[Mapping[str, Any]] | None, dialect: str,
     # what a small model copied into its answer, in a measured BFCL run).
     several = example + "\n" + render(dialect, first[0], example_arguments(first[2], variant=1))
     t = _templates(dialect)
-    leaves = {"tools": _tool_list(specs), "example": example, "several_example": several, "name": first[0],
-              "result_example": render_tool_result("call_1", first[0], "(what the tool returned)"),
-              "json_rule": t["json"]}
+    leaves = {**template_markers(dialect), "tools": _tool_list(specs), "example": example,
+              "several_example": several, "name": first[0], "result_example": render_tool_result(
+                  "call_1", first[0], "(what the tool returned)"), "result_head": _RESULT_HEAD, "json_rule": t["json"]}
     sections = {"lead": "lead." + ("must" if choice.must_call else "auto"),
                 "choice_rule": "choice." + (choice.mode if choice.must_call else "auto"), "format": "format",
                 "parallel_rule": "parallel." + ("yes" if choice.parallel else "no"), "mistakes": "mistakes",
@@ -178,7 +179,8 @@ def corrective_message(choice: ToolChoice, dialect: str, tools: Sequence[Mapping
     name = choice.name if choice.mode == "named" else (specs[0][0] if specs else "tool_name")
     args = example_arguments(specs[0][2]) if specs else {"argument": "value"}
     template = _templates(dialect)["retry.named" if choice.mode == "named" else "retry.required"]
-    return Template(template).substitute(name=name, example=render(dialect, str(name), args)).strip()
+    return Template(template).substitute(template_markers(dialect), name=name,
+                                         example=render(dialect, str(name), args)).strip()
 
 
 # --------------------------------------------------------------------------- example arguments
@@ -205,6 +207,10 @@ def render_tool_result(call_id: str | None, name: str | None, content: Any) -> s
     """One tool result as text: ``<tool_response id="…" name="…">``, the content, ``</tool_response>``."""
     attrs = "".join(f' {k}="{_attr(v)}"' for k, v in (("id", call_id), ("name", name)) if v is not None)
     return f"<tool_response{attrs}>\n{_content_text(content)}\n</tool_response>"
+
+
+# How the prompt names a result's opening tag: render_tool_result's own, with placeholder values.
+_RESULT_HEAD = render_tool_result("...", "...", "").partition("\n")[0]
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
