@@ -160,16 +160,23 @@ class StreamParser:
         open is one the model never finished. It leaves neither as a call (no repair completes it) nor as text
         (it is markup, not prose): a ``truncated`` diagnostic carries its text. Calls it finished still leave,
         and so does a call whose start already left (``stream_arguments``): its arguments end as written so far."""
-        if self._closed:
-            return []
-        self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
-        events = self._run(self._held, final=True)
-        self._closed = True
-        return events
+        return [] if self._closed else self._end(self._held, truncated)
 
     def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
-        """A whole answer on a parser not fed yet: ``feed(text) + close(truncated)``, one feed through the machine."""
-        return self.feed(text) + self.close(truncated)
+        """A whole answer on a parser not fed yet: the events of ``feed(text) + close(truncated)`` (adjacent text
+        merged), read by the machine in one run that knows the text is all there is."""
+        if self._closed:
+            raise RuntimeError("feed() after close()")
+        if not isinstance(text, str):
+            raise TypeError(f"delta must be str, not {type(text).__name__}")
+        return self._end(self._held + text, truncated)
+
+    def _end(self, text: str, truncated: bool) -> list[Event]:
+        """The stream's last run: ``text`` read to its end, then every open state settled."""
+        self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
+        events = self._run(text, final=True)
+        self._closed = True
+        return events
 
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
