@@ -303,13 +303,16 @@ class CallFactory:
                 return [], 0, Diagnostic("incomplete", "call cut off by the end of the stream: kept as text", d.name)
             schemas = self.schemas
             if schemas is not None:
-                unknown = [name for name, _ in calls if name not in schemas]
-                if unknown:
-                    return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text", d.name,
-                                             {"names": unknown})
+                for name, _ in calls:  # (a loop, not a list made for every item: most names are declared)
+                    if name not in schemas:
+                        unknown = [name for name, _ in calls if name not in schemas]
+                        return [], 0, Diagnostic("unknown_tool", f"unknown tool name(s) {unknown}: kept as text",
+                                                 d.name, {"names": unknown})
             if self.count + len(calls) > self.max_calls:
                 return [], 0, Diagnostic("too_many_calls", f"more than {self.max_calls} calls in one stream", d.name)
-            typed = [self._typed(d, name, arguments) for name, arguments in calls]
+            typed = []
+            for name, arguments in calls:
+                typed.append(self._typed(d, name, arguments))
         except RecursionError:
             return [], 0, Diagnostic("too_deep", "nested too deeply to decode: kept as text", d.name)
         except (ArgumentError, ValueError) as exc:
