@@ -10,7 +10,9 @@ text the declaration gives it, so the templates spell no marker of their own for
 - for a key/value family member (``KvCall``): ``key_open``, ``value_close``, ``item_open``/``item_close`` (when
   calls are items) and the tag words ``key``, ``value``, ``item``, ``sep``;
 - for either family: the wrapper (``nest_open``, ``nest_close``), the first opener (``opener``), the literals its
-  head checks (``opener_head_1``, …) and the first end marker (``end``).
+  head checks (``opener_head_1``, …) and the first end marker (``end``);
+- the spans the dialect enables (``dialects.SPANS``), numbered per kind in their order: ``reasoning_1`` (the
+  opener), ``reasoning_1_close`` (its first closer), ``content_1``, ``drop_1`` ….
 
 Pure; computed once per dialect. A name absent from the declaration is absent here, so ``Template.substitute``
 refuses a template that names it.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import functools
 
-from ..dialects import DIALECTS
+from ..dialects import DIALECTS, SPANS
 from ..dialects.kv_family import KvCall
 from ..dialects.markup import plain_terminals
 from ..dialects.spec import LIT
@@ -60,4 +62,10 @@ def template_markers(dialect: str) -> dict[str, str]:
         found.update((f"opener_head_{i}", text) for i, text in enumerate(heads, 1))
         if declared.end:
             found["end"] = declared.end[0]
+    counts: dict[str, int] = {}
+    for span in (s for s in SPANS if s.dialect == dialect):
+        counts[span.kind] = counts.get(span.kind, 0) + 1
+        found[f"{span.kind}_{counts[span.kind]}"] = span.opener
+        if span.closers:
+            found[f"{span.kind}_{counts[span.kind]}_close"] = span.closers[0]
     return found
