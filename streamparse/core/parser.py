@@ -164,12 +164,15 @@ class StreamParser:
 
     def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
         """A whole answer on a parser not fed yet: the events of ``feed(text) + close(truncated)`` (adjacent text
-        merged), read by the machine in one run that knows the text is all there is."""
+        merged), read by the machine in one run that knows the text is all there is. A truncated answer is fed, then
+        closed: what a block still holds where the text ends is the cut-off call's, which only ``close`` can tell."""
+        if truncated:
+            return self.feed(text) + self.close(True)
         if self._closed:
             raise RuntimeError("feed() after close()")
         if not isinstance(text, str):
             raise TypeError(f"delta must be str, not {type(text).__name__}")
-        return self._end(self._held + text, truncated)
+        return self._end(self._held + text, False)
 
     def _end(self, text: str, truncated: bool) -> list[Event]:
         """The stream's last run: ``text`` read to its end, then every open state settled."""
