@@ -3,7 +3,8 @@ and its tools' names). Which dialect owns a marker found here is ``head_match``'
 
 Invariant: the cost of a look is bounded by the longest marker, never by the number of dialects or tools. All enabled
 openers are compiled into one alternation regex (literals longest first, one generic pattern for ``{name}`` openers
-checked by a dict); "could this tail still become a marker?" is one set lookup in the precomputed proper prefixes.
+checked by a dict), kept in parts by a literal's first three characters, so a look tries only the part that can match
+there; "could this tail still become a marker?" is one set lookup in the precomputed proper prefixes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _NAME_CHARS = re.compile(r"[\w.\-]*")
 FENCE_HEAD = re.compile(r"```[\w+.\-]{0,32}[ \t]{0,8}\r?\n[ \t]{0,32}")
 _FENCE_HEAD_PREFIX = re.compile(r"`{1,3}(?:(?<=```)[\w+.\-]{0,32}[ \t]{0,8}\r?)?")
 FENCE_HEAD_MAX = 80
+_KEY = 3  # a literal marker's first characters, lowercase: which part of the markers' alternation may match there
 _TRIGGER_DEPTH = 6  # characters of a marker the trigger checks before handing over to ``match``
 # Where ``[NAME(`` may start (the name is checked by ``mid_line_call``). Its one group is set only where no other
 # alternative matched (they have no groups, and come first): no marker begins there (``mid_line``).
@@ -75,10 +77,19 @@ class MarkerSet:
                     self.literals.setdefault(op.text.lower(), []).append(self._candidate(d, op))
         for s in spans:
             self.literals.setdefault(s.opener.lower(), []).append(Candidate(None, None, s))
-        alternation = [re.escape(m) for m in sorted(self.literals, key=len, reverse=True)]
-        for before, after, _ in self.templates:
-            alternation.append(f"{re.escape(before)}((?u:[\\w.\\-]){{1,{_MAX_NAME}}}){re.escape(after)}")
-        self._match = re.compile("|".join(alternation), ASCII_NOCASE).match if alternation else None
+        # What starts a marker: one alternation (literals longest first, then the {name} openers), kept per first
+        # three characters (lowercase) as the part that can match where a text begins with them: ``_match_at``.
+        ordered = sorted(self.literals, key=len, reverse=True)
+        named_openers = [f"{re.escape(before)}((?u:[\\w.\\-]){{1,{_MAX_NAME}}}){re.escape(after)}"
+                         for before, after, _ in self.templates]
+
+        def alternation(keep: Callable[[str], bool]) -> Callable[[str, int], re.Match[str] | None] | None:
+            parts = [re.escape(m) for m in ordered if keep(m)] + named_openers
+            return re.compile("|".join(parts), ASCII_NOCASE).match if parts else None
+
+        self._match_short = alternation(lambda m: len(m) < _KEY)
+        self._match_by_key = {key: alternation(lambda m: len(m) < _KEY or m[:_KEY] == key)
+                              for key in {m[:_KEY] for m in self.literals if len(m) >= _KEY}}
         # Proper prefixes a delta may end with while the marker is still possible; a line-start-only
         # marker's prefixes count only at a line start, so prose ending in ">" is not held for ">>>".
         anywhere = [m for m, cands in self.literals.items() if any(c.opener is None or not c.opener.line_start for c in cands)]
@@ -196,7 +207,8 @@ class MarkerTable(MarkerSet):
             tail = text[i:].lower()
             if tail in (self.line_prefixes if line_blank or self.pinned else self.prefixes) or self._template_prefix(tail):
                 return PARTIAL
-        m = self._match(text, i) if self._match else None
+        match = self._match_by_key.get(text[i : i + _KEY].lower(), self._match_short)
+        m = match(text, i) if match is not None else None
         if m is None:
             return None
         marker = m.group()
