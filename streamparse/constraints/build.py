@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ..arguments.schema import tool_schemas
 from ..dialects import resolve
-from .forms import UNSUPPORTED, Tag, supported, tags_for
+from .forms import THINK, THINK_END, UNSUPPORTED, Tag, supported, tags_for
 from .grammar import build_gbnf, json_tokens
 from .structural import json_size, legacy_structural_tag, structural_tag
 
@@ -32,7 +32,7 @@ TRIGGER_WORD, TRIGGER_PATTERN, TRIGGER_PATTERN_FULL = 1, 2, 3
 _REGEX_SPECIAL = set("\\^$.|?*+()[]{}")
 _MARKER = re.compile(r"<\|[^|<>\s]+\|>|<｜[^｜]+｜>|\[[A-Z_]+\]|</?[A-Za-z_][\w:]*>")
 # reasoning stays free: a trigger counts after a leading <think>…</think>, never inside an open one
-_THINK_GUARD = r"^(?:\s*<think>[\s\S]*?</think>|(?!\s*<think>))[\s\S]*?"
+_THINK_GUARD = rf"^(?:\s*{re.escape(THINK)}[\s\S]*?{re.escape(THINK_END)}|(?!\s*{re.escape(THINK)}))[\s\S]*?"
 
 VLLM_TAG_LIMIT = 64 * 1024
 """Most bytes of JSON a vLLM structural tag may take before the whole-answer grammar is sent instead
@@ -131,10 +131,10 @@ def llamacpp_triggers(tags: Sequence[Tag]) -> list[dict[str, Any]]:
 
 
 def _preserved(tags: Sequence[Tag]) -> list[str]:
-    found: list[str] = ["<think>", "</think>"]
+    found: list[str] = [THINK, THINK_END]
     for tag in tags:
         found += _MARKER.findall(tag.begin) + _MARKER.findall(tag.end)
-    return list(dict.fromkeys(m for m in found if not m.startswith("<function=")))
+    return list(dict.fromkeys(found))  # (a head holding a tool's name, as <function=NAME>, is no _MARKER)
 
 
 def build_constraint(dialect: str, tools: Iterable[Mapping[str, Any]] | None, *, tool_choice: Any = None,

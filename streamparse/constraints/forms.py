@@ -12,10 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..dialects import DIALECTS
+from ..dialects import DIALECTS, SPANS
+from ..dialects.markup import marker
 from ..dialects.render import RENDERERS
+from ..dialects.xml_family import XmlCall
 
-__all__ = ["Tag", "tags_for", "UNSUPPORTED", "supported"]
+__all__ = ["Tag", "tags_for", "UNSUPPORTED", "supported", "THINK", "THINK_END"]
+
+# The reasoning span every dialect enables (dialects.SPANS' one span of no dialect): opener and closer.
+THINK, THINK_END = next((s.opener, s.closers[0]) for s in SPANS if not s.dialect and s.kind == "reasoning")
 
 ArgStyle = Literal["json", "qwen_xml", "python"]
 
@@ -60,6 +65,7 @@ class Tag:
     opens: int = 0  # ``begin``'s first ``opens`` characters open a list that may hold several calls…
     closes: int = 0  # …which ``end``'s last ``closes`` characters close
     joiner: str = ""  # what stands between two calls of that list ("" : one call per block)
+    xml: XmlCall | None = None  # ``qwen_xml``: the XML-parameter markup the arguments are written in
 
     @property
     def inner(self) -> tuple[str, str]:
@@ -73,21 +79,27 @@ class Tag:
         return self.begin[: self.opens], self.end[len(self.end) - self.closes:], self.joiner, self.line_start
 
 
+def _listed(dialect: str, closed: bool) -> tuple[str, str, str]:
+    """A list of calls after the grammar's ``_OPEN`` marker, and before its ``_CLOSE`` where the renderer writes one."""
+    return marker(dialect, "_OPEN") + "[", "]" + (marker(dialect, "_CLOSE") if closed else ""), ", "
+
+
 # Dialects whose block is a list of calls (the parser reads ``[f(a=1), g(b=2)]`` as two calls):
-# (the list's opener as the renderer writes it, its closer, the separator).
+# (the list's opener as the renderer writes it, its closer, the separator). The markers are the grammars'.
 LISTS: dict[str, tuple[str, str, str]] = {
     "pythonic": ("[", "]", ", "),
-    "tools_array": ("<tools>[", "]</tools>", ", "),
     "xlam": ("[", "]", ", "),
-    "mistral": ("[TOOL_CALLS][", "]", ", "),
-    "granite": ("<|tool_call|>[", "]", ", "),
-    "hunyuan": ("<tool_calls>[", "]</tool_calls>", ", "),
-    "nemotron": ("<TOOLCALL>[", "]</TOOLCALL>", ", "),
-    "phi4_mini": ("functools[", "]", ", "),
-    "lfm2": ("<|tool_call_start|>[", "]<|tool_call_end|>", ", "),
-    "cohere": ("<|START_ACTION|>[", "]<|END_ACTION|>", ", "),
-    "apertus": ("<|tools_prefix|>[", "]<|tools_suffix|>", ", "),
+    **{d: _listed(d, False) for d in ("mistral", "granite", "phi4_mini")},
+    **{d: _listed(d, True) for d in ("tools_array", "hunyuan", "nemotron", "lfm2", "cohere", "apertus")},
 }
+
+
+def xml_markup(dialect: str) -> XmlCall:
+    """The XML-parameter markup ``dialect`` declares (a ``qwen_xml`` tag's)."""
+    markup = DIALECTS[dialect].markup
+    if not isinstance(markup, XmlCall):
+        raise ValueError(f"{dialect} declares no XML-parameter markup")
+    return markup
 
 
 def supported(dialect: str) -> bool:
@@ -101,7 +113,9 @@ def _cut(dialect: str, name: str) -> tuple[str, str, ArgStyle] | None:
         begin, end = text.split(_ARGS_JSON)
         style: ArgStyle = "json"
     elif dialect in ("qwen3_coder", "seed_oss"):
-        begin, end = text[: text.index("<parameter=")], text[text.index("</parameter>\n") + len("</parameter>\n"):]
+        markup = xml_markup(dialect)
+        value_end = markup.value_close + "\n"
+        begin, end = text[: text.index(markup.param_open)], text[text.index(value_end) + len(value_end):]
         style = "qwen_xml"
     elif dialect in ("pythonic", "lfm2"):
         begin, end = text.split("\x00=0")
@@ -147,12 +161,15 @@ def tags_for(dialect: str, tools: dict[str, Any], *, loose: bool = True) -> list
         trigger, line_start = _trigger(dialect, begin, name)
         opener, closer, joiner = LISTS.get(dialect, ("", "", ""))
         listed = bool(joiner) and begin.startswith(opener) and end.endswith(closer)
+        xml = xml_markup(dialect) if style == "qwen_xml" else None
         tags.append(Tag(name, begin, end, style, trigger, line_start,
                         opens=len(opener) if listed else 0, closes=len(closer) if listed else 0,
-                        joiner=joiner if listed else ""))
+                        joiner=joiner if listed else "", xml=xml))
         if dialect == "qwen3_coder":  # the <tool_call> wrapper is optional for the parser
-            inner = begin[begin.index("<function="):]
-            tags.append(Tag(name, inner, end[: end.index("</function>") + len("</function>")], style, "<function="))
+            markup = xml_markup(dialect)
+            inner = begin[begin.index(markup.call_open):]
+            tags.append(Tag(name, inner, end[: end.index(markup.call_close) + len(markup.call_close)], style,
+                            markup.call_open, xml=markup))
     if loose and dialect in ("hermes", "llama3_json"):
         key = "arguments" if dialect == "hermes" else "parameters"
         for name in tools:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .forms import Tag
+from .forms import THINK, THINK_END, Tag
 from .gbnf import Grammar, char_class, literal
 from .values import Values, normalise_schema
 
@@ -87,10 +87,15 @@ def args_grammar(values: Values, tag: Tag, schema: Any) -> str:
         other = g.rule("py-kwarg", f"{ident} {ws} \"=\" {ws} {values.value(True, 'python')}")
         return values.members(obj, lambda k, v: f"{literal(k)} {ws} \"=\" {ws} {v}", f'{ws} "," {ws}', "python",
                               hint, other)
-    close = literal("</parameter>")
-    other = g.rule("xml-param", f'"<parameter=" [^>\\n]+ ">" {values.xml_text} {close}')
-    params = values.members(obj, lambda k, v: f"{literal(f'<parameter={k}>')} {ws} {v} {ws} {close}", ws, "xml",
-                            hint, other)
+    markup = tag.xml
+    if markup is None:
+        raise ValueError(f"the {tag.style} tag of {tag.tool!r} names no XML-parameter markup")
+    close, head, head_end = literal(markup.value_close), literal(markup.param_open), literal(markup.name_close)
+    other = g.rule("xml-param", f'{head} [^>\\n]+ {head_end} {values.xml_text} {close}')
+    def param(key: str, value: str) -> str:
+        return f"{literal(markup.param_open + key + markup.name_close)} {ws} {value} {ws} {close}"
+
+    params = values.members(obj, param, ws, "xml", hint, other)
     return g.rule(f"{hint}-params", f"{ws} {params} {ws}")
 
 
@@ -126,7 +131,7 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
                lazy: bool) -> str:
     """The grammar text (see the module's invariant)."""
     g = Grammar()
-    values = Values(g)
+    values = Values(g, xml_close=_xml_close(tags))
     ws = values.ws
     word_calls, line_calls = _call_rules(g, values, tags, schemas, parallel)
     word = g.rule("word-call", " | ".join(dict.fromkeys(word_calls))) if word_calls else None
@@ -148,8 +153,8 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
     if lazy:
         g.define("root", f"({any_call}) {rest}")
         return g.text()
-    think_text = g.avoiding("think-text", ("</think>",))
-    think = g.rule("think", f'{ws} "<think>" {think_text} "</think>" {ws}')
+    think_text = g.avoiding("think-text", (THINK_END,))
+    think = g.rule("think", f"{ws} {literal(THINK)} {think_text} {literal(THINK_END)} {ws}")
     if required:
         g.define("root", f"{think}? {ws} ({any_call}) {rest}")
         return g.text()
@@ -161,6 +166,11 @@ def build_gbnf(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required: boo
         options.append(f'({free} "\\n")? {line} {rest}')
     g.define("root", f"{think}? ({' | '.join(options)})")
     return g.text()
+
+
+def _xml_close(tags: Sequence[Tag]) -> str:
+    """The parameter closer of the tags' XML-parameter markup ("" when none is written so)."""
+    return next((t.xml.value_close for t in tags if t.xml is not None), "")
 
 
 def _spacings(tag: Tag) -> tuple[str, ...]:
@@ -176,6 +186,6 @@ def _spacings(tag: Tag) -> tuple[str, ...]:
 def kwargs_ebnf(tag: Tag, schema: Any) -> str:
     """A whole grammar (``root``) for one pythonic call's keyword arguments (a structural tag's content)."""
     g = Grammar()
-    values = Values(g)
+    values = Values(g, xml_close=_xml_close((tag,)))
     g.define("root", args_grammar(values, tag, schema))
     return g.text()

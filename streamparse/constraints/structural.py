@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .forms import Tag
+from .forms import THINK, THINK_END, Tag
 from .grammar import kwargs_ebnf, object_schema
 
 __all__ = ["structural_tag", "legacy_structural_tag", "tag_trigger", "json_size"]
@@ -105,8 +105,8 @@ def structural_tag(tags: Sequence[Tag], schemas: Mapping[str, Any], *, required:
     items = _items(tags, schemas, parallel)
     triggers = _triggers(tags)
     if think and not required and parallel:
-        items.append(_tag("<think>", {"type": "any_text"}, "</think>"))
-        triggers.append("<think>")
+        items.append(_tag(THINK, {"type": "any_text"}, THINK_END))
+        triggers.append(THINK)
     return {"type": "structural_tag",
             "format": {"type": "triggered_tags", "triggers": triggers, "tags": items,
                        "at_least_one": required, "stop_after_first": not parallel}}

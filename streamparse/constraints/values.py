@@ -59,7 +59,7 @@ def normalise_schema(schema: Any) -> Any:
 class Values:
     """Writes value rules into one grammar; a schema seen again reuses its rule."""
 
-    def __init__(self, grammar: Grammar, root: Mapping[str, Any] | None = None, *, xml_close: str = "</parameter>") -> None:
+    def __init__(self, grammar: Grammar, root: Mapping[str, Any] | None = None, *, xml_close: str = "") -> None:
         self.g = grammar
         self.root = root or {}
         self._anys: set[str] = set()
@@ -79,6 +79,8 @@ class Values:
     @property
     def xml_text(self) -> str:
         """Raw text up to the parameter's closing tag (which it never holds)."""
+        if not self._xml_close:
+            raise ValueError("XML parameter text asked for, but no parameter closer given (xml_close)")
         if not self._xml_text:
             self._xml_text = self.g.avoiding("xml-text", (self._xml_close,))
         return self._xml_text
