@@ -13,7 +13,7 @@ import re
 from typing import Protocol
 
 from .gaps import MAX_GAP, closer_at
-from .states import Move
+from .states import CLOSERS_END, Move
 
 __all__ = ["AfterReader"]
 
@@ -54,14 +54,14 @@ class AfterReader:
             self.closers = self.closers[self.closers.index(r.lower()) + 1 :]
             self.ws = ""
             if not self.closers:
-                self._owner._go(Move.CLOSERS_END)
+                self._owner._go(CLOSERS_END)
             return k + len(r)
         return self.end(k)
 
     def end(self, resume: int) -> int:
         """No closer follows: the whitespace read is text, and reading resumes at ``resume``."""
         self.closers = []
-        self._owner._go(Move.CLOSERS_END)
+        self._owner._go(CLOSERS_END)
         ws, self.ws = self.ws, ""
         self._owner._text(ws)
         return resume

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from .events import Diagnostic, Event, TextDelta, ToolCall
 from .live import LiveCall, whole_call_events
-from .states import Move, State
+from .states import DROPPED, Move, State
 
 BODY = State.BODY
 
@@ -83,7 +83,7 @@ class ItemCalls:
                                name, {"text": dropped}))
         self.lives.clear()
         self._owner._block = None
-        self._owner._go(Move.DROPPED)
+        self._owner._go(DROPPED)
 
 
     def drain(self, b: Block, exact: bool = False) -> None:

@@ -35,7 +35,8 @@ from .chat_template import decide_setup
 from .openings import answer_opening
 from .parser_class import register_parser
 from .spans import SpanReader
-from .states import Move, State, step
+from .states import (BLOCK_ENDS, BLOCK_OPENS, CLOSERS_MAY_FOLLOW, DROPPED, HEAD_READ, NO_HEAD, SPAN_ENDS, SPAN_OPENS,
+                     Move, State, step)
 
 _TEXT, _SPAN, _HEAD, _BODY, _AFTER = State
 
@@ -345,7 +346,7 @@ class StreamParser:
                 if self._spans is None:
                     self._spans = SpanReader(self, span)
                 self._spans.span = span
-                self._go(Move.SPAN_OPENS)
+                self._go(SPAN_OPENS)
             return after
         if self._items is None:  # the first block: its calls' reader (the call count and limit run from here)
             max_calls, id_factory, streaming = self._call_options
@@ -353,16 +354,16 @@ class StreamParser:
         self._block = Block(text[j : j + fence], text[j:after])
         self._block.name = tool_name
         self._cands = cands
-        self._go(Move.BLOCK_OPENS)
+        self._go(BLOCK_OPENS)
         return after
 
     def _go(self, move: Move) -> None:
         """The one place the state changes: by the table's move (``states.step``). A block opening remembers the
         state it opens in; a span ending is back in prose."""
         mode = self._mode
-        if move == Move.BLOCK_OPENS:
+        if move == BLOCK_OPENS:
             self._resume = mode
-        elif move == Move.SPAN_ENDS:
+        elif move == SPAN_ENDS:
             self._resume = _TEXT
         self._mode = step(mode, move, self._resume)
 
@@ -390,7 +391,7 @@ class StreamParser:
         b = self._block
         assert b is not None
         self._block = None
-        self._go(Move.NO_HEAD)
+        self._go(NO_HEAD)
         self._text(b.head)
         return resume
 
@@ -416,7 +417,7 @@ class StreamParser:
         else:
             b.scanner = BracketBody(b, ends, bool(b.fence), d.separators, d.several or bool(b.fence), d.body == PYTHON,
                                     op.line_start)
-        self._go(Move.HEAD_READ)
+        self._go(HEAD_READ)
         if kept:
             b.scanner.scan(kept, 0, len(kept), False)
         return head.end
@@ -461,7 +462,7 @@ class StreamParser:
                 b.scanner.pending = ""
                 return self._end_block(b, new)
             self._block = None
-            self._go(Move.DROPPED)
+            self._go(DROPPED)
             items.lives.clear()
             self._event(Diagnostic("block_too_large", f"block over {self._max_block} characters released as text",
                                    b.dialect.name))
@@ -478,9 +479,9 @@ class StreamParser:
             closers.append("```")
         if closers and b.calls:  # a block released as text leaves its optional closers as text too
             self._after = AfterReader(self, closers)
-            self._go(Move.CLOSERS_MAY_FOLLOW)
+            self._go(CLOSERS_MAY_FOLLOW)
         else:
-            self._go(Move.BLOCK_ENDS)
+            self._go(BLOCK_ENDS)
         if not b.calls and b.closer and not b.failed and not b.raw()[len(b.head):].strip():
             # only markup: the opener, whitespace, the end marker (Kimi's empty tool section)
             self._event(Diagnostic("empty_block", "a call block with nothing in it: its markup is dropped", d.name))

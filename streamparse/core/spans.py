@@ -21,7 +21,7 @@ from .items import ItemCalls
 from .output import Output
 from .literals import first_characters
 from .scanner import PARTIAL, Candidate, MarkerTable, literal_pattern
-from .states import Move, State
+from .states import SPAN_ENDS, Move, State
 
 __all__ = ["SpanReader"]
 
@@ -107,7 +107,7 @@ class SpanReader:
     def _end_span(self) -> None:
         """The span is over: back to the answer, which starts like a message (line-start forms count)."""
         owner = self._owner
-        owner._go(Move.SPAN_ENDS)
+        owner._go(SPAN_ENDS)
         owner._text = owner._output.prose
         owner._output.line_blank = True
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["State", "Move", "RESUME", "TABLE", "step"]
+__all__ = ["State", "Move", "RESUME", "TABLE", "step", "SPAN_OPENS", "SPAN_ENDS", "BLOCK_OPENS", "HEAD_READ", "NO_HEAD",
+           "BLOCK_ENDS", "CLOSERS_MAY_FOLLOW", "DROPPED", "CLOSERS_END"]
 
 
 class State(IntEnum):
@@ -31,6 +32,9 @@ class Move(IntEnum):
     DROPPED = 7  # a block released as text (too large), or cut off by the end of a truncated stream
     CLOSERS_END = 8  # the optional closers were read, or something else came instead
 
+
+# Each move as a module name too: reading one off the class (``Move.DROPPED``) is a lookup through the enum's type.
+SPAN_OPENS, SPAN_ENDS, BLOCK_OPENS, HEAD_READ, NO_HEAD, BLOCK_ENDS, CLOSERS_MAY_FOLLOW, DROPPED, CLOSERS_END = Move
 
 RESUME = -1  # back to the state the block opened in
 
