@@ -53,6 +53,11 @@ class KvCall:
         return self._tag(self.value, True)
 
     @property
+    def sep_tag(self) -> str:
+        """The tag that ends the name (``sep``), or ``""``."""
+        return self._tag(self.sep) if self.sep else ""
+
+    @property
     def item_tags(self) -> tuple[str, str] | None:
         return (self._tag(self.item), self._tag(self.item, True)) if self.item else None
 
@@ -65,7 +70,7 @@ class KvCall:
     def tag_params(self) -> TagParams:
         """How the arguments stream as they are written (``core.stream_tags``)."""
         item_open, item_close = self.item_tags or ("", "")
-        head = rf"\s*{re.escape(item_open)}\s*([^<\s]+)" + (rf"\s*{re.escape(self._tag(self.sep))}" if self.sep else "")
+        head = rf"\s*{re.escape(item_open)}\s*([^<\s]+)" + (rf"\s*{re.escape(self.sep_tag)}" if self.sep else "")
         param = rf"{re.escape(self.key_open)}([^<]*){re.escape(self._tag(self.key, True))}\s*{re.escape(self._tag(self.value))}"
         return TagParams(head, param, self.value_close, item_close, bare_name=not self.sep)
 
@@ -74,7 +79,7 @@ class KvCall:
         end); an item's wrapper is followed by the item's opener."""
         if self.item:
             return ws(), lit(self._tag(self.item))
-        return ws(), name(), ws(), lit(self._tag(self.sep)) if self.sep else lit(self.key_open, closer)
+        return ws(), name(), ws(), lit(self.sep_tag) if self.sep else lit(self.key_open, closer)
 
     def _end(self) -> str:
         return self._tag(self.item, True) if self.item else ""
@@ -89,7 +94,7 @@ class KvCall:
         follow = rf"\s*(?:{k}|{end + '|' if end else ''}\Z)"
         words = "|".join(_lark(w) for w in (self.key, self.value))
         item_open = f"{_string(self._tag(self.item))} _WS? " if self.item else ""
-        sep = f"_WS? {_string(self._tag(self.sep))} " if self.sep else ""
+        sep = f"_WS? {_string(self.sep_tag)} " if self.sep else ""
         item_close = f"_WS? {_string(self._end())}? " if self.item else ""
         # A value is read one run at a time (a run holds no character a stop can begin with); it stops at its closer
         # (VALUE), or (OPEN_VALUE, its closer left out) before any tag of the family's, the item's end, or a closer
@@ -124,7 +129,7 @@ class KvCall:
         nl = "\n" if lines else ""
         pairs = "".join(f"{nl}{self.key_open}{k}{self._tag(self.key, True)}{nl}{self._tag(self.value)}{_text(v)}"
                         f"{self.value_close}" for k, v in args.items())
-        sep = self._tag(self.sep) if self.sep else ""
+        sep = self.sep_tag
         call = f"{name}{sep}{pairs}{nl}"
         if self.item:
             call = f"{nl}{self._tag(self.item)}{call}{self._end()}{nl}"

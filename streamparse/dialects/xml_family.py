@@ -23,7 +23,6 @@ from .spec import TAGGED, Dialect, Opener, Part, TagParams, ValueTags, lit, name
 __all__ = ["XmlCall", "xml_dialect"]
 
 _WHITESPACE = (" ", "\t", "\n", "\r")  # what may follow a tag word before its attribute
-_CDATA = re.compile(r"<!\[CDATA\[(.*)\]\]>\Z", re.S)
 
 
 @dataclass(frozen=True)
@@ -67,6 +66,15 @@ class XmlCall:
     @property
     def call_close(self) -> str:
         return f"</{self.call}>"
+
+    @property
+    def cdata_open(self) -> str:
+        """What opens a value's CDATA wrapper (``cdata``)."""
+        return "<![CDATA["
+
+    @property
+    def cdata_close(self) -> str:
+        return "]]>"
 
     def _open(self, word: str) -> str:
         return f'<{word} {self.attribute}="' if self.attribute else f"<{word}="
@@ -158,7 +166,7 @@ class XmlCall:
     def _written(self, value: Any) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         if self.cdata:
-            return f"<![CDATA[{text}]]>" if any(c in text for c in "<&\n") else text
+            return f"{self.cdata_open}{text}{self.cdata_close}" if any(c in text for c in "<&\n") else text
         if self.value_lines:
             return f"\n{text}\n"
         return text if strip_layout(text) == text else f"\n{text}\n"  # laid out only where reading would strip it
@@ -169,10 +177,10 @@ def _in_lark(pattern: str) -> str:
     return pattern.replace("/", r"\/")
 
 
-def _unwrapped(value: Any) -> Any:
+def _unwrapped(value: Any, cdata: re.Pattern[str]) -> Any:
     """A value's text without its CDATA wrapper, when the whole value is one."""
     if isinstance(value, str):
-        m = _CDATA.match(value.strip())
+        m = cdata.match(value.strip())
         if m is not None:
             return m.group(1)
     return value
@@ -193,7 +201,9 @@ class _XmlRules(Rules):
         self._param_key = re.compile(markup._head(word, key=True), re.I).search
         # A value's tags: a parameter head (group "open", its key group 2), or a closer.
         self._tags = re.compile(f"(?P<open>{markup._head(word, key=True)})|{re.escape(markup.value_close)}", re.I).finditer
-        self._cdata = markup.cdata
+        # A value wholly inside the CDATA wrapper, when the member wraps values.
+        self._cdata = re.compile(rf"{re.escape(markup.cdata_open)}(.*){re.escape(markup.cdata_close)}\Z", re.S) \
+            if markup.cdata else None
 
     def start(self, children: list[Any]) -> list[Any]:
         return children
@@ -214,8 +224,8 @@ class _XmlRules(Rules):
                 arguments[key] = value[: lost.start()]
                 key, value, repaired = lost.group(2).strip(), value[lost.end() :], True
             arguments[key] = value
-        if self._cdata:
-            arguments = {k: _unwrapped(v) for k, v in arguments.items()}
+        if self._cdata is not None:
+            arguments = {k: _unwrapped(v, self._cdata) for k, v in arguments.items()}
         return (called, arguments), repaired
 
     def param(self, children: list[str]) -> tuple[str, str]:

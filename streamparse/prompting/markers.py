@@ -32,9 +32,12 @@ __all__ = ["template_markers"]
 
 
 def _xml(markup: XmlCall) -> dict[str, str]:
-    return {"call_open": markup.call_open, "name_close": markup.name_close, "param_open": markup.param_open,
-            "value_close": markup.value_close, "call_close": markup.call_close, "call": markup.call,
-            "param": markup.param}
+    words = {"call_open": markup.call_open, "name_close": markup.name_close, "param_open": markup.param_open,
+             "value_close": markup.value_close, "call_close": markup.call_close, "call": markup.call,
+             "param": markup.param}
+    if markup.cdata:
+        words.update(cdata_open=markup.cdata_open, cdata_close=markup.cdata_close)
+    return words
 
 
 def _kv(markup: KvCall) -> dict[str, str]:
@@ -42,7 +45,7 @@ def _kv(markup: KvCall) -> dict[str, str]:
     if markup.item_tags is not None:
         words.update(item_open=markup.item_tags[0], item_close=markup.item_tags[1], item=markup.item)
     if markup.sep:
-        words["sep"] = markup.sep
+        words.update(sep=markup.sep, sep_tag=markup.sep_tag)
     return words
 
 

@@ -49,11 +49,13 @@ def _family_tags(declared: Dialect) -> Iterator[str]:
     if isinstance(declared.markup, XmlCall):
         m = declared.markup
         yield from (m.call_open, m.param_open, m.value_close, m.call_close, f"<{m.call}>", f"<{m.param}>")
+        if m.cdata:
+            yield from (m.cdata_open, m.cdata_close)
     if isinstance(declared.kv, KvCall):
         k = declared.kv
         yield from (k.key_open, k.value_close, f"</{k.key}>", f"<{k.value}>", *(k.item_tags or ()))
         if k.sep:
-            yield f"<{k.sep}>"
+            yield k.sep_tag
 
 
 def _declared(declared: Dialect) -> Iterator[str]:
