@@ -2,8 +2,10 @@
 agent's mix of both, a short mixed stream per format for the engines) and their cut into token-sized deltas. Each workload knows where each call
 completes, to measure latency, and the size of each call's arguments.
 
-Invariant: a workload is a pure function of its name and seed: the same name gives the same
-text, the same cut and the same call positions on every machine.
+Invariant: a workload is a pure function of its name and seed (and the formats' declarations): the same name
+gives the same text, the same cut and the same call positions on every machine. Every format's markup a workload
+writes is read from its declaration (the grammar's terminals, the XML family's ``XmlCall``, the renderers), never
+spelled here.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .examples import EXAMPLE_TOOLS
+from ..dialects import DIALECTS
+from ..dialects.markup import marker, markers
 from ..dialects.render import RENDERERS
+from ..dialects.xml_family import XmlCall
 
 __all__ = ["Workload", "build_workload", "split", "split_keeping", "workload_dialect", "KB", "SCALING_KB",
            "SCALING_DIALECTS", "AGENT_TOOLS", "AGENT_CALLS", "MIXED_LARGE"]
@@ -262,16 +267,47 @@ def split(text: str, chunk: int | str = 4, seed: int = 0) -> list[str]:
 
 # ----------------------------------------------------------------------------- a mixed stream per format
 
-_DS = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>")
-
-
 def _js(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _minimax_invoke(name: str, args: dict[str, Any]) -> str:
-    params = "".join(f'<parameter name="{k}">{v if isinstance(v, str) else _js(v)}</parameter>\n' for k, v in args.items())
-    return f'<invoke name="{name}">\n{params}</invoke>\n'
+# Each format's markers, read from its declaration (grammars/<name>.lark, or the XML family's XmlCall): the
+# workloads write none of their own. What stays literal here is JSON's and Python's syntax and the layout.
+_DS = markers("deepseek_v3", "_CALLS_BEGIN", "_BEGIN", "_TYPE", "_SEP", "_JSON_FENCE", "_FENCE_CLOSE", "_END",
+              "_CALLS_END")
+_DS31 = markers("deepseek_v31", "_CALLS_BEGIN", "_BEGIN", "_SEP", "_END", "_CALLS_END")
+_KIMI = markers("kimi_k2", "_SECTION_BEGIN", "_BEGIN", "_FUNCTIONS", "_ARGS_BEGIN", "_END", "_SECTION_END")
+
+
+def _xml_family(dialect: str) -> tuple[XmlCall, tuple[str, str]]:
+    """An XML family member's declared markup and wrapper (its opener and closer)."""
+    declared = DIALECTS[dialect]
+    if not isinstance(declared.markup, XmlCall) or declared.nest is None:
+        raise TypeError(f"{dialect} is not an XML family member with a wrapper")
+    return declared.markup, declared.nest
+
+
+_MINIMAX, _MINIMAX_WRAP = _xml_family("minimax_m2")
+
+
+def _deepseek_v3_item(i: int, n: str, a: dict[str, Any]) -> str:
+    _, begin, kind, sep, fence, fence_close, end, _ = _DS
+    return f"{begin}{kind}{sep}{n}\n{fence}\n{_js(a)}\n{fence_close}{end}"
+
+
+def _deepseek_v31_item(i: int, n: str, a: dict[str, Any]) -> str:
+    _, begin, sep, end, _ = _DS31
+    return f"{begin}{n}{sep}{_js(a)}{end}"
+
+
+def _kimi_item(i: int, n: str, a: dict[str, Any]) -> str:
+    _, begin, functions, args_begin, end, _ = _KIMI
+    return f"{begin}{functions}{n}:{i}{args_begin}{_js(a)}{end}"
+
+
+def _minimax_invoke(i: int, n: str, a: dict[str, Any]) -> str:
+    """One invoke as the family writes it (``XmlCall.render``), a line of its own."""
+    return _MINIMAX.render(n, a) + "\n"
 
 
 def _pythonic_item(i: int, n: str, a: dict[str, Any]) -> str:
@@ -285,28 +321,29 @@ def _json_item(name_key: str, args_key: str) -> Any:
 # Formats whose model writes several calls in one block: (opening, separator, closing, one call). A call is
 # complete at the end of its own piece. Every other format writes one block per call, one after the other.
 _SEVERAL: dict[str, tuple[str, str, str, Any]] = {
-    "mistral": ("[TOOL_CALLS] [", ", ", "]", _json_item("name", "arguments")),  # the space: as Mistral's models decode
-    "llama3_json": ("<|python_tag|>", "; ", "", _json_item("name", "parameters")),
+    # the space: as Mistral's models decode
+    "mistral": (marker("mistral", "_OPEN") + " [", ", ", "]", _json_item("name", "arguments")),
+    "llama3_json": (marker("llama3_json", "_TAG"), "; ", "", _json_item("name", "parameters")),
     "pythonic": ("[", ", ", "]", _pythonic_item),
     "xlam": ("[", ", ", "]", _json_item("name", "arguments")),
-    "phi4_mini": ("functools[", ", ", "]", _json_item("name", "arguments")),
-    "granite": ("<|tool_call|>[", ", ", "]", _json_item("name", "arguments")),
-    "hunyuan": ("<tool_calls>[", ", ", "]</tool_calls>", _json_item("name", "arguments")),
-    "apertus": ("<|tools_prefix|>[", ", ", "]<|tools_suffix|>", lambda i, n, a: _js({n: a})),
-    "lfm2": ("<|tool_call_start|>[", ", ", "]<|tool_call_end|>", _pythonic_item),
-    "cohere": ("<|START_ACTION|>[", ", ", "]<|END_ACTION|>",
+    "phi4_mini": (marker("phi4_mini", "_OPEN") + "[", ", ", "]", _json_item("name", "arguments")),
+    "granite": (marker("granite", "_OPEN") + "[", ", ", "]", _json_item("name", "arguments")),
+    "hunyuan": (marker("hunyuan", "_OPEN") + "[", ", ", "]" + marker("hunyuan", "_CLOSE"),
+                _json_item("name", "arguments")),
+    "apertus": (marker("apertus", "_OPEN") + "[", ", ", "]" + marker("apertus", "_CLOSE"), lambda i, n, a: _js({n: a})),
+    "lfm2": (marker("lfm2", "_OPEN") + "[", ", ", "]" + marker("lfm2", "_CLOSE"), _pythonic_item),
+    "cohere": (marker("cohere", "_OPEN") + "[", ", ", "]" + marker("cohere", "_CLOSE"),
                lambda i, n, a: _js({"tool_call_id": str(i), "tool_name": n, "parameters": a})),
-    "olmo3": ("<function_calls>\n", "\n", "\n</function_calls>", _pythonic_item),
-    "deepseek_v3": (_DS[0], "", _DS[4], lambda i, n, a: f"{_DS[1]}function{_DS[2]}{n}\n```json\n{_js(a)}\n```{_DS[3]}"),
-    "deepseek_v31": (_DS[0], "", _DS[4], lambda i, n, a: f"{_DS[1]}{n}{_DS[2]}{_js(a)}{_DS[3]}"),
-    "kimi_k2": ("<|tool_calls_section_begin|>", "", "<|tool_calls_section_end|>",
-                lambda i, n, a: f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_js(a)}<|tool_call_end|>"),
-    "minimax_m2": ("<minimax:tool_call>\n", "", "</minimax:tool_call>", lambda i, n, a: _minimax_invoke(n, a)),
+    "olmo3": (marker("olmo3", "_CALLS") + "\n", "\n", "\n" + marker("olmo3", "_CALLS_END"), _pythonic_item),
+    "deepseek_v3": (_DS[0], "", _DS[-1], _deepseek_v3_item),
+    "deepseek_v31": (_DS31[0], "", _DS31[-1], _deepseek_v31_item),
+    "kimi_k2": (_KIMI[0], "", _KIMI[-1], _kimi_item),
+    "minimax_m2": (_MINIMAX_WRAP[0] + "\n", "", _MINIMAX_WRAP[1], _minimax_invoke),
 }
-_NEXT_MESSAGE = {"openai": "<|start|>assistant"}  # harmony: each call is its own message
+_NEXT_MESSAGE = {"openai": marker("openai", "_ASSISTANT")}  # harmony: each call is its own message
 # harmony: prose is a message too (a preamble on the commentary channel); every message after the first opens
 # with _NEXT_MESSAGE, and nothing stands between messages
-_PROSE_MESSAGE = {"openai": ("<|channel|>commentary<|message|>", "<|end|>")}
+_PROSE_MESSAGE = {"openai": markers("openai", "_COMMENTARY", "_END")}
 # Where a format's model writes its calls: between prose (the default), once after its prose ("end"), or as the
 # whole message ("only"), as the engines' parsers expect (vLLM's llama3_json, pythonic, xlam, hunyuan_a13b and
 # olmo3 read a message that starts with the call; Mistral's models write one [TOOL_CALLS] block, last).
