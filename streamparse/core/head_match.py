@@ -23,13 +23,14 @@ _NAME_CHARS = re.compile(r"[\w.\-]*")
 def match_head(opener: Opener, text: str, pos: int, final: bool, table: MarkerTable) -> HeadMatch | Partial | None:
     """Check ``opener.head`` then ``opener.look`` from ``text[pos]``: a HeadMatch, PARTIAL, or None (fails)."""
     found_name: list[str] = []
-    k = _match_parts(opener.head, text, pos, final, table, found_name)
+    k = _match_parts(opener.head, text, pos, final, table, found_name) if opener.head else pos
     if not isinstance(k, int):
         return k
     head_name = found_name[0] if found_name else None  # a name in the look only gates; the body names the call
-    k2 = _match_parts(opener.look, text, k, final, table, [])
-    if not isinstance(k2, int):
-        return k2
+    if opener.look:
+        k2 = _match_parts(opener.look, text, k, final, table, [])
+        if not isinstance(k2, int):
+            return k2
     return HeadMatch(k, head_name)
 
 

@@ -34,9 +34,9 @@ class Owner(Protocol):
     def _go(self, move: Move) -> None: ...
     def _end_block(self, b: Block, resume: int = 0) -> int: ...
 
-__all__ = ["ItemCalls"]
+__all__ = ["ItemCalls", "SEPARATORS"]
 
-_SEPARATORS = " \t\r\n,;[]{}"  # a call block's own punctuation between items
+SEPARATORS = " \t\r\n,;[]{}"  # a call block's own punctuation between items (and around them)
 
 
 class ItemCalls:
@@ -164,6 +164,6 @@ class ItemCalls:
     def take_outside(b: Block, runs: int) -> str:
         """The block's first ``runs`` runs of text outside items, no longer the block's to release.
         A run of mere separators and brackets is the block's markup (as at the block's end): it goes."""
-        taken = "".join(run for run in b.outside[:runs] if run.strip(_SEPARATORS))
+        taken = "".join(run for run in b.outside[:runs] if run.strip(SEPARATORS))
         del b.outside[:runs]
         return taken

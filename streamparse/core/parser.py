@@ -25,7 +25,7 @@ from .calls import MAX_BLOCK_CHARS, MAX_CALLS, CallFactory, new_call_id
 from ..dialects.spec import PYTHON, TAGGED, Dialect
 from .events import Diagnostic, Event, ParseResult, TextDelta
 from .mid_line import MidLine
-from .items import ItemCalls
+from .items import SEPARATORS, ItemCalls
 from .output import Output
 from .head_match import match_head
 from .scanner import PARTIAL, Candidate, HeadMatch, table_for
@@ -42,7 +42,6 @@ _TEXT, _SPAN, _HEAD, _BODY, _AFTER = State
 
 __all__ = ["StreamParser", "ParseResult", "parse"]
 
-_PUNCTUATION = " \t\r\n,;[]{}"
 _NO_LIMIT = 1 << 62
 SLOW_BLOCK_CHARS = 200_000  # a block this large takes a few ms to decode
 _new = object.__new__  # TextDelta's one field is set by hand by the prose gate's run (tests/core/test_gate.py)
@@ -101,8 +100,7 @@ class StreamParser:
             dialects, start_in_reasoning, start_in_response, generation_prompt = setup
         self._schemas = args_mod.read_tools(tools) or None  # names now, schemas on first use; [] means no tools
         self._table = table = table_for(self._schemas, dialects)
-        self._prose_gate = table.prose_search
-        self._line_gate = table.line_search
+        self._prose_gate, self._line_gate = table.prose_search, table.line_search
         self._gate: Callable[[str], object] = type  # feed()'s first test: None means "the run takes it whole"
         self._pass: Callable[[str], list[Event]] | None = None  # the gated state's run (``_arm_gate``; None: prose)
         self._room = _NO_LIMIT  # the longest delta the gate's run may take
@@ -161,26 +159,20 @@ class StreamParser:
         open is one the model never finished. It leaves neither as a call (no repair completes it) nor as text
         (it is markup, not prose): a ``truncated`` diagnostic carries its text. Calls it finished still leave,
         and so does a call whose start already left (``stream_arguments``): its arguments end as written so far."""
-        return [] if self._closed else self._end(self._held, truncated)
-
-    def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
-        """A whole answer on a parser not fed yet: the events of ``feed(text) + close(truncated)`` (adjacent text
-        merged), read by the machine in one run that knows the text is all there is. A truncated answer is fed, then
-        closed: what a block still holds where the text ends is the cut-off call's, which only ``close`` can tell."""
-        if truncated:
-            return self.feed(text) + self.close(True)
         if self._closed:
-            raise RuntimeError("feed() after close()")
-        if not isinstance(text, str):
-            raise TypeError(f"delta must be str, not {type(text).__name__}")
-        return self._end(self._held + text, False)
-
-    def _end(self, text: str, truncated: bool) -> list[Event]:
-        """The stream's last run: ``text`` read to its end, then every open state settled."""
+            return []
         self._closed = "truncated" if truncated else ""  # read by _settle; feed() after close() sees it as closed
-        events = self._run(text, final=True)
+        events = self._run(self._held, final=True)
         self._closed = True
         return events
+
+    def read_whole(self, text: str, truncated: bool = False) -> list[Event]:
+        """A whole answer on a parser not fed yet: ``feed(text) + close(truncated)``'s events (text merged), in close's
+        one run, the text held. A truncated one is fed first: what a cut-off text's block holds is close's to judge."""
+        if truncated or self._closed or type(text) is not str:  # (feed says what is wrong with a text it refuses)
+            return self.feed(text) + self.close(truncated)
+        self._held += text
+        return self.close()
 
     def may_be_slow(self, delta: str | None = None) -> bool:
         """Could feeding ``delta`` (None: closing) decode a block of ``SLOW_BLOCK_CHARS`` or more?
@@ -430,12 +422,10 @@ class StreamParser:
             return self._spans.scan_body(text, pos, final)  # type: ignore[union-attr]  # (a span opened it)
         return self._scan_body(text, pos, final)
 
-    def _scan_span(self, text: str, pos: int, final: bool) -> int:
-        """SPAN's reader (spans.py)."""
+    def _scan_span(self, text: str, pos: int, final: bool) -> int:  # SPAN's reader (spans.py)
         return self._spans.scan(text, pos, final)  # type: ignore[union-attr]  # (SPAN has its reader)
 
-    def _scan_after(self, text: str, pos: int, final: bool) -> int:
-        """AFTER's reader (after.py)."""
+    def _scan_after(self, text: str, pos: int, final: bool) -> int:  # AFTER's reader (after.py)
         return self._after.scan(text, pos, final)  # type: ignore[union-attr]  # (AFTER has its reader)
 
     def _scan_body(self, text: str, pos: int, final: bool) -> int:
@@ -495,10 +485,10 @@ class StreamParser:
             self._output.line_blank = False
         else:
             rest = b.unemitted()
-            if rest.strip(_PUNCTUATION):
+            if rest.strip(SEPARATORS):
                 self._event(Diagnostic("rejected", "text in a call block that is not a call: kept as text", d.name))
                 self._text(rest)
-            self._output.line_blank = not rest.strip(_PUNCTUATION)  # after calls, the next call may follow on the line
+            self._output.line_blank = not rest.strip(SEPARATORS)  # after calls, the next call may follow on the line
         self._text(b.trailing)
         return resume
 
