@@ -76,13 +76,14 @@ class Block:
         self.sink(s)
 
     def _turn(self) -> str:
-        """Finish the current buffer and start a fresh one."""
+        """Finish the current buffer and start a fresh one (the same buffer, emptied: its text is taken)."""
         cur = self.cur
         text = cur.getvalue()
         if text:  # (an empty buffer is fresh already)
             if self.segments is not None:
                 self.segments.append(text)
-            cur = self.cur = io.StringIO()
+            cur.seek(0)
+            cur.truncate()
         self.sink = cur.write
         return text
 
