@@ -76,14 +76,13 @@ class Block:
         self.sink(s)
 
     def _turn(self) -> str:
-        """Finish the current buffer and start a fresh one (the same buffer, emptied: its text is taken)."""
+        """Finish the current buffer and start a fresh one."""
         cur = self.cur
         text = cur.getvalue()
         if text:  # (an empty buffer is fresh already)
             if self.segments is not None:
                 self.segments.append(text)
-            cur.seek(0)
-            cur.truncate()
+            cur = self.cur = io.StringIO()
         self.sink = cur.write
         return text
 
