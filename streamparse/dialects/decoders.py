@@ -344,7 +344,7 @@ class _Envelope(Transformer[Token, list[Any]]):
 
 
 def check_json_grammar(grammar: str, block: str) -> list[Any]:
-    """Parse a whole JSON-bodied block with its dialect's grammar (the definition the fast path must agree with)."""
+    """Parse a whole JSON-bodied block with its dialect's grammar (the definition the json.loads reading is held to)."""
     # lark leaves merge_transformers unannotated; it returns the base transformer it was given.
     transformer: _Envelope = merge_transformers(_Envelope(), relaxed_json=RelaxedJsonToPython())  # type: ignore[no-untyped-call]
     return transformer.transform(load_grammar(grammar).parse(block))
