@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from helpers import TOOLS, feed_chunks, summary
 from streamparse import StreamParser
 from streamparse.dialects import DIALECTS, SPANS
-from streamparse.core.events import Diagnostic, ReasoningDelta, TextDelta, ToolCallDelta
 
 
 def _ids() -> Any:
@@ -246,29 +245,11 @@ def test_strings_comments_blank_lines_and_fences_read_the_same_in_runs_and_chara
 @given(pieces=st.lists(st.one_of(st.sampled_from(_rendered()), st.sampled_from(CHARACTERS)), max_size=6),
        truncated=st.booleans(), options=OPTIONS)
 def test_read_whole_is_feed_then_close(pieces: list[str], truncated: bool, options: dict[str, Any]) -> None:
-    """One run that knows the text is whole gives feed + close's events, but in fewer pieces: adjacent text (or a
-    streamed call's fragments) merged, and a diagnostic may come before the fragments a feed let out first."""
+    """A whole answer gives feed + close's events, the same ones in the same order."""
     text = "".join(pieces)
     whole = StreamParser(TOOLS, id_factory=_ids(), **options).read_whole(text, truncated)
     parser = StreamParser(TOOLS, id_factory=_ids(), **options)
-    assert _merged(whole) == _merged(parser.feed(text) + parser.close(truncated))
-
-
-def _merged(events: list[Any]) -> tuple[list[Any], list[Any]]:
-    """The events but diagnostics, adjacent ones of a kind merged (text, reasoning, one call's fragments); and the
-    diagnostics, in order."""
-    out: list[Any] = []
-    for ev in events:
-        last = out[-1] if out else None
-        if type(ev) is Diagnostic:
-            continue
-        if type(ev) in (TextDelta, ReasoningDelta) and type(last) is type(ev):
-            out[-1] = type(ev)(last.text + ev.text)
-        elif type(ev) is ToolCallDelta and type(last) is ToolCallDelta and last.index == ev.index:
-            out[-1] = ToolCallDelta(ev.index, last.arguments_fragment + ev.arguments_fragment)
-        else:
-            out.append(ev)
-    return out, [ev for ev in events if type(ev) is Diagnostic]
+    assert whole == parser.feed(text) + parser.close(truncated)
 
 
 ODD = st.text(st.sampled_from(list("<>[]{}()\"'\\/`|=:~ \n_abkK") + ["\ud800", "\udfff", "\x00", "\u2028", "\r", "\ufeff",
