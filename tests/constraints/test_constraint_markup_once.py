@@ -9,11 +9,11 @@ marker though it is the same text.
 
 from __future__ import annotations
 
-import ast
 import functools
 from pathlib import Path
 from typing import Iterator
 
+from code_strings import code_strings
 from streamparse.dialects import DIALECTS, SPANS
 from streamparse.dialects.kv_family import KvCall
 from streamparse.dialects.markup import plain_terminals
@@ -53,18 +53,7 @@ def _scanned(text: str) -> bool:
 
 @functools.cache
 def _code_strings(path: Path) -> tuple[str, ...]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
-                skipped.add(id(node.body[0].value))
-        targets = ([node.target] if isinstance(node, ast.AnnAssign)
-                   else node.targets if isinstance(node, ast.Assign) else [])
-        if any(isinstance(t, ast.Name) and t.id == "UNSUPPORTED" for t in targets) and node.value is not None:
-            skipped.update(id(n) for n in ast.walk(node.value))
-    return tuple(n.value for n in ast.walk(tree)
-                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skipped)
+    return code_strings(path.read_text(encoding="utf-8"), lambda name: name == "UNSUPPORTED")
 
 
 def test_no_declared_marker_is_written_in_the_constraints_code() -> None:

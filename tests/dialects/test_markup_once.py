@@ -12,7 +12,6 @@ declarations and are not listed here.
 
 from __future__ import annotations
 
-import ast
 import functools
 from pathlib import Path
 import re
@@ -22,6 +21,7 @@ from lark import Lark
 from lark.lexer import PatternStr
 import pytest
 
+from code_strings import code_strings
 from streamparse.arguments.grammar import grammar_text
 from streamparse.dialects import DIALECTS, SPANS
 from streamparse.dialects.markup import MarkerError, marker, plain_terminals
@@ -57,22 +57,9 @@ ELSEWHERE = {
 
 @functools.cache
 def _code_strings(path: Path) -> tuple[str, ...]:
-    """The string constants of ``path``'s code: not docstrings, nor what ``doc=``/``source=`` or a ``*_SOURCE``
-    name hold (a format's description)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    described: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                described.add(id(body[0].value))
-        if isinstance(node, ast.keyword) and node.arg in ("doc", "source"):
-            described.update(id(n) for n in ast.walk(node.value))
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.endswith("_SOURCE")
-                                                for t in node.targets):
-            described.update(id(n) for n in ast.walk(node.value))
-    return tuple(node.value for node in ast.walk(tree)
-                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in described)
+    """``path``'s string constants but what describes a format (``doc=``, ``source=``, a ``*_SOURCE`` name)."""
+    return code_strings(path.read_text(encoding="utf-8"),
+                        lambda name: name in ("doc", "source") or name.endswith("_SOURCE"))
 
 
 _SOURCES = sorted(Path(__file__).resolve().parents[2].joinpath("streamparse", "dialects").glob("*.py"))

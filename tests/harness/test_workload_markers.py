@@ -10,13 +10,13 @@ not distinctive. The workloads still carry those markers (they are read, not dro
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 import re
 from typing import Iterator
 
 import pytest
 
+from code_strings import code_strings
 from streamparse.dialects import DIALECTS, SPANS
 from streamparse.dialects.kv_family import KvCall
 from streamparse.dialects.markup import marker, plain_terminals
@@ -62,17 +62,9 @@ def _markers(dialect: str) -> set[str]:
             if len(text) >= 3 and not text.isalnum() and text not in NOT_MARKUP}
 
 
-def _code_strings(source: str) -> list[str]:
+def _code_strings(source: str) -> tuple[str, ...]:
     """The string constants of ``source``'s code (f-strings' literal parts included), docstrings left out."""
-    tree = ast.parse(source)
-    docstrings: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docstrings.add(id(body[0].value))
-    return [node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+    return code_strings(source)
 
 
 def _written(strings: list[str], marker_text: str) -> bool:
