@@ -90,7 +90,9 @@ class XmlCall:
         or key is group 1 (``group``) or not captured."""
         w, g = re.escape(word), "(" if group else "(?:"
         if self.attribute:
-            return rf"""<{w}\s+{re.escape(self.attribute)}\s*=\s*["']?{g}[^"'>]*)["']?\s*>"""
+            # (possessive: the spaces, quotes and name never trade characters, so a head that is not one fails
+            # at once instead of trying every split of a run of spaces)
+            return rf"""<{w}\s++{re.escape(self.attribute)}\s*+=\s*+["']?+{g}[^"'>]*+)["']?+\s*+>"""
         return rf"<{w}={g}[^>\n<]*)>" if key else rf"<{w}={g}[^>\n]*)>"
 
     @property
