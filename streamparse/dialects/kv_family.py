@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..arguments.grammar import define_grammar
 from .decoders import _TagCalls, GrammarDecoder
+from .markup import in_lark_regex
 from .spec import TAGGED, Calls, Dialect, Opener, Part, TagParams, ValueTags, lit, name, ws
 
 __all__ = ["KvCall", "kv_dialect"]
@@ -24,7 +25,7 @@ Decoded = tuple[Calls, bool]
 
 def _lark(literal: str) -> str:
     """``literal`` inside a Lark ``/regex/``."""
-    return re.escape(literal).replace("/", r"\/")
+    return in_lark_regex(re.escape(literal))
 
 
 @dataclass(frozen=True)

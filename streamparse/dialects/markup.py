@@ -19,7 +19,7 @@ from lark import Lark, Token, Tree
 
 from ..arguments.grammar import grammar_text
 
-__all__ = ["MarkerError", "marker", "markers", "pair", "plain_terminals"]
+__all__ = ["MarkerError", "in_lark_regex", "marker", "markers", "pair", "plain_terminals"]
 
 
 class MarkerError(ValueError):
@@ -106,3 +106,8 @@ def markers(grammar: str, *terminals: str) -> tuple[str, ...]:
 def pair(grammar: str, opener: str, closer: str) -> tuple[str, str]:
     """The markers of an opener and its closer."""
     return marker(grammar, opener), marker(grammar, closer)
+
+
+def in_lark_regex(pattern: str) -> str:
+    """``pattern`` written inside a Lark ``/regex/`` (its slashes escaped): the families write their grammars so."""
+    return pattern.replace("/", r"\/")

@@ -18,6 +18,7 @@ from ..arguments.grammar import define_grammar
 from ..arguments.xml_values import strip_layout
 from ..arguments.schema import ArgumentError
 from .decoders import Decoded, Rules, GrammarDecoder
+from .markup import in_lark_regex
 from .spec import TAGGED, Dialect, Opener, Part, TagParams, ValueTags, lit, name, ws
 
 __all__ = ["XmlCall", "xml_dialect"]
@@ -129,9 +130,9 @@ class XmlCall:
         runs to the call's end, which may be left out (a cut item). A closer followed by a parameter head this
         family cannot read (``<parameter name=…>`` where ``<parameter=…>`` is written) makes the item unreadable.
         A value that lost its own closer is split by the rules (``_XmlRules.call``). ``source``: the grammar's header."""
-        call_head = _in_lark(self._head(self.call, group=False))
-        param_head = _in_lark(self._head(self.param, key=True, group=False))
-        call_close, param_close = _in_lark(re.escape(self.call_close)), _in_lark(re.escape(self.value_close))
+        call_head = in_lark_regex(self._head(self.call, group=False))
+        param_head = in_lark_regex(self._head(self.param, key=True, group=False))
+        call_close, param_close = in_lark_regex(re.escape(self.call_close)), in_lark_regex(re.escape(self.value_close))
         follow = rf"\s*(?:{param_head}|{call_close}\s*\Z|\Z)"  # what follows a value's closer
         # A value is read one run at a time: text with no "<", or a "<" that is not where the value stops. A value
         # stops at its closer, and a closer followed by a head this family cannot read stops it too (unreadable).
@@ -139,7 +140,7 @@ class XmlCall:
         closer_rest, call_close_rest = param_close[1:], call_close[1:]  # (the closers after their "<")
         value_stops, open_value_stops = [rf"{closer_rest}{follow}"], [rf"{call_close_rest}\s*\Z"]
         if not self.attribute:  # a closer, then a head of the other spelling
-            unreadable = rf"{closer_rest}\s*<{_in_lark(re.escape(self.param))}\b"
+            unreadable = rf"{closer_rest}\s*<{in_lark_regex(re.escape(self.param))}\b"
             value_stops.append(unreadable)
             open_value_stops.append(unreadable)
         value, open_value = (rf"(?:[^<]++|<(?!{'|'.join(stops)}))++" for stops in (value_stops, open_value_stops))
@@ -172,11 +173,6 @@ class XmlCall:
         if self.value_lines:
             return f"\n{text}\n"
         return text if strip_layout(text) == text else f"\n{text}\n"  # laid out only where reading would strip it
-
-
-def _in_lark(pattern: str) -> str:
-    """``pattern`` inside a Lark ``/regex/``."""
-    return pattern.replace("/", r"\/")
 
 
 def _unwrapped(value: Any, cdata: re.Pattern[str]) -> Any:
